@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * NBD message codec: encode into and decode from byte buffers.
+ *
+ * Nothing here touches a socket, so every function can be fed bytes by a
+ * unit test. Encoders return the number of bytes written (the caller gives
+ * a buffer of at least the stated size). Decoders return the number of bytes
+ * consumed, 0 when more input is needed (nothing consumed), or a negative
+ * NBD_PROTO_E* value when the input is malformed.
+ */
+#ifndef TORUS_NBD_PROTO_H
+#define TORUS_NBD_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "nbd_wire.h"
+
+enum nbd_proto_err {
+	NBD_PROTO_EMAGIC = -1,		/* wrong magic number */
+	NBD_PROTO_ELENGTH = -2,		/* a length field is out of range */
+	NBD_PROTO_ETYPE = -3,		/* an unknown or unexpected type */
+	NBD_PROTO_EFORMAT = -4,		/* payload inconsistent with its header */
+};
+
+const char *nbd_proto_strerror(int err);
+
+/* Big-endian field access. */
+static inline void nbd_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static inline void nbd_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static inline void nbd_put64(uint8_t *p, uint64_t v)
+{
+	nbd_put32(p, v >> 32);
+	nbd_put32(p + 4, v);
+}
+
+static inline uint16_t nbd_get16(const uint8_t *p)
+{
+	return (uint16_t)p[0] << 8 | p[1];
+}
+
+static inline uint32_t nbd_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t nbd_get64(const uint8_t *p)
+{
+	return (uint64_t)nbd_get32(p) << 32 | nbd_get32(p + 4);
+}
+
+/* ---- handshake ---------------------------------------------------------- */
+
+/* Server greeting, NBD_GREETING_LEN bytes. */
+size_t nbd_encode_greeting(uint8_t *buf, uint16_t hflags);
+/*
+ * Decodes either a newstyle greeting (sets *oldstyle = false, *hflags) or,
+ * when the second magic is the oldstyle one, reports *oldstyle = true after
+ * consuming only the 16 magic bytes (the rest is nbd_decode_oldstyle_tail).
+ */
+int nbd_decode_greeting(const uint8_t *buf, size_t len, bool *oldstyle,
+			uint16_t *hflags);
+
+/* Oldstyle tail after the two magics: u64 size, u32 flags, 124 zeroes. */
+#define NBD_OLDSTYLE_TAIL_LEN	(8 + 4 + NBD_ZEROES_LEN)
+int nbd_decode_oldstyle_tail(const uint8_t *buf, size_t len, uint64_t *size,
+			     uint16_t *tflags);
+
+/* Option request header; the payload (len bytes) follows it. */
+size_t nbd_encode_option(uint8_t *buf, uint32_t opt, uint32_t len);
+int nbd_decode_option(const uint8_t *buf, size_t len, uint32_t *opt,
+		      uint32_t *datalen);
+
+/* Option reply header; the payload (len bytes) follows it. */
+size_t nbd_encode_option_reply(uint8_t *buf, uint32_t opt, uint32_t type,
+			       uint32_t len);
+int nbd_decode_option_reply(const uint8_t *buf, size_t len, uint32_t *opt,
+			    uint32_t *type, uint32_t *datalen);
+
+/*
+ * OPT_GO / OPT_INFO payload (standard order): u32 name length, name,
+ * u16 number of info requests, u16 each. Returns bytes written; the buffer
+ * needs 4 + namelen + 2 + 2 * ninfo bytes.
+ */
+size_t nbd_encode_go(uint8_t *buf, const char *name, size_t namelen,
+		     const uint16_t *info, uint16_t ninfo);
+
+struct nbd_go_request {
+	const uint8_t *name;	/* points into the decoded buffer */
+	uint32_t namelen;
+	uint16_t ninfo;
+	const uint8_t *info;	/* ninfo big-endian u16 values */
+};
+
+/* Decodes a whole OPT_GO/OPT_INFO payload of exactly len bytes. */
+int nbd_decode_go(const uint8_t *buf, size_t len, struct nbd_go_request *req);
+/*
+ * The pre-standard order that ZeroOS 0-Disk parses: u16 number of info
+ * requests, u16 each, then u32 name length and the name.
+ */
+int nbd_decode_go_prestandard(const uint8_t *buf, size_t len,
+			      struct nbd_go_request *req);
+
+/* NBD_REP_INFO payloads. */
+#define NBD_INFO_EXPORT_LEN	12	/* u16 type, u64 size, u16 flags */
+#define NBD_INFO_BLOCK_SIZE_LEN	14	/* u16 type, u32 min, pref, max */
+size_t nbd_encode_info_export(uint8_t *buf, uint64_t size, uint16_t tflags);
+size_t nbd_encode_info_block_size(uint8_t *buf, uint32_t min, uint32_t pref,
+				  uint32_t max);
+
+struct nbd_info {
+	uint16_t type;
+	uint64_t size;			/* NBD_INFO_EXPORT */
+	uint16_t tflags;		/* NBD_INFO_EXPORT */
+	uint32_t min_block;		/* NBD_INFO_BLOCK_SIZE */
+	uint32_t pref_block;
+	uint32_t max_block;
+};
+
+/* Decodes a whole NBD_REP_INFO payload; unknown types decode with type set. */
+int nbd_decode_info(const uint8_t *buf, size_t len, struct nbd_info *info);
+
+/*
+ * Reply to NBD_OPT_EXPORT_NAME: u64 size, u16 flags, and 124 zeroes unless
+ * NO_ZEROES was agreed.
+ */
+size_t nbd_encode_export_name_reply(uint8_t *buf, uint64_t size,
+				    uint16_t tflags, bool no_zeroes);
+int nbd_decode_export_name_reply(const uint8_t *buf, size_t len,
+				 uint64_t *size, uint16_t *tflags);
+
+/* ---- transmission ------------------------------------------------------- */
+
+struct nbd_request {
+	uint16_t flags;
+	uint16_t type;
+	uint64_t cookie;
+	uint64_t offset;
+	uint32_t length;
+};
+
+size_t nbd_encode_request(uint8_t *buf, const struct nbd_request *req);
+int nbd_decode_request(const uint8_t *buf, size_t len,
+		       struct nbd_request *req);
+
+size_t nbd_encode_simple_reply(uint8_t *buf, uint32_t error, uint64_t cookie);
+size_t nbd_encode_structured_reply(uint8_t *buf, uint16_t flags,
+				   uint16_t type, uint64_t cookie,
+				   uint32_t length);
+
+/*
+ * One reply header, simple or structured (told apart by the magic).
+ * For a simple reply, length is 0 and the caller knows whether payload
+ * follows (a successful READ); for a structured chunk, length is the chunk
+ * payload that follows.
+ */
+struct nbd_reply {
+	bool structured;
+	uint16_t flags;		/* structured only */
+	uint16_t type;		/* structured only */
+	uint32_t error;		/* simple only */
+	uint64_t cookie;
+	uint32_t length;	/* structured only */
+};
+
+int nbd_decode_reply(const uint8_t *buf, size_t len, struct nbd_reply *rep);
+
+/* Structured chunk payload prefixes. */
+#define NBD_CHUNK_OFFSET_LEN	8	/* OFFSET_DATA: u64 offset, then data */
+#define NBD_CHUNK_HOLE_LEN	12	/* OFFSET_HOLE: u64 offset, u32 size */
+#define NBD_CHUNK_ERROR_LEN	6	/* ERROR: u32 error, u16 msglen, msg */
+
+struct nbd_chunk_error {
+	uint32_t error;
+	uint16_t msglen;
+	const uint8_t *msg;
+	bool has_offset;
+	uint64_t offset;	/* ERROR_OFFSET only */
+};
+
+int nbd_decode_chunk_hole(const uint8_t *buf, size_t len, uint64_t *offset,
+			  uint32_t *size);
+int nbd_decode_chunk_error(const uint8_t *buf, size_t len, uint16_t type,
+			   struct nbd_chunk_error *err);
+
+/* Error mapping: NBD error values <-> positive errno values. */
+int nbd_error_to_errno(uint32_t error);
+uint32_t nbd_errno_to_error(int err);
+
+/* Names for messages. */
+const char *nbd_opt_name(uint32_t opt);
+const char *nbd_rep_name(uint32_t type);
+const char *nbd_cmd_name(uint16_t type);
+
+#endif /* TORUS_NBD_PROTO_H */

@@ -1,0 +1,121 @@
+# Shared helpers for the shell tests. Source it:  . "$TORUS_SRC/tests/lib.sh"
+#
+# Every test gets a private temporary directory ($T) that is removed on exit,
+# together with every server it started through start_bg. Tests skip with
+# exit 77 and a reason when a tool they need is missing.
+
+set -u
+
+: "${TORUS_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${TORUS_BUILD:=$TORUS_SRC/build}"
+ENGINE="$TORUS_BUILD/engines/libtorus.so"
+NBD_SHIM="$TORUS_BUILD/shims/nbd/nbd-shim"
+FIO=${FIO:-fio}
+
+T=$(mktemp -d /tmp/torus-test.XXXXXX)
+_bg_pids=()
+
+cleanup() {
+	local pid
+	for pid in "${_bg_pids[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in "${_bg_pids[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+require() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null 2>&1 ||
+			skip "$tool is not installed (scripts/deps.sh installs it)"
+	done
+}
+
+# start_bg CMD...: run a server in the background, remembered for cleanup.
+start_bg() {
+	"$@" &
+	_bg_pids+=($!)
+}
+
+# wait_socket PATH: wait up to 10 s for a Unix socket to appear.
+wait_socket() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -S "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "socket $1 did not appear within 10 s"
+}
+
+# wait_port PORT: wait up to 10 s for a TCP port on 127.0.0.1 to listen.
+wait_port() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "nothing listens on 127.0.0.1:$1 within 10 s"
+}
+
+# free_port: print a TCP port on loopback that nothing listens on.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_nbdkit SOCKET PLUGIN ARGS...: nbdkit on a private Unix socket.
+start_nbdkit() {
+	local sock=$1
+	shift
+	require nbdkit
+	start_bg nbdkit --foreground --exit-with-parent -U "$sock" "$@"
+	wait_socket "$sock"
+}
+
+# run_fio ARGS...: fio with the engine loaded; engine options may follow.
+# Output goes to $T/fio.out; the exit code is fio's.
+run_fio() {
+	"$FIO" --ioengine="external:$ENGINE" "$@" >"$T/fio.out" 2>&1
+}
+
+# expect_fio_ok ARGS...: run_fio and fail the test unless fio succeeds
+# with err=0 in its summary.
+expect_fio_ok() {
+	if ! run_fio "$@"; then
+		cat "$T/fio.out" >&2
+		fail "fio exited non-zero: fio $*"
+	fi
+	if grep -q 'err=[ ]*[1-9]' "$T/fio.out"; then
+		cat "$T/fio.out" >&2
+		fail "fio reported an I/O error: fio $*"
+	fi
+}
+
+# expect_fio_error 'MESSAGE' ARGS...: run_fio, expect failure and MESSAGE.
+expect_fio_error() {
+	local msg=$1
+	shift
+	if run_fio "$@"; then
+		cat "$T/fio.out" >&2
+		fail "fio succeeded but should have failed with: $msg"
+	fi
+	if ! grep -qF -- "$msg" "$T/fio.out"; then
+		echo "--- expected: $msg" >&2
+		echo "--- actual fio output:" >&2
+		cat "$T/fio.out" >&2
+		fail "error message not found"
+	fi
+}
