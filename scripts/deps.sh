@@ -1,0 +1,75 @@
+#!/bin/bash
+# Install the Debian packages this project needs to build, test and benchmark.
+#
+# Idempotent: asks dpkg which packages are missing and installs only those
+# (running `apt-get update` first only when something is missing). Needs root;
+# re-runs itself through sudo when that is available.
+#
+#   scripts/deps.sh            install what is missing
+#   scripts/deps.sh --list     print the package list and exit
+#   scripts/deps.sh --check    exit 1 (naming them) if packages are missing
+
+set -euo pipefail
+
+# Build and test tools.
+pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
+      dpkg-dev
+      fio liburing-dev libcmocka-dev libnbd-bin libnbd-dev
+      nbdkit nbd-server qemu-utils redis-server libhiredis-dev libb2-dev)
+
+# What fio's ./configure must see so that config-host.h matches Debian's fio
+# binary (scripts/fio-source.sh): Debian's fio build-depends on these, and
+# CONFIG_LIBAIO, CONFIG_RDMA (librdmacm + libibverbs) and CONFIG_LIBNUMA change
+# the layout of struct io_u and struct thread_data. libnbd-dev (above) is
+# needed by Debian's --enable-libnbd. Debian's other build-depends (librbd,
+# glusterfs, pmem, gtk for gfio) only enable engines or the gfio program and
+# change no header fio exports to engines, so they are not installed here.
+pkgs+=(libaio-dev libnuma-dev librdmacm-dev libibverbs-dev zlib1g-dev)
+
+case "${1:-}" in
+--list)
+	printf '%s\n' "${pkgs[@]}"
+	exit 0
+	;;
+--check|"")
+	;;
+*)
+	echo "usage: $0 [--list|--check]" >&2
+	exit 2
+	;;
+esac
+
+missing=()
+for p in "${pkgs[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[[ $status == ii* ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+	echo "deps: all ${#pkgs[@]} packages are installed"
+	exit 0
+fi
+
+if [[ ${1:-} == --check ]]; then
+	echo "deps: missing: ${missing[*]} (run scripts/deps.sh as root)" >&2
+	exit 1
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+	if command -v sudo >/dev/null 2>&1; then
+		exec sudo -- "$0" "$@"
+	fi
+	echo "deps: must run as root to install: ${missing[*]}" >&2
+	echo "deps: re-run as root (e.g. 'su -c $0')" >&2
+	exit 1
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp /tmp/torus-deps.XXXXXX)
+trap 'rm -f "$log"' EXIT
+if ! { apt-get -q update && apt-get -q install -y --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	echo "deps: apt-get failed (output above); check /etc/apt/sources.list.d and the network" >&2
+	exit 1
+fi
