@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Helpers for scripts/bench.sh: read fio's JSON, build the report.
+
+  benchlib.py extract FIO_JSON
+      print "metric value" lines for one fio run (read and write summed)
+  benchlib.py report RECORDS [--md FILE]
+      print the per-section tables (medians over rounds, ratios, targets)
+
+RECORDS is a tab-separated file written by bench.sh, one record a line:
+  header   key        value
+  section  ID         title
+  value    ID         label   round   metric  value
+  ratio    ID         metric  num     den                  (informational)
+  target   ID         metric  num     den     op  threshold
+"""
+
+import json
+import statistics
+import sys
+
+# metric -> (row title, format)
+METRICS = {
+    "iops": ("IOPS", "{:.1f}k", 1e-3),
+    "bw_mib": ("bandwidth MiB/s", "{:.0f}", 1),
+    "cpu_us_per_io": ("CPU us per I/O", "{:.3f}", 1),
+    "clat_mean_us": ("clat mean us", "{:.2f}", 1),
+    "lat_mean_us": ("lat mean us", "{:.2f}", 1),
+    "cpu_pct": ("fio usr+sys %", "{:.1f}", 1),
+    "seconds": ("seconds", "{:.2f}", 1),
+}
+METRIC_ORDER = list(METRICS)
+
+
+def load_fio_json(path):
+    """fio may print engine messages before the JSON object: skip them."""
+    with open(path) as f:
+        text = f.read()
+    start = text.find("{")
+    if start < 0:
+        raise ValueError(f"{path}: no JSON object in fio's output")
+    obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    return obj
+
+
+def extract(path):
+    data = load_fio_json(path)
+    jobs = data.get("jobs") or []
+    if len(jobs) != 1:
+        raise ValueError(f"{path}: expected one job (group_reporting), got {len(jobs)}")
+    job = jobs[0]
+    if job.get("error"):
+        raise ValueError(f"{path}: fio job error {job['error']}")
+    ios = iops = bw = clat = lat = 0.0
+    for ddir in ("read", "write", "trim"):
+        d = job.get(ddir) or {}
+        n = d.get("total_ios", 0)
+        if not n:
+            continue
+        ios += n
+        iops += d["iops"]
+        bw += d["bw_bytes"]
+        clat += d["clat_ns"]["mean"] * n
+        lat += d["lat_ns"]["mean"] * n
+    if not ios:
+        raise ValueError(f"{path}: the job did no I/O")
+    runtime_s = job["job_runtime"] / 1000.0
+    cpu_pct = job["usr_cpu"] + job["sys_cpu"]
+    out = {
+        "iops": iops,
+        "bw_mib": bw / 2**20,
+        "cpu_us_per_io": cpu_pct / 100.0 * runtime_s / ios * 1e6,
+        "clat_mean_us": clat / ios / 1e3,
+        "lat_mean_us": lat / ios / 1e3,
+        "cpu_pct": cpu_pct,
+        "ios": ios,
+        "runtime_s": runtime_s,
+    }
+    for k, v in out.items():
+        print(f"{k} {v:.6g}")
+
+
+def fmt(metric, v):
+    if v is None:
+        return "-"
+    _, f, scale = METRICS.get(metric, (metric, "{:.4g}", 1))
+    return f.format(v * scale)
+
+
+def compare(v, op, threshold):
+    return v <= threshold if op == "<=" else v >= threshold
+
+
+def report(path, md_path=None):
+    header, order, titles = [], [], {}
+    values, ratios, targets = {}, {}, {}
+    with open(path) as f:
+        for line in f:
+            rec = line.rstrip("\n").split("\t")
+            kind, rest = rec[0], rec[1:]
+            if kind == "header":
+                header.append((rest[0], rest[1]))
+            elif kind == "section":
+                order.append(rest[0])
+                titles[rest[0]] = rest[1]
+            elif kind == "value":
+                sid, label, _, metric, v = rest
+                values.setdefault(sid, {}).setdefault(label, {}).setdefault(metric, []).append(float(v))
+            elif kind == "ratio":
+                sid, metric, num, den = rest
+                ratios.setdefault(sid, []).append((metric, num, den, None, None))
+            elif kind == "target":
+                sid, metric, num, den, op, thr = rest
+                ratios.setdefault(sid, []).append((metric, num, den, op, float(thr)))
+
+    out, md = [], []
+    npass = nmiss = 0
+    md.append("# torus benchmark\n")
+    for k, v in header:
+        out.append(f"{k}: {v}")
+        md.append(f"- {k}: {v}")
+    for sid in order:
+        labels = list(values.get(sid, {}))
+        med = {l: {m: statistics.median(vs) for m, vs in ms.items()}
+               for l, ms in values.get(sid, {}).items()}
+        rounds = max((len(vs) for ms in values.get(sid, {}).values() for vs in ms.values()), default=0)
+        out.append("")
+        out.append(f"== {titles[sid]} [{sid}] (median of {rounds} round{'s' if rounds != 1 else ''})")
+        head = f"  {'':18}" + "".join(f"{l:>12}" for l in labels) + "   ratio"
+        out.append(head)
+        md.append(f"\n## {titles[sid]} (`{sid}`, median of {rounds} rounds)\n")
+        md.append("| metric | " + " | ".join(labels) + " | ratio | target |")
+        md.append("|---|" + "---|" * len(labels) + "---|---|")
+        metrics = [m for m in METRIC_ORDER if any(m in med[l] for l in labels)]
+        for m in metrics:
+            cells = [fmt(m, med[l].get(m)) for l in labels]
+            notes, mdr, mdt = [], [], []
+            for (rm, num, den, op, thr) in ratios.get(sid, []):
+                if rm != m:
+                    continue
+                a, b = med.get(num, {}).get(m), med.get(den, {}).get(m)
+                if a is None or b in (None, 0):
+                    r = None
+                    s = f"{num}/{den} n/a"
+                else:
+                    r = a / b
+                    s = f"{num}/{den} {r:.2f}"
+                mdr.append(s)
+                if op:
+                    if r is None:
+                        verdict = "MISS"
+                    else:
+                        verdict = "PASS" if compare(r, op, thr) else "MISS"
+                    if verdict == "PASS":
+                        npass += 1
+                    else:
+                        nmiss += 1
+                    s += f" (target {op} {thr:.2f}: {verdict})"
+                    mdt.append(f"{op} {thr:.2f} **{verdict}**")
+                notes.append(s)
+            title = METRICS.get(m, (m,))[0]
+            out.append(f"  {title:18}" + "".join(f"{c:>12}" for c in cells) + "   " + "; ".join(notes))
+            md.append(f"| {title} | " + " | ".join(cells) + f" | {'; '.join(mdr)} | {'; '.join(mdt)} |")
+        # every round, for judging the noise
+        md.append("\nRounds:\n")
+        for l in labels:
+            for m in metrics:
+                vs = values[sid][l].get(m)
+                if vs:
+                    md.append(f"- {l} {METRICS.get(m, (m,))[0]}: " + ", ".join(fmt(m, v) for v in vs))
+    out.append("")
+    out.append(f"targets: {npass} PASS, {nmiss} MISS")
+    md.append(f"\ntargets: {npass} PASS, {nmiss} MISS")
+    print("\n".join(out))
+    if md_path:
+        with open(md_path, "w") as f:
+            f.write("\n".join(md) + "\n")
+    return nmiss
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "extract":
+        extract(argv[1])
+        return 0
+    if len(argv) >= 2 and argv[0] == "report":
+        md = None
+        if len(argv) >= 4 and argv[2] == "--md":
+            md = argv[3]
+        report(argv[1], md)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except (ValueError, KeyError, OSError) as e:
+        print(f"benchlib: {e}", file=sys.stderr)
+        sys.exit(1)
