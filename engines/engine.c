@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * torus: fio external ioengine that speaks a storage transport from
+ * userspace (NBD today), so the transport's own cost can be measured.
+ *
+ * This file is the fio glue only: options, job validation, and the
+ * queue/commit/getevents/event hooks. The wire lives behind
+ * struct torus_transport (transport.h).
+ *
+ *	fio --ioengine=external:./libtorus.so --uri=nbd://host/export job.fio
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fio.h"
+#include "optgroup.h"
+
+#include "embedded_server.h"
+#include "nbd_handshake.h"
+#include "transport.h"
+
+#ifndef TORUS_FIO_VERSION
+#error "TORUS_FIO_VERSION must name the fio version built against"
+#endif
+
+#define DEFAULT_EMBEDDED_SIZE	(1ULL << 30)
+
+struct torus_options {
+	void *pad;		/* fio writes the thread_data pointer here */
+	char *uri;
+	unsigned int conns;
+	unsigned int handshake;
+	unsigned int fua;
+	unsigned int structured;
+};
+
+struct torus_data {
+	const struct torus_transport *tp;
+	void *conn;
+	struct torus_params params;
+	struct torus_target target;
+	struct io_u **events;		/* filled by getevents */
+	struct torus_completion *comps;
+	struct io_u **uncommitted;	/* queued since the last commit */
+	unsigned int nr_uncommitted;
+	char uri[512];
+};
+
+static struct fio_option options[] = {
+	{
+		.name	= "uri",
+		.lname	= "NBD URI",
+		.help	= "Target: nbd://host[:port]/export or nbd+unix:///export?socket=PATH (default: start an embedded nbdkit memory server sized to the job)",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct torus_options, uri),
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "conns",
+		.lname	= "NBD connections",
+		.help	= "Connections per job; requests are spread across them (needs a server that advertises multi-conn when > 1)",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct torus_options, conns),
+		.def	= "1",
+		.minval	= 1,
+		.maxval	= 64,
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "handshake",
+		.lname	= "NBD handshake",
+		.help	= "How to negotiate the export",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct torus_options, handshake),
+		.def	= "auto",
+		.posval	= {
+			{ .ival = "auto", .oval = NBD_HS_MODE_AUTO,
+			  .help = "NBD_OPT_GO, falling back to NBD_OPT_EXPORT_NAME for legacy servers (torus, 0-Disk)" },
+			{ .ival = "go", .oval = NBD_HS_MODE_GO,
+			  .help = "NBD_OPT_GO only (with block size info)" },
+			{ .ival = "export-name", .oval = NBD_HS_MODE_EXPORT_NAME,
+			  .help = "NBD_OPT_EXPORT_NAME only" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "fua",
+		.lname	= "Force unit access",
+		.help	= "Set FUA on every write (the server must advertise it)",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct torus_options, fua),
+		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "structured_replies",
+		.lname	= "NBD structured replies",
+		.help	= "Negotiate structured replies (simple replies are cheaper; this exercises servers that split reads)",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct torus_options, structured),
+		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= NULL,
+	},
+};
+
+/* The one exported symbol: fio looks it up by this name. */
+extern struct ioengine_ops ioengine __attribute__((visibility("default")));
+
+/* fio exports its version string; refuse to run inside another fio. */
+extern const char fio_version_string[] __attribute__((weak));
+
+static void __attribute__((constructor)) torus_check_fio_version(void)
+{
+	if (!fio_version_string ||
+	    !strcmp(fio_version_string, TORUS_FIO_VERSION))
+		return;
+	fprintf(stderr,
+		"torus: libtorus.so was built against %s but is loaded by %s; structure layouts differ between fio versions, so it refuses to run. Rebuild it against this fio: rm -rf .deps/fio build && scripts/build.sh (or meson setup build -Dfio_src=/path/to/configured/%s/tree)\n",
+		TORUS_FIO_VERSION, fio_version_string, fio_version_string);
+	/* fio then refuses the engine ("bad ioops version"). */
+	ioengine.version = 0;
+}
+
+static const struct torus_transport *transports[] = {
+	&torus_nbd_transport,
+};
+
+static const struct torus_transport *find_transport(const char *uri)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (transports[i]->handles(uri))
+			return transports[i];
+	return NULL;
+}
+
+/* Bytes the job touches, for sizing the embedded server. */
+static uint64_t job_extent(struct thread_data *td)
+{
+	uint64_t end = td->o.size;
+
+	if (!end)
+		return 0;
+	if (!td->o.start_offset_percent)
+		end += td->o.start_offset;
+	return end;
+}
+
+static bool uses_torus(struct thread_data *td)
+{
+	return td->io_ops && td->io_ops->setup == ioengine.setup;
+}
+
+/* Largest extent among this run's jobs on the embedded server. */
+static uint64_t embedded_size(void)
+{
+	struct thread_data *td;
+	uint64_t size = 0;
+	int i;
+
+	for_each_td(td, i) {
+		struct torus_options *o = td->eo;
+
+		if (!uses_torus(td) || (o && o->uri))
+			continue;
+		if (job_extent(td) > size)
+			size = job_extent(td);
+	}
+	return size ? size : DEFAULT_EMBEDDED_SIZE;
+}
+
+/* Fills d->params from the options, starting the embedded server if needed. */
+static int resolve_target(struct thread_data *td, struct torus_data *d)
+{
+	struct torus_options *o = td->eo;
+	char err[1024];
+
+	if (o->uri && *o->uri) {
+		snprintf(d->uri, sizeof(d->uri), "%s", o->uri);
+	} else {
+		if (embedded_server_get(embedded_size(), d->uri, sizeof(d->uri),
+					err, sizeof(err))) {
+			log_err("torus: %s\n", err);
+			return 1;
+		}
+	}
+	d->tp = find_transport(d->uri);
+	if (!d->tp) {
+		log_err("torus: unsupported uri '%s': expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH\n",
+			d->uri);
+		return 1;
+	}
+	d->params.uri = d->uri;
+	d->params.conns = o->conns;
+	d->params.handshake = o->handshake;
+	d->params.fua = o->fua;
+	d->params.structured = o->structured;
+	return 0;
+}
+
+static struct torus_data *get_data(struct thread_data *td)
+{
+	struct torus_data *d = td->io_ops_data;
+
+	if (d)
+		return d;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		log_err("torus: out of memory\n");
+		return NULL;
+	}
+	td->io_ops_data = d;
+	return d;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Checks the job against what the server offers, before any I/O. */
+static int validate_job(struct thread_data *td, const struct torus_data *d)
+{
+	const struct torus_target *t = &d->target;
+	struct torus_options *o = td->eo;
+	uint64_t extent = job_extent(td);
+	int ddir;
+
+	if (extent > t->size) {
+		log_err("torus: %s: the job needs %" PRIu64 " bytes (size=%" PRIu64 " + offset=%" PRIu64 ") but the export has %" PRIu64 ": lower size= or offset=, or use a larger export\n",
+			t->label, extent, (uint64_t)td->o.size,
+			(uint64_t)td->o.start_offset, t->size);
+		return 1;
+	}
+	if (td_write(td) && t->read_only) {
+		log_err("torus: %s: the export is read-only but the job writes; use a read workload or a writable export\n",
+			t->label);
+		return 1;
+	}
+	if (td_trim(td) && !t->can_trim) {
+		log_err("torus: %s: the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job\n",
+			t->label);
+		return 1;
+	}
+	if (o->fua && !t->can_fua) {
+		log_err("torus: %s: fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1\n",
+			t->label);
+		return 1;
+	}
+	if (o->conns > 1 && !t->multi_conn) {
+		log_err("torus: %s: conns=%u but the server does not advertise multi-conn (NBD_FLAG_CAN_MULTI_CONN), so connections could see each other's writes out of order; use conns=1 (qemu-nbd needs -e %u to allow it)\n",
+			t->label, o->conns, o->conns);
+		return 1;
+	}
+	for (ddir = DDIR_READ; ddir <= DDIR_TRIM; ddir++) {
+		static const char *const name[] = { "read", "write", "trim" };
+		unsigned long long min_bs = td->o.min_bs[ddir];
+		unsigned long long max_bs = td->o.max_bs[ddir];
+
+		if (!(td->o.td_ddir & (1 << ddir)))
+			continue;
+		if (max_bs > t->max_block) {
+			log_err("torus: %s: %s block size %llu exceeds the server's maximum request size %u; use bs=%u or less\n",
+				t->label, name[ddir], max_bs, t->max_block,
+				t->max_block);
+			return 1;
+		}
+		if (min_bs % t->min_block || (td->o.bs_unaligned && t->min_block > 1)) {
+			log_err("torus: %s: %s block size %llu is not a multiple of the server's minimum block size %u; use a multiple of %u\n",
+				t->label, name[ddir], min_bs, t->min_block,
+				t->min_block);
+			return 1;
+		}
+		if (td->o.ba[ddir] % t->min_block) {
+			log_err("torus: %s: %s block alignment %llu is not a multiple of the server's minimum block size %u; set blockalign= to a multiple of %u\n",
+				t->label, name[ddir],
+				(unsigned long long)td->o.ba[ddir], t->min_block,
+				t->min_block);
+			return 1;
+		}
+	}
+	if (is_pow2(t->min_block) && td->o.start_offset % t->min_block) {
+		log_err("torus: %s: offset=%" PRIu64 " is not a multiple of the server's minimum block size %u\n",
+			t->label, (uint64_t)td->o.start_offset, t->min_block);
+		return 1;
+	}
+	return 0;
+}
+
+/* Runs before the jobs fork (or in each job with create_serialize=0). */
+static int fio_torus_setup(struct thread_data *td)
+{
+	struct torus_data *d = get_data(td);
+	struct fio_file *f;
+	char err[1024];
+
+	if (!d || resolve_target(td, d))
+		return 1;
+	if (d->tp->probe(&d->params, &d->target, err, sizeof(err))) {
+		log_err("torus: %s\n", err);
+		return 1;
+	}
+	dprint(FD_IO, "torus: %s: %" PRIu64 " bytes, %s\n", d->target.label,
+	       d->target.size, d->target.detail);
+	if (validate_job(td, d))
+		return 1;
+
+	/* One pretend file: the export (as the rbd and nbd engines do). */
+	if (!td->files_index) {
+		add_file(td, td->o.filename ? : "torus", 0, 0);
+		td->o.nr_files = td->o.nr_files ? : 1;
+		td->o.open_files++;
+	}
+	f = td->files[0];
+	f->real_file_size = d->target.size;
+	return 0;
+}
+
+/*
+ * Per-job state. Runs in the job's process or thread; may run without
+ * ->setup (io_submit_mode=offload workers), so it stands on its own.
+ */
+static int fio_torus_init(struct thread_data *td)
+{
+	struct torus_data *d = get_data(td);
+	unsigned int depth = td->o.iodepth;
+	char err[1024];
+
+	if (!d)
+		return 1;
+	if (!d->tp && resolve_target(td, d))
+		return 1;
+
+	d->events = calloc(depth, sizeof(*d->events));
+	d->comps = calloc(depth, sizeof(*d->comps));
+	d->uncommitted = calloc(depth, sizeof(*d->uncommitted));
+	if (!d->events || !d->comps || !d->uncommitted) {
+		log_err("torus: out of memory for iodepth=%u\n", depth);
+		return 1;
+	}
+	d->conn = d->tp->open(&d->params, depth,
+			      d->target.size ? &d->target : NULL, err,
+			      sizeof(err));
+	if (!d->conn) {
+		log_err("torus: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static enum fio_q_status fio_torus_queue(struct thread_data *td,
+					 struct io_u *io_u)
+{
+	struct torus_data *d = td->io_ops_data;
+	struct torus_options *o = td->eo;
+	uint64_t offset = io_u->offset;
+	uint32_t len = io_u->xfer_buflen;
+	enum torus_op op;
+	bool fua = false;
+	int ret;
+
+	fio_ro_check(td, io_u);
+
+	switch (io_u->ddir) {
+	case DDIR_READ:
+		op = TORUS_OP_READ;
+		break;
+	case DDIR_WRITE:
+		op = TORUS_OP_WRITE;
+		fua = o->fua;
+		break;
+	case DDIR_TRIM:
+		op = TORUS_OP_TRIM;
+		break;
+	case DDIR_SYNC:
+	case DDIR_DATASYNC:
+		/* No write cache advertised: nothing to flush. */
+		if (d->target.size && !d->target.can_flush)
+			return FIO_Q_COMPLETED;
+		op = TORUS_OP_FLUSH;
+		offset = 0;
+		len = 0;
+		break;
+	default:
+		io_u->error = EINVAL;
+		return FIO_Q_COMPLETED;
+	}
+
+	ret = d->tp->queue(d->conn, op, fua, offset, len, io_u->xfer_buf,
+			   io_u);
+	if (ret == -EBUSY)
+		return FIO_Q_BUSY;
+	if (ret) {
+		io_u->error = ret == -ENOTCONN ? EIO : -ret;
+		return FIO_Q_COMPLETED;
+	}
+	d->uncommitted[d->nr_uncommitted++] = io_u;
+	return FIO_Q_QUEUED;
+}
+
+static int fio_torus_commit(struct thread_data *td)
+{
+	struct torus_data *d = td->io_ops_data;
+	struct timespec now;
+	unsigned int i;
+	int ret;
+
+	if (!d->nr_uncommitted)
+		return 0;
+	if (fio_fill_issue_time(td)) {
+		fio_gettime(&now, NULL);
+		for (i = 0; i < d->nr_uncommitted; i++)
+			memcpy(&d->uncommitted[i]->issue_time, &now,
+			       sizeof(now));
+	}
+	for (i = 0; i < d->nr_uncommitted; i++)
+		io_u_queued(td, d->uncommitted[i]);
+
+	ret = d->tp->submit(d->conn);
+	io_u_mark_submit(td, d->nr_uncommitted);
+	d->nr_uncommitted = 0;
+	if (ret < 0) {
+		td_verror(td, -ret, "torus submit");
+		return ret;
+	}
+	return 0;
+}
+
+static int fio_torus_getevents(struct thread_data *td, unsigned int min,
+			       unsigned int max, const struct timespec *t)
+{
+	struct torus_data *d = td->io_ops_data;
+	int i, n;
+
+	n = d->tp->reap(d->conn, min, max, t, d->comps);
+	if (n < 0) {
+		td_verror(td, -n, "torus getevents");
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		struct io_u *io_u = d->comps[i].user;
+
+		io_u->error = d->comps[i].error;
+		if (io_u->error)
+			io_u->resid = io_u->xfer_buflen;
+		d->events[i] = io_u;
+	}
+	return n;
+}
+
+static struct io_u *fio_torus_event(struct thread_data *td, int event)
+{
+	struct torus_data *d = td->io_ops_data;
+
+	return d->events[event];
+}
+
+static void fio_torus_cleanup(struct thread_data *td)
+{
+	struct torus_data *d = td->io_ops_data;
+
+	if (!d)
+		return;
+	if (d->conn)
+		d->tp->close(d->conn);
+	free(d->events);
+	free(d->comps);
+	free(d->uncommitted);
+	free(d);
+	td->io_ops_data = NULL;
+}
+
+static int fio_torus_open_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int fio_torus_close_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int fio_torus_invalidate(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+struct ioengine_ops ioengine = {
+	.name			= "torus",
+	.version		= FIO_IOOPS_VERSION,
+	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND |
+				  FIO_ASYNCIO_SETS_ISSUE_TIME,
+	.setup			= fio_torus_setup,
+	.init			= fio_torus_init,
+	.queue			= fio_torus_queue,
+	.commit			= fio_torus_commit,
+	.getevents		= fio_torus_getevents,
+	.event			= fio_torus_event,
+	.cleanup		= fio_torus_cleanup,
+	.open_file		= fio_torus_open_file,
+	.close_file		= fio_torus_close_file,
+	.invalidate		= fio_torus_invalidate,
+	.options		= options,
+	.option_struct_size	= sizeof(struct torus_options),
+};

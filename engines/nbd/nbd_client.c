@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pipelined NBD client over io_uring (see nbd_client.h).
+ *
+ * Each connection has at most one SENDMSG and one RECVMSG in flight. A send
+ * carries every request queued on that connection since the last one: the
+ * headers are encoded back to back so a run of reads costs one iovec, and
+ * write payloads are sent from the caller's buffer. Replies are received
+ * into a staging buffer and parsed there; when a read payload is only
+ * partly in, the next receive targets the caller's buffer directly, with
+ * the staging buffer behind it to catch the replies that follow.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "nbd_client.h"
+#include "nbd_connect.h"
+#include "nbd_proto.h"
+
+#define RBUF_SIZE	(256 * 1024)
+#define MAX_SEND_IOV	1024		/* UIO_MAXIOV */
+#define MAX_CHUNK_BODY	(RBUF_SIZE / 2)	/* non-data structured chunks */
+
+enum rx_state {
+	RX_HEADER,		/* waiting for a reply header */
+	RX_PAYLOAD,		/* copying read data into slot->buf */
+	RX_CHUNK_BODY,		/* waiting for a whole non-data chunk body */
+	RX_DATA_OFFSET,		/* waiting for OFFSET_DATA's u64 offset */
+};
+
+struct nbd_slot {
+	void *user;
+	struct nbd_conn *conn;
+	uint8_t *buf;
+	uint64_t offset;
+	uint32_t len;
+	uint16_t type;
+	uint16_t flags;
+	int error;		/* first error seen (structured replies) */
+	bool busy;
+};
+
+struct nbd_conn {
+	struct nbd_client *client;
+	unsigned int idx;	/* registered file index */
+	int fd;
+	bool dead;
+
+	/* Queued, not yet handed to a send. */
+	struct nbd_slot **pending;
+	unsigned int npending;
+
+	/* The send in flight. */
+	bool sending;
+	uint8_t *hdrbuf;	/* depth * NBD_REQUEST_LEN */
+	struct iovec *iov;	/* 2 * depth */
+	unsigned int iov_cnt, iov_pos;
+	struct msghdr msg;
+
+	/* Sent (or being sent), reply not complete yet. */
+	unsigned int inflight;
+
+	/* Receive side. */
+	bool receiving;
+	uint8_t *rbuf;
+	size_t rlen;
+	struct iovec riov[2];
+	unsigned int riov_direct;	/* 1 when riov[0] is slot memory */
+	struct msghdr rmsg;
+	enum rx_state rx;
+	struct nbd_slot *rx_slot;
+	uint8_t *rx_dst;
+	uint32_t rx_left;
+	struct nbd_reply rx_rep;
+};
+
+struct nbd_client {
+	struct io_uring ring;
+	struct nbd_conn *conns;
+	unsigned int nconns, next_conn, live_conns;
+	unsigned int depth;
+	bool structured;
+	char label[512];
+
+	struct nbd_slot *slots;
+	struct nbd_slot **free_slots;
+	unsigned int nfree;
+
+	/* Completions not yet reaped: a ring of depth entries. */
+	struct torus_completion *ready;
+	unsigned int ready_head, ready_count;
+	unsigned int queued;	/* since the last submit */
+	bool ring_ready;
+};
+
+#define UD_RECV		1ULL
+#define ud_conn(ud)	((ud) >> 1)
+
+static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
+{
+	struct torus_completion *comp;
+
+	comp = &c->ready[(c->ready_head + c->ready_count) % c->depth];
+	comp->user = s->user;
+	comp->error = error;
+	c->ready_count++;
+	s->busy = false;
+	s->conn->inflight--;
+	c->free_slots[c->nfree++] = s;
+}
+
+/* Fails every request on a lost connection; the others carry on. */
+static void conn_lost(struct nbd_conn *cn, const char *fmt, ...)
+{
+	struct nbd_client *c = cn->client;
+	char why[256];
+	va_list ap;
+	unsigned int i;
+
+	if (cn->dead)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	fprintf(stderr,
+		"torus: %s: connection %u lost: %s; its %u outstanding requests fail with EIO\n",
+		c->label, cn->idx, why, cn->inflight + cn->npending);
+	cn->dead = true;
+	c->live_conns--;
+	/* Queued-but-unsent requests are failed with the sent ones. */
+	cn->inflight += cn->npending;
+	cn->npending = 0;
+	for (i = 0; i < c->depth; i++) {
+		struct nbd_slot *s = &c->slots[i];
+
+		if (s->busy && s->conn == cn)
+			complete_slot(c, s, EIO);
+	}
+	cn->rx = RX_HEADER;
+	/* Ends any send or receive still in flight on it. */
+	shutdown(cn->fd, SHUT_RDWR);
+}
+
+static struct io_uring_sqe *get_sqe(struct nbd_client *c)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
+
+	if (!sqe) {
+		/* The ring holds two entries per connection: never full. */
+		io_uring_submit(&c->ring);
+		sqe = io_uring_get_sqe(&c->ring);
+	}
+	return sqe;
+}
+
+static void prep_send(struct nbd_conn *cn)
+{
+	struct io_uring_sqe *sqe = get_sqe(cn->client);
+	unsigned int n = cn->iov_cnt - cn->iov_pos;
+
+	if (n > MAX_SEND_IOV)
+		n = MAX_SEND_IOV;
+	memset(&cn->msg, 0, sizeof(cn->msg));
+	cn->msg.msg_iov = &cn->iov[cn->iov_pos];
+	cn->msg.msg_iovlen = n;
+	io_uring_prep_sendmsg(sqe, cn->idx, &cn->msg, MSG_NOSIGNAL);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, (uint64_t)cn->idx << 1);
+	cn->sending = true;
+}
+
+/* Moves the pending requests into one send: headers back to back. */
+static void start_send(struct nbd_conn *cn)
+{
+	uint8_t *hdr = cn->hdrbuf;
+	struct iovec *run = NULL;
+	unsigned int i;
+
+	cn->iov_cnt = 0;
+	cn->iov_pos = 0;
+	for (i = 0; i < cn->npending; i++) {
+		struct nbd_slot *s = cn->pending[i];
+		struct nbd_request req = {
+			.flags = s->flags,
+			.type = s->type,
+			.cookie = s - cn->client->slots,
+			.offset = s->offset,
+			.length = s->len,
+		};
+
+		nbd_encode_request(hdr, &req);
+		if (run) {
+			run->iov_len += NBD_REQUEST_LEN;
+		} else {
+			run = &cn->iov[cn->iov_cnt++];
+			run->iov_base = hdr;
+			run->iov_len = NBD_REQUEST_LEN;
+		}
+		hdr += NBD_REQUEST_LEN;
+		if (s->type == NBD_CMD_WRITE) {
+			cn->iov[cn->iov_cnt].iov_base = s->buf;
+			cn->iov[cn->iov_cnt].iov_len = s->len;
+			cn->iov_cnt++;
+			run = NULL;
+		}
+	}
+	cn->inflight += cn->npending;
+	cn->npending = 0;
+	prep_send(cn);
+}
+
+static void arm_recv(struct nbd_conn *cn)
+{
+	struct io_uring_sqe *sqe;
+	unsigned int n = 0;
+
+	if (cn->receiving || cn->dead || !cn->inflight)
+		return;
+	cn->riov_direct = 0;
+	if (cn->rx == RX_PAYLOAD) {
+		cn->riov[n].iov_base = cn->rx_dst;
+		cn->riov[n].iov_len = cn->rx_left;
+		n++;
+		cn->riov_direct = 1;
+	}
+	cn->riov[n].iov_base = cn->rbuf + cn->rlen;
+	cn->riov[n].iov_len = RBUF_SIZE - cn->rlen;
+	n++;
+	memset(&cn->rmsg, 0, sizeof(cn->rmsg));
+	cn->rmsg.msg_iov = cn->riov;
+	cn->rmsg.msg_iovlen = n;
+
+	sqe = get_sqe(cn->client);
+	io_uring_prep_recvmsg(sqe, cn->idx, &cn->rmsg, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, (uint64_t)cn->idx << 1 | UD_RECV);
+	cn->receiving = true;
+}
+
+static struct nbd_slot *lookup_cookie(struct nbd_conn *cn, uint64_t cookie)
+{
+	struct nbd_client *c = cn->client;
+	struct nbd_slot *s;
+
+	if (cookie >= c->depth)
+		return NULL;
+	s = &c->slots[cookie];
+	if (!s->busy || s->conn != cn)
+		return NULL;
+	return s;
+}
+
+/* A reply (simple) or final chunk (structured) finished this request. */
+static void finish_request(struct nbd_conn *cn, struct nbd_slot *s)
+{
+	complete_slot(cn->client, s, s->error);
+	cn->rx = RX_HEADER;
+}
+
+static int start_reply(struct nbd_conn *cn, const struct nbd_reply *rep)
+{
+	struct nbd_slot *s = lookup_cookie(cn, rep->cookie);
+
+	if (!s) {
+		conn_lost(cn, "server replied to unknown cookie %llu",
+			  (unsigned long long)rep->cookie);
+		return -1;
+	}
+	cn->rx_slot = s;
+	cn->rx_rep = *rep;
+
+	if (!rep->structured) {
+		if (rep->error) {
+			s->error = nbd_error_to_errno(rep->error);
+			finish_request(cn, s);
+		} else if (s->type == NBD_CMD_READ && s->len) {
+			cn->rx = RX_PAYLOAD;
+			cn->rx_dst = s->buf;
+			cn->rx_left = s->len;
+		} else {
+			finish_request(cn, s);
+		}
+		return 0;
+	}
+
+	if (!cn->client->structured) {
+		conn_lost(cn, "server sent a structured reply that was not negotiated");
+		return -1;
+	}
+	switch (rep->type) {
+	case NBD_REPLY_TYPE_OFFSET_DATA:
+		if (s->type != NBD_CMD_READ || rep->length <= NBD_CHUNK_OFFSET_LEN) {
+			conn_lost(cn, "malformed OFFSET_DATA chunk");
+			return -1;
+		}
+		cn->rx = RX_DATA_OFFSET;
+		return 0;
+	case NBD_REPLY_TYPE_NONE:
+		if (rep->length || !(rep->flags & NBD_REPLY_FLAG_DONE)) {
+			conn_lost(cn, "malformed NONE chunk");
+			return -1;
+		}
+		finish_request(cn, s);
+		return 0;
+	default:
+		if (rep->length > MAX_CHUNK_BODY) {
+			conn_lost(cn, "structured chunk of %u bytes is too large",
+				  rep->length);
+			return -1;
+		}
+		cn->rx = RX_CHUNK_BODY;
+		return 0;
+	}
+}
+
+static int chunk_body(struct nbd_conn *cn, const uint8_t *body)
+{
+	struct nbd_slot *s = cn->rx_slot;
+	struct nbd_reply *rep = &cn->rx_rep;
+	struct nbd_chunk_error cerr;
+	uint64_t off;
+	uint32_t size;
+
+	switch (rep->type) {
+	case NBD_REPLY_TYPE_OFFSET_HOLE:
+		if (nbd_decode_chunk_hole(body, rep->length, &off, &size) < 0 ||
+		    s->type != NBD_CMD_READ || off < s->offset ||
+		    off + size > s->offset + s->len) {
+			conn_lost(cn, "malformed OFFSET_HOLE chunk");
+			return -1;
+		}
+		memset(s->buf + (off - s->offset), 0, size);
+		break;
+	case NBD_REPLY_TYPE_ERROR:
+	case NBD_REPLY_TYPE_ERROR_OFFSET:
+		if (nbd_decode_chunk_error(body, rep->length, rep->type, &cerr) < 0) {
+			conn_lost(cn, "malformed error chunk");
+			return -1;
+		}
+		if (!s->error)
+			s->error = nbd_error_to_errno(cerr.error);
+		break;
+	default:
+		/* Unknown non-error chunk types must be ignored (proto.md). */
+		if (rep->type & (1U << 15)) {
+			if (!s->error)
+				s->error = EIO;
+		}
+		break;
+	}
+	if (rep->flags & NBD_REPLY_FLAG_DONE)
+		finish_request(cn, s);
+	else
+		cn->rx = RX_HEADER;
+	return 0;
+}
+
+static void payload_done(struct nbd_conn *cn)
+{
+	struct nbd_slot *s = cn->rx_slot;
+
+	if (!cn->rx_rep.structured || (cn->rx_rep.flags & NBD_REPLY_FLAG_DONE))
+		finish_request(cn, s);
+	else
+		cn->rx = RX_HEADER;
+}
+
+/* Parses everything complete in the staging buffer. */
+static void parse_replies(struct nbd_conn *cn)
+{
+	size_t pos = 0, avail, n;
+	struct nbd_reply rep;
+	int ret;
+
+	while (!cn->dead) {
+		avail = cn->rlen - pos;
+		switch (cn->rx) {
+		case RX_HEADER:
+			ret = nbd_decode_reply(cn->rbuf + pos, avail, &rep);
+			if (ret == 0)
+				goto out;
+			if (ret < 0) {
+				conn_lost(cn, "bad reply magic %#x",
+					  nbd_get32(cn->rbuf + pos));
+				return;
+			}
+			pos += ret;
+			if (start_reply(cn, &rep))
+				return;
+			break;
+		case RX_PAYLOAD:
+			n = avail < cn->rx_left ? avail : cn->rx_left;
+			if (!n)
+				goto out;
+			memcpy(cn->rx_dst, cn->rbuf + pos, n);
+			cn->rx_dst += n;
+			cn->rx_left -= n;
+			pos += n;
+			if (cn->rx_left)
+				goto out;
+			payload_done(cn);
+			break;
+		case RX_DATA_OFFSET: {
+			struct nbd_slot *s = cn->rx_slot;
+			uint32_t dlen = cn->rx_rep.length - NBD_CHUNK_OFFSET_LEN;
+			uint64_t off;
+
+			if (avail < NBD_CHUNK_OFFSET_LEN)
+				goto out;
+			off = nbd_get64(cn->rbuf + pos);
+			pos += NBD_CHUNK_OFFSET_LEN;
+			if (off < s->offset || off + dlen > s->offset + s->len) {
+				conn_lost(cn, "OFFSET_DATA chunk outside the request");
+				return;
+			}
+			cn->rx = RX_PAYLOAD;
+			cn->rx_dst = s->buf + (off - s->offset);
+			cn->rx_left = dlen;
+			break;
+		}
+		case RX_CHUNK_BODY:
+			if (avail < cn->rx_rep.length)
+				goto out;
+			if (chunk_body(cn, cn->rbuf + pos))
+				return;
+			pos += cn->rx_rep.length;
+			break;
+		}
+	}
+out:
+	if (pos) {
+		cn->rlen -= pos;
+		memmove(cn->rbuf, cn->rbuf + pos, cn->rlen);
+	}
+}
+
+static void handle_recv(struct nbd_conn *cn, int res)
+{
+	size_t n = res;
+
+	cn->receiving = false;
+	if (cn->dead)
+		return;
+	if (res <= 0) {
+		conn_lost(cn, res ? strerror(-res) : "server closed the connection");
+		return;
+	}
+	if (cn->riov_direct) {
+		size_t direct = n < cn->rx_left ? n : cn->rx_left;
+
+		cn->rx_dst += direct;
+		cn->rx_left -= direct;
+		n -= direct;
+		if (!cn->rx_left)
+			payload_done(cn);
+	}
+	cn->rlen += n;
+	parse_replies(cn);
+	arm_recv(cn);
+}
+
+static void handle_send(struct nbd_conn *cn, int res)
+{
+	size_t n = res;
+
+	cn->sending = false;
+	if (cn->dead)
+		return;
+	if (res < 0) {
+		conn_lost(cn, "send: %s", strerror(-res));
+		return;
+	}
+	/* Skip what went out; a short send continues where it stopped. */
+	while (n && cn->iov_pos < cn->iov_cnt) {
+		struct iovec *v = &cn->iov[cn->iov_pos];
+
+		if (n >= v->iov_len) {
+			n -= v->iov_len;
+			cn->iov_pos++;
+		} else {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+			n = 0;
+		}
+	}
+	if (cn->iov_pos < cn->iov_cnt)
+		prep_send(cn);
+	else if (cn->npending)
+		start_send(cn);
+	arm_recv(cn);
+}
+
+static void process_cqes(struct nbd_client *c)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&c->ring, head, cqe) {
+		uint64_t ud = io_uring_cqe_get_data64(cqe);
+		struct nbd_conn *cn = &c->conns[ud_conn(ud)];
+
+		if (ud & UD_RECV)
+			handle_recv(cn, cqe->res);
+		else
+			handle_send(cn, cqe->res);
+		seen++;
+	}
+	io_uring_cq_advance(&c->ring, seen);
+}
+
+int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
+		     uint64_t offset, uint32_t len, void *buf, void *user)
+{
+	struct nbd_conn *cn = NULL;
+	struct nbd_slot *s;
+	unsigned int i;
+
+	if (!c->live_conns)
+		return -ENOTCONN;
+	if (!c->nfree)
+		return -EBUSY;
+
+	/* Round robin over the live connections. */
+	for (i = 0; i < c->nconns; i++) {
+		cn = &c->conns[c->next_conn];
+		c->next_conn = (c->next_conn + 1) % c->nconns;
+		if (!cn->dead)
+			break;
+	}
+
+	s = c->free_slots[--c->nfree];
+	s->user = user;
+	s->conn = cn;
+	s->buf = buf;
+	s->offset = offset;
+	s->len = len;
+	s->type = type;
+	s->flags = flags;
+	s->error = 0;
+	s->busy = true;
+	cn->pending[cn->npending++] = s;
+	c->queued++;
+	return 0;
+}
+
+int nbd_client_submit(struct nbd_client *c)
+{
+	unsigned int i, n = c->queued;
+	int ret;
+
+	for (i = 0; i < c->nconns; i++) {
+		struct nbd_conn *cn = &c->conns[i];
+
+		if (cn->npending && !cn->sending && !cn->dead)
+			start_send(cn);
+		arm_recv(cn);
+	}
+	c->queued = 0;
+	do {
+		ret = io_uring_submit(&c->ring);
+	} while (ret == -EINTR);
+	if (ret < 0)
+		return ret;
+	return n;
+}
+
+static bool anything_outstanding(struct nbd_client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nconns; i++)
+		if (!c->conns[i].dead &&
+		    (c->conns[i].inflight || c->conns[i].npending))
+			return true;
+	return false;
+}
+
+int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
+		    const struct timespec *timeout, struct torus_completion *out)
+{
+	struct __kernel_timespec kts, *tsp = NULL;
+	struct io_uring_cqe *cqe;
+	unsigned int n, i;
+	int ret;
+
+	if (timeout) {
+		kts.tv_sec = timeout->tv_sec;
+		kts.tv_nsec = timeout->tv_nsec;
+		tsp = &kts;
+	}
+
+	process_cqes(c);
+	while (c->ready_count < min && anything_outstanding(c)) {
+		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
+						       NULL);
+		if (ret == -ETIME)
+			break;
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+			return ret;
+		process_cqes(c);
+	}
+	/* Sends or receives re-armed while parsing go out now. */
+	if (io_uring_sq_ready(&c->ring))
+		io_uring_submit(&c->ring);
+
+	n = c->ready_count < max ? c->ready_count : max;
+	for (i = 0; i < n; i++) {
+		out[i] = c->ready[c->ready_head];
+		c->ready_head = (c->ready_head + 1) % c->depth;
+	}
+	c->ready_count -= n;
+	return n;
+}
+
+static int setup_ring(struct nbd_client *c, const int *fds, char *err,
+		      size_t errlen)
+{
+	struct io_uring_params p = { 0 };
+	unsigned int entries = 2 * c->nconns + 2;
+	int ret;
+
+	/* Fewer wakeups where the kernel supports it; plain ring otherwise. */
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
+	ret = io_uring_queue_init_params(entries, &c->ring, &p);
+	if (ret == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(entries, &c->ring, &p);
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "io_uring_queue_init: %s%s", strerror(-ret),
+			 ret == -EPERM ? " (io_uring disabled by sysctl kernel.io_uring_disabled?)" : "");
+		return -1;
+	}
+	ret = io_uring_register_files(&c->ring, fds, c->nconns);
+	if (ret < 0) {
+		snprintf(err, errlen, "io_uring_register_files: %s",
+			 strerror(-ret));
+		io_uring_queue_exit(&c->ring);
+		return -1;
+	}
+	return 0;
+}
+
+static void free_client(struct nbd_client *c)
+{
+	unsigned int i;
+
+	if (!c)
+		return;
+	for (i = 0; c->conns && i < c->nconns; i++) {
+		free(c->conns[i].pending);
+		free(c->conns[i].hdrbuf);
+		free(c->conns[i].iov);
+		free(c->conns[i].rbuf);
+	}
+	free(c->conns);
+	free(c->slots);
+	free(c->free_slots);
+	free(c->ready);
+	free(c);
+}
+
+struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
+				  unsigned int depth,
+				  const struct nbd_export *exp,
+				  const char *label, char *err, size_t errlen)
+{
+	struct nbd_client *c;
+	unsigned int i;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto oom;
+	c->nconns = nconns;
+	c->live_conns = nconns;
+	c->depth = depth;
+	c->structured = exp->structured_replies;
+	snprintf(c->label, sizeof(c->label), "%s", label);
+	c->conns = calloc(nconns, sizeof(*c->conns));
+	c->slots = calloc(depth, sizeof(*c->slots));
+	c->free_slots = calloc(depth, sizeof(*c->free_slots));
+	c->ready = calloc(depth, sizeof(*c->ready));
+	if (!c->conns || !c->slots || !c->free_slots || !c->ready)
+		goto oom;
+	for (i = 0; i < depth; i++)
+		c->free_slots[i] = &c->slots[depth - 1 - i];
+	c->nfree = depth;
+
+	for (i = 0; i < nconns; i++) {
+		struct nbd_conn *cn = &c->conns[i];
+
+		cn->client = c;
+		cn->idx = i;
+		cn->pending = calloc(depth, sizeof(*cn->pending));
+		cn->hdrbuf = malloc((size_t)depth * NBD_REQUEST_LEN);
+		cn->iov = calloc(2 * (size_t)depth, sizeof(*cn->iov));
+		cn->rbuf = malloc(RBUF_SIZE);
+		if (!cn->pending || !cn->hdrbuf || !cn->iov || !cn->rbuf)
+			goto oom;
+	}
+	if (setup_ring(c, fds, err, errlen))
+		goto fail;
+	c->ring_ready = true;
+	for (i = 0; i < nconns; i++)
+		c->conns[i].fd = fds[i];
+	return c;
+oom:
+	snprintf(err, errlen, "out of memory allocating the NBD client");
+fail:
+	for (i = 0; i < nconns; i++)
+		close(fds[i]);
+	free_client(c);
+	return NULL;
+}
+
+void nbd_client_free(struct nbd_client *c)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int i;
+	bool busy;
+
+	if (!c)
+		return;
+	/* Nothing may still point into our buffers when they are freed. */
+	for (;;) {
+		busy = false;
+		for (i = 0; i < c->nconns; i++) {
+			struct nbd_conn *cn = &c->conns[i];
+
+			if (cn->sending || cn->receiving) {
+				if (!cn->dead) {
+					cn->dead = true;
+					shutdown(cn->fd, SHUT_RDWR);
+				}
+				busy = true;
+			}
+		}
+		if (!busy || io_uring_wait_cqe(&c->ring, &cqe))
+			break;
+		process_cqes(c);
+	}
+	for (i = 0; i < c->nconns; i++) {
+		if (c->conns[i].dead)
+			close(c->conns[i].fd);
+		else
+			nbd_disconnect(c->conns[i].fd);
+	}
+	io_uring_queue_exit(&c->ring);
+	free_client(c);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A pipelined NBD client over io_uring, for connections whose handshake is
+ * done (nbd_connect.h). It knows nothing of fio: requests carry an opaque
+ * user pointer that comes back with the completion.
+ *
+ * queue() only records a request; submit() sends everything queued, one
+ * sendmsg per connection, in one io_uring_enter; reap() parses replies as
+ * they arrive, landing read payloads directly in the callers' buffers.
+ * All memory is allocated by nbd_client_new().
+ */
+#ifndef TORUS_NBD_CLIENT_H
+#define TORUS_NBD_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../completion.h"
+#include "nbd_handshake.h"
+
+struct nbd_client;
+
+/*
+ * Takes ownership of the connected sockets fds[0..nconns). depth is the
+ * most requests ever outstanding. label names the server in messages.
+ */
+struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
+				  unsigned int depth,
+				  const struct nbd_export *exp,
+				  const char *label, char *err, size_t errlen);
+
+/*
+ * Records a request. buf must stay valid until completion (READ: filled;
+ * WRITE: sent). Returns 0, -EBUSY when depth requests are outstanding, or
+ * -ENOTCONN when every connection has been lost.
+ */
+int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
+		     uint64_t offset, uint32_t len, void *buf, void *user);
+
+/* Sends what was queued. Returns the number of requests handed over. */
+int nbd_client_submit(struct nbd_client *c);
+
+/*
+ * Waits until at least min completions are ready or timeout (NULL: no
+ * limit) expires, then moves up to max of them into out[]. Returns the
+ * number moved, or a negative errno.
+ */
+int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
+		    const struct timespec *timeout, struct torus_completion *out);
+
+/* Disconnects politely (NBD_CMD_DISC) and frees everything. */
+void nbd_client_free(struct nbd_client *c);
+
+#endif /* TORUS_NBD_CLIENT_H */

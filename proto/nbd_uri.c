@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * NBD URI parsing. No I/O: feeds on strings only.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nbd_uri.h"
+#include "nbd_wire.h"
+
+#define URI_FORMS "expected nbd://host[:port]/export or nbd+unix:///export?socket=/path/to.sock"
+
+static int uri_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes [s, s + len) into out (size outlen). */
+static int pct_decode(const char *s, size_t len, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+	int hi, lo;
+
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == '%') {
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = (char)(hi << 4 | lo);
+			if (!c)
+				return -1;
+			i += 2;
+		}
+		if (o + 1 >= outlen)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* The path is "/export" or empty; the export name is the rest, decoded. */
+static int parse_export(const char *path, size_t len, struct nbd_uri *u,
+			const char *uri, char *err, size_t errlen)
+{
+	if (len && path[0] == '/') {
+		path++;
+		len--;
+	}
+	if (pct_decode(path, len, u->export_name, sizeof(u->export_name)))
+		return uri_err(err, errlen,
+			       "bad export name in uri '%s': invalid percent-encoding or longer than %d bytes",
+			       uri, NBD_URI_EXPORT_MAX);
+	return 0;
+}
+
+static int parse_query_socket(const char *query, struct nbd_uri *u,
+			      const char *uri, char *err, size_t errlen)
+{
+	const char *p = query;
+
+	while (p && *p) {
+		const char *end = strchr(p, '&');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len > 7 && !strncmp(p, "socket=", 7)) {
+			if (pct_decode(p + 7, len - 7, u->socket,
+				       sizeof(u->socket)))
+				return uri_err(err, errlen,
+					       "bad socket path in uri '%s': invalid percent-encoding or longer than %zu bytes",
+					       uri, sizeof(u->socket) - 1);
+			return 0;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return uri_err(err, errlen, "uri '%s' has no socket=PATH query; %s",
+		       uri, URI_FORMS);
+}
+
+static int parse_tcp(const char *rest, struct nbd_uri *u, const char *uri,
+		     char *err, size_t errlen)
+{
+	const char *slash = strchr(rest, '/');
+	const char *q = strchr(rest, '?');
+	const char *hostend, *authend;
+	size_t hostlen;
+	char *endp;
+	long port;
+
+	authend = slash ? slash : (q ? q : rest + strlen(rest));
+	if (q && q < authend)
+		authend = q;
+
+	if (rest[0] == '[') {
+		const char *rb = memchr(rest, ']', authend - rest);
+
+		if (!rb)
+			return uri_err(err, errlen,
+				       "uri '%s': IPv6 address lacks ']'", uri);
+		hostlen = rb - rest - 1;
+		if (hostlen >= sizeof(u->host))
+			return uri_err(err, errlen, "uri '%s': host too long", uri);
+		memcpy(u->host, rest + 1, hostlen);
+		u->host[hostlen] = 0;
+		hostend = rb + 1;
+	} else {
+		hostend = memchr(rest, ':', authend - rest);
+		if (!hostend)
+			hostend = authend;
+		hostlen = hostend - rest;
+		if (hostlen >= sizeof(u->host))
+			return uri_err(err, errlen, "uri '%s': host too long", uri);
+		memcpy(u->host, rest, hostlen);
+		u->host[hostlen] = 0;
+	}
+	if (!u->host[0])
+		return uri_err(err, errlen, "uri '%s' has no host; %s", uri,
+			       URI_FORMS);
+
+	snprintf(u->port, sizeof(u->port), "%d", NBD_DEFAULT_PORT);
+	if (hostend < authend) {
+		if (*hostend != ':')
+			return uri_err(err, errlen, "uri '%s': junk after host",
+				       uri);
+		port = strtol(hostend + 1, &endp, 10);
+		if (endp != authend || endp == hostend + 1 || port < 1 ||
+		    port > 65535)
+			return uri_err(err, errlen,
+				       "uri '%s': port must be a number from 1 to 65535",
+				       uri);
+		snprintf(u->port, sizeof(u->port), "%ld", port);
+	}
+
+	if (q && strstr(q, "tls"))
+		return uri_err(err, errlen,
+			       "uri '%s': TLS parameters are not supported by this engine",
+			       uri);
+	return parse_export(authend, q ? (size_t)(q - authend) : strlen(authend),
+			    u, uri, err, errlen);
+}
+
+int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err,
+		  size_t errlen)
+{
+	static const char tcp[] = "nbd://", unx[] = "nbd+unix://";
+	const char *rest, *q;
+
+	memset(u, 0, sizeof(*u));
+	if (!uri || !*uri)
+		return uri_err(err, errlen, "empty uri; %s", URI_FORMS);
+
+	if (!strncmp(uri, "nbds://", 7) || !strncmp(uri, "nbds+unix://", 12))
+		return uri_err(err, errlen,
+			       "uri '%s' asks for TLS, which this engine does not speak; use nbd:// or nbd+unix:// against a server without TLS",
+			       uri);
+
+	if (!strncmp(uri, tcp, sizeof(tcp) - 1))
+		return parse_tcp(uri + sizeof(tcp) - 1, u, uri, err, errlen);
+
+	if (strncmp(uri, unx, sizeof(unx) - 1))
+		return uri_err(err, errlen, "unsupported uri '%s'; %s", uri,
+			       URI_FORMS);
+
+	rest = uri + sizeof(unx) - 1;
+	if (*rest != '/' && *rest != '?')
+		return uri_err(err, errlen,
+			       "uri '%s': nbd+unix takes no host (write three slashes: nbd+unix:///export?socket=PATH)",
+			       uri);
+	u->unix_socket = true;
+	q = strchr(rest, '?');
+	if (!q)
+		return uri_err(err, errlen,
+			       "uri '%s' has no socket=PATH query; %s", uri,
+			       URI_FORMS);
+	if (parse_export(rest, q - rest, u, uri, err, errlen))
+		return -1;
+	return parse_query_socket(q + 1, u, uri, err, errlen);
+}
