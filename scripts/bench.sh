@@ -147,7 +147,9 @@ run_fio() {
 		--name="$sid" "${eng[@]}" --time_based --runtime="$runtime" \
 		--norandommap --randrepeat=0 --group_reporting "$@" \
 		>"$T/fio.log" 2>&1; then
-		cat "$T/fio.log" "$json" >&2 2>/dev/null || true
+		# fio's own messages; the JSON (if any) is of no help here.
+		cat "$T/fio.log" >&2
+		[[ -f $json ]] && sed -n '/^{/q;p' "$json" >&2
 		die "fio failed: $sid, $label, round $round (output above)"
 	fi
 	local metrics metric value
