@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The command line: options, their checks, and --help.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "parse.h"
+#include "profile.h"
+
+static const char usage_text[] =
+"NAME\n"
+"    nbd-shim - an NBD server that behaves like torus, ZeroOS 0-Disk or a\n"
+"    conformant server\n"
+"\n"
+"SYNOPSIS\n"
+"    nbd-shim --profile torus|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
+"             [--export NAME] [--size SIZE] [--backend BACKEND]\n"
+"             [--redis-meta HOST:PORT] [--vdisk NAME] [--replicas R]\n"
+"             [--latency-us N] [--bandwidth RATE] [--block-size N]\n"
+"             [--pidfile PATH] [--verbose] [--help]\n"
+"\n"
+"DESCRIPTION\n"
+"    Serves one export over NBD with the wire behaviour of the chosen\n"
+"    profile, as described in docs/shims.md:\n"
+"\n"
+"    torus     coreos/torus `torusblk nbdserve`: EXPORT_NAME and LIST only\n"
+"              (any other option closes the connection), flags 0x0025,\n"
+"              always 124 zeroes, one request at a time, one connection\n"
+"              per volume, 512 KiB blocks with read-modify-write, R-way\n"
+"              replication with write level all.\n"
+"    zeroos    zero-os/0-Disk `nbdserver`: NO_ZEROES, ERR_UNSUP for unknown\n"
+"              options, INFO/GO in the pre-standard field order, flags\n"
+"              0x014d, TRIM answers EIO, bad requests drop the connection,\n"
+"              one request at a time; optionally the deduped Redis layout.\n"
+"    standard  a conformant server (GO with block sizes, structured\n"
+"              replies, multi-conn), batched and fast.\n"
+"\n"
+"    It prints \"nbd-shim: listening on ...\" to stderr when it accepts\n"
+"    connections, and exits 0 after a clean shutdown on SIGTERM or SIGINT.\n"
+"\n"
+"OPTIONS\n"
+"    --profile torus|zeroos|standard\n"
+"        The server to behave like. Required.\n"
+"    --listen unix:PATH | tcp:HOST:PORT\n"
+"        Where to listen (default tcp:127.0.0.1:10809). Port 0 picks a\n"
+"        free port; the ready line shows it.\n"
+"    --export NAME\n"
+"        The export's name (default: torus \"torus\", zeroos \"default\",\n"
+"        standard \"\").\n"
+"    --size SIZE\n"
+"        The export's size, with an optional K, M, G, T suffix (powers of\n"
+"        1024). Required unless the file backend's file gives it. torus\n"
+"        needs a multiple of its block size.\n"
+"    --backend memory | null | file:PATH | redis:HOST:PORT[,HOST:PORT...]\n"
+"        Where data lives (default memory). null reads zeroes and drops\n"
+"        writes. file with --replicas R > 1 uses PATH.0 .. PATH.R-1.\n"
+"        redis (zeroos only) is the 0-Disk deduped layout: each 4 KiB block\n"
+"        once, as SET <blake2b-256> <block> on server hash[0] % N of the\n"
+"        list, and the block map in the hash lba:<vdisk>.\n"
+"    --redis-meta HOST:PORT\n"
+"        The metadata server holding lba:<vdisk> (default: the first\n"
+"        server of --backend redis:). \"8 storage + 1 metadata\" is\n"
+"        --backend redis:H:P1,...,H:P8 --redis-meta H:P9.\n"
+"    --vdisk NAME\n"
+"        The vdisk id in the Redis keys (default: the export name).\n"
+"    --replicas R\n"
+"        torus: keep R copies, every write to all (default 1).\n"
+"    --latency-us N\n"
+"        Hold each reply until N microseconds after its request arrived.\n"
+"    --bandwidth RATE\n"
+"        Limit the data of all connections to RATE bytes per second:\n"
+"        125M (10^6 bytes), 1G, or bits: 1gbit, 100mbit.\n"
+"    --block-size N\n"
+"        zeroos: the volume block size (default 4096; the preferred block\n"
+"        size and the Redis block). torus: its internal block (default\n"
+"        512K). standard: the preferred block size (default 4096).\n"
+"    --pidfile PATH\n"
+"        Write the process id to PATH once listening; removed on exit.\n"
+"    --verbose\n"
+"        Log every connection, option and request.\n"
+"    --help\n"
+"        Show this text.\n"
+"\n"
+"EXAMPLES\n"
+"    nbd-shim --profile torus --size 1G --replicas 2 --bandwidth 1gbit\n"
+"    nbd-shim --profile zeroos --listen unix:/tmp/z.sock --size 2000M \\\n"
+"             --backend redis:127.0.0.1:6379,127.0.0.1:6380 \\\n"
+"             --redis-meta 127.0.0.1:6381\n"
+"    nbd-shim --profile standard --backend null --size 1T\n";
+
+enum {
+	OPT_PROFILE = 256, OPT_LISTEN, OPT_EXPORT, OPT_SIZE, OPT_BACKEND,
+	OPT_REDIS_META, OPT_VDISK, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
+	OPT_BLOCK_SIZE, OPT_PIDFILE, OPT_VERBOSE, OPT_HELP,
+};
+
+static const struct option long_options[] = {
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "redis-meta", required_argument, NULL, OPT_REDIS_META },
+	{ "vdisk", required_argument, NULL, OPT_VDISK },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
+	{ "latency-us", required_argument, NULL, OPT_LATENCY },
+	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
+	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "nbd-shim: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nnbd-shim: try --help\n");
+	return -1;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Checks that need every option. */
+static int args_check(struct shim_config *cfg, bool meta_given)
+{
+	const struct profile *prof = cfg->profile;
+	enum backend_kind kind = cfg->backend.kind;
+
+	if (!prof)
+		return bad("--profile is required (%s)",
+			   "torus, zeroos or standard");
+	if (!cfg->export_name)
+		cfg->export_name = prof->default_export;
+	if (strlen(cfg->export_name) > 4096)
+		return bad("--export: %s", "the name is longer than 4096 bytes");
+	if (!cfg->vdisk)
+		cfg->vdisk = cfg->export_name;
+	if (!cfg->block_size)
+		cfg->block_size = prof->default_block_size;
+	if (kind == BACKEND_REDIS && prof != &profile_zeroos)
+		return bad("--backend redis: is only for --profile zeroos (the 0-Disk layout)%s",
+			   "");
+	if (meta_given && kind != BACKEND_REDIS)
+		return bad("--redis-meta needs --backend redis:...%s", "");
+	if (cfg->replicas > 1 && prof != &profile_torus)
+		return bad("--replicas is only for --profile torus%s", "");
+	if (!cfg->size && kind != BACKEND_FILE)
+		return bad("--size is required with the %s backend",
+			   kind == BACKEND_MEMORY ? "memory" :
+			   kind == BACKEND_NULL ? "null" : "redis");
+	if (!cfg->size && cfg->replicas > 1)
+		return bad("--size is required with --replicas%s", "");
+	if (prof == &profile_zeroos && !is_pow2(cfg->block_size))
+		return bad("--block-size must be a power of two for %s",
+			   "zeroos (as 0-Disk rounds it)");
+	if (prof == &profile_torus && cfg->size &&
+	    cfg->size % cfg->block_size)
+		return bad("--size must be a multiple of the block size for %s",
+			   "torus (512K unless --block-size says otherwise)");
+	if (kind == BACKEND_REDIS && cfg->size % cfg->block_size)
+		return bad("--size must be a multiple of --block-size for %s",
+			   "the redis backend");
+	return 0;
+}
+
+int args_parse(int argc, char **argv, struct shim_config *cfg)
+{
+	struct redis_addr meta;
+	bool meta_given = false;
+	uint64_t v;
+	int opt;
+
+	memset(cfg, 0, sizeof(*cfg));
+	parse_listen("tcp:127.0.0.1:10809", &cfg->listen);
+	cfg->backend.kind = BACKEND_MEMORY;
+	cfg->replicas = 1;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PROFILE:
+			cfg->profile = profile_find(optarg);
+			if (!cfg->profile)
+				return bad("--profile %s: use torus, zeroos or standard",
+					   optarg);
+			break;
+		case OPT_LISTEN:
+			if (parse_listen(optarg, &cfg->listen))
+				return bad("--listen %s: use unix:PATH or tcp:HOST:PORT",
+					   optarg);
+			break;
+		case OPT_EXPORT:
+			cfg->export_name = optarg;
+			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, &cfg->size) || !cfg->size)
+				return bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
+					   optarg);
+			break;
+		case OPT_BACKEND:
+			if (parse_backend(optarg, &cfg->backend))
+				return bad("--backend %s: use memory, null, file:PATH or redis:HOST:PORT[,HOST:PORT...]",
+					   optarg);
+			break;
+		case OPT_REDIS_META:
+			if (parse_hostport(optarg, &meta))
+				return bad("--redis-meta %s: use HOST:PORT",
+					   optarg);
+			meta_given = true;
+			break;
+		case OPT_VDISK:
+			cfg->vdisk = optarg;
+			break;
+		case OPT_REPLICAS:
+			if (parse_uint(optarg, 64, &v) || !v)
+				return bad("--replicas %s: use a number from 1 to 64",
+					   optarg);
+			cfg->replicas = v;
+			break;
+		case OPT_LATENCY:
+			if (parse_uint(optarg, 60000000, &cfg->latency_us))
+				return bad("--latency-us %s: use microseconds, at most 60000000",
+					   optarg);
+			break;
+		case OPT_BANDWIDTH:
+			if (parse_rate(optarg, &cfg->bandwidth))
+				return bad("--bandwidth %s: use bytes per second (125M, 1G) or bits (1gbit, 100mbit)",
+					   optarg);
+			break;
+		case OPT_BLOCK_SIZE:
+			if (parse_size(optarg, &v) || v < 512 || v > (32u << 20))
+				return bad("--block-size %s: use 512 to 32M",
+					   optarg);
+			cfg->block_size = v;
+			break;
+		case OPT_PIDFILE:
+			cfg->pidfile = optarg;
+			break;
+		case OPT_VERBOSE:
+			cfg->verbose++;
+			break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			return bad("unknown option or missing value: %s",
+				   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument: %s", argv[optind]);
+	cfg->backend.has_meta = meta_given;
+	if (meta_given)
+		cfg->backend.meta = meta;
+	return args_check(cfg, meta_given);
+}

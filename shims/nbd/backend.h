@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Storage behind an export. A backend is a table of operations over a byte
+ * range [0, size); layers (replication, torus blocks) are backends over
+ * other backends. Every operation returns 0 or a negative errno.
+ *
+ * Operations may be called from several connection threads at once; a
+ * backend that cannot allow that (Redis, torus blocks) locks inside.
+ */
+#ifndef SHIM_BACKEND_H
+#define SHIM_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct backend;
+
+struct backend_ops {
+	const char *name;
+	int (*pread)(struct backend *be, void *buf, size_t len, uint64_t off);
+	int (*pwrite)(struct backend *be, const void *buf, size_t len,
+		      uint64_t off);
+	int (*zero)(struct backend *be, size_t len, uint64_t off);
+	int (*trim)(struct backend *be, size_t len, uint64_t off);
+	int (*flush)(struct backend *be);
+	/*
+	 * Optional: the bytes [off, off + len) in memory, for replies sent
+	 * without a copy (memory, null). NULL when not available.
+	 */
+	const void *(*peek)(struct backend *be, size_t len, uint64_t off);
+	void (*close)(struct backend *be);
+};
+
+struct backend {
+	const struct backend_ops *ops;
+	uint64_t size;
+};
+
+/* What --backend names, parsed by backend_parse(). */
+enum backend_kind {
+	BACKEND_MEMORY,
+	BACKEND_NULL,
+	BACKEND_FILE,
+	BACKEND_REDIS,
+};
+
+#define REDIS_MAX_SERVERS	64
+
+struct redis_addr {
+	char host[256];
+	int port;
+};
+
+struct backend_spec {
+	enum backend_kind kind;
+	char path[4096];			/* file */
+	int nservers;				/* redis storage servers */
+	struct redis_addr servers[REDIS_MAX_SERVERS];
+	struct redis_addr meta;			/* holds lba:<vdisk> */
+	int has_meta;
+};
+
+/*
+ * The raw stores. size 0 for backend_file_open means "take the file's
+ * size". Errors are written to err (one line, no prefix).
+ */
+struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen);
+struct backend *backend_null_open(uint64_t size, char *err, size_t errlen);
+struct backend *backend_file_open(const char *path, uint64_t size,
+				  char *err, size_t errlen);
+
+struct redis_params {
+	const struct backend_spec *spec;
+	const char *vdisk;
+	uint32_t block_size;
+	uint64_t size;
+};
+struct backend *backend_redis_open(const struct redis_params *p,
+				   char *err, size_t errlen);
+
+/* Layers. They own (and close) the backends they are given. */
+struct backend *replicate_open(struct backend **children, int n,
+			       char *err, size_t errlen);
+struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
+				  char *err, size_t errlen);
+
+static inline int backend_pread(struct backend *be, void *buf, size_t len,
+				uint64_t off)
+{
+	return be->ops->pread(be, buf, len, off);
+}
+
+static inline int backend_pwrite(struct backend *be, const void *buf,
+				 size_t len, uint64_t off)
+{
+	return be->ops->pwrite(be, buf, len, off);
+}
+
+static inline int backend_zero(struct backend *be, size_t len, uint64_t off)
+{
+	return be->ops->zero(be, len, off);
+}
+
+static inline int backend_trim(struct backend *be, size_t len, uint64_t off)
+{
+	return be->ops->trim(be, len, off);
+}
+
+static inline int backend_flush(struct backend *be)
+{
+	return be->ops->flush(be);
+}
+
+static inline const void *backend_peek(struct backend *be, size_t len,
+				       uint64_t off)
+{
+	return be->ops->peek ? be->ops->peek(be, len, off) : NULL;
+}
+
+static inline void backend_close(struct backend *be)
+{
+	if (be)
+		be->ops->close(be);
+}
+
+#endif /* SHIM_BACKEND_H */

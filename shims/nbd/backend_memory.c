@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The memory backend: one anonymous mapping of the export's size. Pages are
+ * only allocated when written; reads of untouched pages see the kernel's
+ * zero page. Replies point straight into the mapping (peek).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "util.h"
+
+struct memory {
+	struct backend be;
+	uint8_t *base;
+	size_t page;
+};
+
+static struct memory *to_memory(struct backend *be)
+{
+	return container_of(be, struct memory, be);
+}
+
+static int memory_pread(struct backend *be, void *buf, size_t len,
+			uint64_t off)
+{
+	memcpy(buf, to_memory(be)->base + off, len);
+	return 0;
+}
+
+static int memory_pwrite(struct backend *be, const void *buf, size_t len,
+			 uint64_t off)
+{
+	memcpy(to_memory(be)->base + off, buf, len);
+	return 0;
+}
+
+/* Whole pages are given back to the kernel; the edges are cleared. */
+static int memory_zero(struct backend *be, size_t len, uint64_t off)
+{
+	struct memory *m = to_memory(be);
+	uint64_t first = (off + m->page - 1) & ~(uint64_t)(m->page - 1);
+	uint64_t last = (off + len) & ~(uint64_t)(m->page - 1);
+
+	if (first >= last) {
+		memset(m->base + off, 0, len);
+		return 0;
+	}
+	memset(m->base + off, 0, first - off);
+	if (madvise(m->base + first, last - first, MADV_DONTNEED))
+		memset(m->base + first, 0, last - first);
+	memset(m->base + last, 0, off + len - last);
+	return 0;
+}
+
+static int memory_flush(struct backend *be)
+{
+	return 0;
+}
+
+static const void *memory_peek(struct backend *be, size_t len, uint64_t off)
+{
+	return to_memory(be)->base + off;
+}
+
+static void memory_close(struct backend *be)
+{
+	struct memory *m = to_memory(be);
+
+	munmap(m->base, be->size);
+	free(m);
+}
+
+static const struct backend_ops memory_ops = {
+	.name = "memory",
+	.pread = memory_pread,
+	.pwrite = memory_pwrite,
+	.zero = memory_zero,
+	.trim = memory_zero,
+	.flush = memory_flush,
+	.peek = memory_peek,
+	.close = memory_close,
+};
+
+struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen)
+{
+	struct memory *m;
+
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "memory backend: out of memory");
+		return NULL;
+	}
+	m->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m->base == MAP_FAILED) {
+		snprintf(err, errlen, "memory backend: cannot map %llu bytes: %s",
+			 (unsigned long long)size, strerror(errno));
+		free(m);
+		return NULL;
+	}
+	m->page = sysconf(_SC_PAGESIZE);
+	m->be.ops = &memory_ops;
+	m->be.size = size;
+	return &m->be;
+}

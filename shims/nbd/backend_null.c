@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The null backend: reads return zeroes, writes are dropped. Replies point
+ * into one read-only anonymous mapping of zeroes as large as the biggest
+ * request, so nothing is copied or allocated per request.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "backend.h"
+#include "util.h"
+
+/* As large as the biggest request any profile accepts. */
+#define NULL_ZERO_LEN	(64u << 20)
+
+struct null_be {
+	struct backend be;
+	const uint8_t *zeroes;
+};
+
+static struct null_be *to_null(struct backend *be)
+{
+	return container_of(be, struct null_be, be);
+}
+
+static int null_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	memset(buf, 0, len);
+	return 0;
+}
+
+static int null_pwrite(struct backend *be, const void *buf, size_t len,
+		       uint64_t off)
+{
+	return 0;
+}
+
+static int null_zero(struct backend *be, size_t len, uint64_t off)
+{
+	return 0;
+}
+
+static int null_flush(struct backend *be)
+{
+	return 0;
+}
+
+static const void *null_peek(struct backend *be, size_t len, uint64_t off)
+{
+	return len <= NULL_ZERO_LEN ? to_null(be)->zeroes : NULL;
+}
+
+static void null_close(struct backend *be)
+{
+	struct null_be *n = to_null(be);
+
+	munmap((void *)n->zeroes, NULL_ZERO_LEN);
+	free(n);
+}
+
+static const struct backend_ops null_ops = {
+	.name = "null",
+	.pread = null_pread,
+	.pwrite = null_pwrite,
+	.zero = null_zero,
+	.trim = null_zero,
+	.flush = null_flush,
+	.peek = null_peek,
+	.close = null_close,
+};
+
+struct backend *backend_null_open(uint64_t size, char *err, size_t errlen)
+{
+	struct null_be *n;
+	void *z;
+
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		snprintf(err, errlen, "null backend: out of memory");
+		return NULL;
+	}
+	z = mmap(NULL, NULL_ZERO_LEN, PROT_READ,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (z == MAP_FAILED) {
+		snprintf(err, errlen, "null backend: cannot map zeroes: %s",
+			 strerror(errno));
+		free(n);
+		return NULL;
+	}
+	n->zeroes = z;
+	n->be.ops = &null_ops;
+	n->be.size = size;
+	return &n->be;
+}

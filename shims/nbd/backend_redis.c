@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The 0-Disk deduped volume in Redis (layout in lba.h): block contents on N
+ * storage servers by hash[0] % N, the block map lba:<vdisk> on a metadata
+ * server. The block map is cached by sector; changed sectors are written
+ * back on FLUSH (also on FUA, disconnect and shutdown), as 0-Disk does.
+ * Unaligned I/O is read-merge-write of whole blocks. One mutex: hiredis
+ * contexts are not thread-safe, and 0-Disk serves one request at a time.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "backend.h"
+#include "blockmath.h"
+#include "lba.h"
+#include "log.h"
+#include "util.h"
+
+struct redis_be {
+	struct backend be;
+	pthread_mutex_t lock;
+	int nstore;
+	redisContext *store[REDIS_MAX_SERVERS];
+	struct redis_addr store_addr[REDIS_MAX_SERVERS];
+	redisContext *meta;
+	struct redis_addr meta_addr;
+	char key[512];			/* lba:<vdisk> */
+	uint32_t bs;
+	uint64_t nsectors;
+	uint8_t **sector;		/* cached sectors, NULL = not loaded */
+	uint8_t *dirty;			/* per sector */
+	uint64_t *dirty_list;
+	uint64_t ndirty;
+	uint8_t *scratch;		/* one block */
+	uint8_t zero_hash[LBA_HASH_LEN];
+};
+
+static struct redis_be *to_redis(struct backend *be)
+{
+	return container_of(be, struct redis_be, be);
+}
+
+static redisContext *redis_connect(const struct redis_addr *a, char *err,
+				   size_t errlen)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	redisContext *c;
+
+	c = redisConnectWithTimeout(a->host, a->port, tv);
+	if (!c || c->err) {
+		snprintf(err, errlen, "redis backend: cannot connect to %s:%d: %s",
+			 a->host, a->port, c ? c->errstr : "out of memory");
+		if (c)
+			redisFree(c);
+		return NULL;
+	}
+	redisSetTimeout(c, tv);
+	return c;
+}
+
+/* A context that failed is dropped and reconnected on next use. */
+static redisContext *redis_ctx(redisContext **slot,
+			       const struct redis_addr *a)
+{
+	char err[256];
+
+	if (*slot && (*slot)->err) {
+		shim_err("redis %s:%d: %s; reconnecting", a->host, a->port,
+			 (*slot)->errstr);
+		redisFree(*slot);
+		*slot = NULL;
+	}
+	if (!*slot) {
+		*slot = redis_connect(a, err, sizeof(err));
+		if (!*slot)
+			shim_err("%s", err);
+	}
+	return *slot;
+}
+
+static redisReply *redis_do(redisContext **slot, const struct redis_addr *a,
+			    const char *fmt, ...)
+{
+	redisContext *c = redis_ctx(slot, a);
+	redisReply *r;
+	va_list ap;
+
+	if (!c)
+		return NULL;
+	va_start(ap, fmt);
+	r = redisvCommand(c, fmt, ap);
+	va_end(ap);
+	if (!r)
+		shim_err("redis %s:%d: %s", a->host, a->port, c->errstr);
+	else if (r->type == REDIS_REPLY_ERROR)
+		shim_err("redis %s:%d: %s", a->host, a->port, r->str);
+	return r;
+}
+
+/* The cached sector, loaded with HGET on first use. */
+static uint8_t *sector_get(struct redis_be *r, uint64_t idx, int *ret)
+{
+	char field[32];
+	redisReply *rep;
+	uint8_t *s;
+
+	if (r->sector[idx])
+		return r->sector[idx];
+	s = calloc(1, LBA_SECTOR_LEN);
+	if (!s) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
+	lba_field(field, sizeof(field), idx);
+	rep = redis_do(&r->meta, &r->meta_addr, "HGET %s %s", r->key, field);
+	if (!rep || rep->type == REDIS_REPLY_ERROR) {
+		*ret = -EIO;
+		goto fail;
+	}
+	if (rep->type == REDIS_REPLY_STRING) {
+		if (rep->len != LBA_SECTOR_LEN) {
+			shim_err("redis: %s field %s has %zu bytes, expected %d",
+				 r->key, field, (size_t)rep->len, LBA_SECTOR_LEN);
+			*ret = -EIO;
+			goto fail;
+		}
+		memcpy(s, rep->str, LBA_SECTOR_LEN);
+	}
+	freeReplyObject(rep);
+	r->sector[idx] = s;
+	return s;
+fail:
+	if (rep)
+		freeReplyObject(rep);
+	free(s);
+	return NULL;
+}
+
+static int lba_set(struct redis_be *r, uint64_t block, const uint8_t *hash)
+{
+	uint64_t idx = lba_sector_of(block);
+	uint8_t *s;
+	int ret = 0;
+
+	s = sector_get(r, idx, &ret);
+	if (!s)
+		return ret;
+	lba_sector_set(s, lba_slot_of(block), hash);
+	if (!r->dirty[idx]) {
+		r->dirty[idx] = 1;
+		r->dirty_list[r->ndirty++] = idx;
+	}
+	return 0;
+}
+
+static int block_get(struct redis_be *r, uint64_t block, uint8_t *out)
+{
+	uint8_t hash[LBA_HASH_LEN];
+	redisReply *rep;
+	uint8_t *s;
+	unsigned int n;
+	int ret = 0;
+
+	s = sector_get(r, lba_sector_of(block), &ret);
+	if (!s)
+		return ret;
+	if (!lba_sector_get(s, lba_slot_of(block), hash)) {
+		memset(out, 0, r->bs);
+		return 0;
+	}
+	n = dedup_server(hash, r->nstore);
+	rep = redis_do(&r->store[n], &r->store_addr[n], "GET %b",
+		       hash, (size_t)LBA_HASH_LEN);
+	if (!rep || rep->type == REDIS_REPLY_ERROR) {
+		ret = -EIO;
+	} else if (rep->type == REDIS_REPLY_NIL) {
+		/* 0-Disk reads missing content as zeroes */
+		memset(out, 0, r->bs);
+	} else if (rep->type != REDIS_REPLY_STRING || rep->len != r->bs) {
+		shim_err("redis: block %llu content has %zu bytes, expected %u",
+			 (unsigned long long)block, (size_t)rep->len, r->bs);
+		ret = -EIO;
+	} else {
+		memcpy(out, rep->str, r->bs);
+	}
+	if (rep)
+		freeReplyObject(rep);
+	return ret;
+}
+
+static int block_put(struct redis_be *r, uint64_t block, const uint8_t *data)
+{
+	uint8_t hash[LBA_HASH_LEN];
+	redisReply *rep;
+	unsigned int n;
+	int ret = 0;
+
+	dedup_hash(data, r->bs, hash);
+	if (!memcmp(hash, r->zero_hash, LBA_HASH_LEN))
+		return lba_set(r, block, NULL);
+	n = dedup_server(hash, r->nstore);
+	rep = redis_do(&r->store[n], &r->store_addr[n], "SET %b %b",
+		       hash, (size_t)LBA_HASH_LEN, data, (size_t)r->bs);
+	if (!rep || rep->type == REDIS_REPLY_ERROR)
+		ret = -EIO;
+	if (rep)
+		freeReplyObject(rep);
+	return ret ? ret : lba_set(r, block, hash);
+}
+
+static int redis_pread(struct backend *be, void *buf, size_t len,
+		       uint64_t off)
+{
+	struct redis_be *r = to_redis(be);
+	uint64_t end = off + len;
+	uint8_t *p = buf;
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	while (off < end && !ret) {
+		struct blk_span s = blk_span_at(off, end, r->bs);
+
+		if (blk_span_whole(&s, r->bs)) {
+			ret = block_get(r, s.block, p);
+		} else {
+			ret = block_get(r, s.block, r->scratch);
+			memcpy(p, r->scratch + s.boff, s.blen);
+		}
+		p += s.blen;
+		off += s.blen;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* data NULL writes zeroes. */
+static int redis_write(struct redis_be *r, const uint8_t *data, size_t len,
+		       uint64_t off)
+{
+	uint64_t end = off + len;
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	while (off < end && !ret) {
+		struct blk_span s = blk_span_at(off, end, r->bs);
+
+		if (blk_span_whole(&s, r->bs)) {
+			ret = data ? block_put(r, s.block, data) :
+				     lba_set(r, s.block, NULL);
+		} else {
+			ret = block_get(r, s.block, r->scratch);
+			if (!ret) {
+				if (data)
+					memcpy(r->scratch + s.boff, data,
+					       s.blen);
+				else
+					memset(r->scratch + s.boff, 0, s.blen);
+				ret = block_put(r, s.block, r->scratch);
+			}
+		}
+		if (data)
+			data += s.blen;
+		off += s.blen;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+static int redis_pwrite(struct backend *be, const void *buf, size_t len,
+			uint64_t off)
+{
+	return redis_write(to_redis(be), buf, len, off);
+}
+
+static int redis_zero(struct backend *be, size_t len, uint64_t off)
+{
+	return redis_write(to_redis(be), NULL, len, off);
+}
+
+/* Dirty sectors go out pipelined: HSET, or HDEL when all nil. */
+static int redis_flush_locked(struct redis_be *r)
+{
+	redisContext *c = redis_ctx(&r->meta, &r->meta_addr);
+	char field[32];
+	redisReply *rep;
+	uint64_t i, idx;
+	int ret = 0;
+
+	if (!r->ndirty)
+		return 0;
+	if (!c)
+		return -EIO;
+	for (i = 0; i < r->ndirty; i++) {
+		idx = r->dirty_list[i];
+		lba_field(field, sizeof(field), idx);
+		if (lba_sector_is_nil(r->sector[idx]))
+			redisAppendCommand(c, "HDEL %s %s", r->key, field);
+		else
+			redisAppendCommand(c, "HSET %s %s %b", r->key, field,
+					   r->sector[idx],
+					   (size_t)LBA_SECTOR_LEN);
+	}
+	for (i = 0; i < r->ndirty; i++) {
+		if (redisGetReply(c, (void **)&rep) != REDIS_OK) {
+			shim_err("redis %s:%d: %s", r->meta_addr.host,
+				 r->meta_addr.port, c->errstr);
+			return -EIO;
+		}
+		if (rep->type == REDIS_REPLY_ERROR) {
+			shim_err("redis %s:%d: %s", r->meta_addr.host,
+				 r->meta_addr.port, rep->str);
+			ret = -EIO;
+		}
+		freeReplyObject(rep);
+	}
+	if (ret)
+		return ret;
+	for (i = 0; i < r->ndirty; i++)
+		r->dirty[r->dirty_list[i]] = 0;
+	r->ndirty = 0;
+	return 0;
+}
+
+static int redis_flush(struct backend *be)
+{
+	struct redis_be *r = to_redis(be);
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = redis_flush_locked(r);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+static void redis_close(struct backend *be)
+{
+	struct redis_be *r = to_redis(be);
+	uint64_t i;
+	int n;
+
+	if (redis_flush_locked(r))
+		shim_err("redis: could not write the block map back on close");
+	for (n = 0; n < r->nstore; n++)
+		if (r->store[n])
+			redisFree(r->store[n]);
+	if (r->meta)
+		redisFree(r->meta);
+	for (i = 0; i < r->nsectors; i++)
+		free(r->sector[i]);
+	free(r->sector);
+	free(r->dirty);
+	free(r->dirty_list);
+	free(r->scratch);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+static const struct backend_ops redis_ops = {
+	.name = "redis",
+	.pread = redis_pread,
+	.pwrite = redis_pwrite,
+	.zero = redis_zero,
+	.trim = redis_zero,
+	.flush = redis_flush,
+	.close = redis_close,
+};
+
+struct backend *backend_redis_open(const struct redis_params *p,
+				   char *err, size_t errlen)
+{
+	const struct backend_spec *spec = p->spec;
+	struct redis_be *r;
+	uint8_t *zero;
+	int i;
+
+	if (!p->block_size || p->size % p->block_size) {
+		snprintf(err, errlen,
+			 "redis backend: the size (%llu) must be a multiple of the block size (%u)",
+			 (unsigned long long)p->size, p->block_size);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "redis backend: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	r->bs = p->block_size;
+	r->nsectors = lba_sector_of(p->size / p->block_size - 1) + 1;
+	r->sector = calloc(r->nsectors, sizeof(*r->sector));
+	r->dirty = calloc(r->nsectors, 1);
+	r->dirty_list = calloc(r->nsectors, sizeof(*r->dirty_list));
+	r->scratch = malloc(r->bs);
+	zero = calloc(1, r->bs);
+	if (!r->sector || !r->dirty || !r->dirty_list || !r->scratch || !zero) {
+		snprintf(err, errlen, "redis backend: out of memory");
+		free(zero);
+		goto fail;
+	}
+	dedup_hash(zero, r->bs, r->zero_hash);
+	free(zero);
+	lba_key(r->key, sizeof(r->key), p->vdisk);
+
+	r->nstore = spec->nservers;
+	for (i = 0; i < r->nstore; i++) {
+		r->store_addr[i] = spec->servers[i];
+		r->store[i] = redis_connect(&spec->servers[i], err, errlen);
+		if (!r->store[i])
+			goto fail;
+	}
+	r->meta_addr = spec->has_meta ? spec->meta : spec->servers[0];
+	r->meta = redis_connect(&r->meta_addr, err, errlen);
+	if (!r->meta)
+		goto fail;
+
+	r->be.ops = &redis_ops;
+	r->be.size = p->size;
+	return &r->be;
+fail:
+	r->nsectors = r->sector ? r->nsectors : 0;
+	redis_close(&r->be);
+	return NULL;
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Connection buffers: batched receive and batched send; see conn.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "shape.h"
+#include "util.h"
+
+int conn_init(struct conn *c, int fd, struct server *srv)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->srv = srv;
+	c->in_cap = CONN_IN_SIZE;
+	c->out_cap = CONN_OUT_SIZE;
+	c->in = malloc(c->in_cap);
+	c->out = malloc(c->out_cap);
+	if (!c->in || !c->out) {
+		free(c->in);
+		free(c->out);
+		return -1;
+	}
+	return 0;
+}
+
+void conn_free(struct conn *c)
+{
+	free(c->in);
+	free(c->out);
+}
+
+/* Room for n bytes from in_pos: compact, or grow when n is larger. */
+static int conn_make_room(struct conn *c, size_t n)
+{
+	size_t have = conn_avail(c);
+	uint8_t *p;
+
+	if (n > c->in_cap) {
+		p = malloc(n);
+		if (!p)
+			return -1;
+		memcpy(p, conn_data(c), have);
+		free(c->in);
+		c->in = p;
+		c->in_cap = n;
+	} else if (c->in_pos) {
+		memmove(c->in, conn_data(c), have);
+	}
+	c->in_pos = 0;
+	c->in_end = have;
+	return 0;
+}
+
+int conn_need(struct conn *c, size_t n)
+{
+	ssize_t got;
+
+	if (conn_avail(c) >= n)
+		return 0;
+	if ((c->in_pos || n > c->in_cap) && conn_make_room(c, n))
+		return -1;
+	if (conn_flush(c))
+		return -1;
+	while (conn_avail(c) < n) {
+		got = recv(c->fd, c->in + c->in_end, c->in_cap - c->in_end, 0);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got < 0)
+				shim_debug("%s: receive: %s", c->peer,
+					   strerror(errno));
+			return -1;
+		}
+		c->in_end += got;
+	}
+	return 0;
+}
+
+const uint8_t *conn_read(struct conn *c, size_t n)
+{
+	const uint8_t *p;
+
+	if (conn_need(c, n))
+		return NULL;
+	p = conn_data(c);
+	conn_consume(c, n);
+	return p;
+}
+
+int conn_skip(struct conn *c, uint64_t n)
+{
+	size_t chunk;
+
+	while (n) {
+		chunk = min_u64(n, c->in_cap);
+		if (conn_need(c, chunk))
+			return -1;
+		conn_consume(c, chunk);
+		n -= chunk;
+	}
+	return 0;
+}
+
+static int conn_grow_out(struct conn *c, size_t len)
+{
+	uint8_t *p;
+
+	/* only with nothing queued: iovecs point into the old buffer */
+	p = malloc(len);
+	if (!p)
+		return -1;
+	free(c->out);
+	c->out = p;
+	c->out_cap = len;
+	return 0;
+}
+
+uint8_t *conn_reserve(struct conn *c, size_t len)
+{
+	struct iovec *last;
+	uint8_t *p;
+
+	if (c->out_used + len > c->out_cap || c->niov == CONN_IOV_MAX) {
+		if (conn_flush(c))
+			return NULL;
+		if (len > c->out_cap && conn_grow_out(c, len))
+			return NULL;
+	}
+	p = c->out + c->out_used;
+	c->out_used += len;
+	last = c->niov ? &c->iov[c->niov - 1] : NULL;
+	if (last && (uint8_t *)last->iov_base + last->iov_len == p) {
+		last->iov_len += len;
+	} else {
+		c->iov[c->niov].iov_base = p;
+		c->iov[c->niov].iov_len = len;
+		c->niov++;
+	}
+	return p;
+}
+
+void conn_unreserve(struct conn *c, size_t n)
+{
+	struct iovec *last = &c->iov[c->niov - 1];
+
+	c->out_used -= n;
+	last->iov_len -= n;
+	if (!last->iov_len)
+		c->niov--;
+}
+
+int conn_queue_ref(struct conn *c, const void *p, size_t len)
+{
+	if (c->niov == CONN_IOV_MAX && conn_flush(c))
+		return -1;
+	c->iov[c->niov].iov_base = (void *)p;
+	c->iov[c->niov].iov_len = len;
+	c->niov++;
+	c->out_refs_backend = true;
+	return 0;
+}
+
+int conn_flush(struct conn *c)
+{
+	struct msghdr msg = { 0 };
+	struct iovec *iov = c->iov;
+	int niov = c->niov;
+	ssize_t n;
+
+	if (!niov)
+		return 0;
+	if (c->due_ns) {
+		shaper_wait(c->due_ns);
+		c->due_ns = 0;
+	}
+	while (niov) {
+		msg.msg_iov = iov;
+		msg.msg_iovlen = niov;
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			shim_debug("%s: send: %s", c->peer, strerror(errno));
+			return -1;
+		}
+		while (niov && (size_t)n >= iov->iov_len) {
+			n -= iov->iov_len;
+			iov++;
+			niov--;
+		}
+		if (niov) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= n;
+		}
+	}
+	c->niov = 0;
+	c->out_used = 0;
+	c->out_refs_backend = false;
+	return 0;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Builds the export's backend stack from the configuration:
+ *
+ *   torus     torus blocks (RMW) -> [replicate R] -> R x memory|null|file
+ *   zeroos    memory | null | file | redis (0-Disk deduped layout)
+ *   standard  memory | null | file
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "export.h"
+#include "profile.h"
+
+/* Largest request the zeroos and standard profiles advertise. */
+#define EXPORT_MAX_BLOCK	(32u << 20)
+
+static struct backend *open_store(const struct shim_config *cfg,
+				  const char *path, char *err, size_t errlen)
+{
+	switch (cfg->backend.kind) {
+	case BACKEND_MEMORY:
+		return backend_memory_open(cfg->size, err, errlen);
+	case BACKEND_NULL:
+		return backend_null_open(cfg->size, err, errlen);
+	case BACKEND_FILE:
+		return backend_file_open(path, cfg->size, err, errlen);
+	default:
+		snprintf(err, errlen, "this backend needs --profile zeroos");
+		return NULL;
+	}
+}
+
+/* torus: R replicas; files are PATH.0 .. PATH.R-1 when R > 1. */
+static struct backend *open_torus(const struct shim_config *cfg,
+				  char *err, size_t errlen)
+{
+	struct backend *rep[64];
+	char path[sizeof(cfg->backend.path) + 16];
+	struct backend *be;
+	int i;
+
+	for (i = 0; i < cfg->replicas; i++) {
+		if (cfg->replicas > 1)
+			snprintf(path, sizeof(path), "%s.%d",
+				 cfg->backend.path, i);
+		else
+			snprintf(path, sizeof(path), "%s", cfg->backend.path);
+		rep[i] = open_store(cfg, path, err, errlen);
+		if (!rep[i]) {
+			while (i--)
+				backend_close(rep[i]);
+			return NULL;
+		}
+	}
+	if (cfg->replicas == 1) {
+		be = rep[0];
+	} else {
+		be = replicate_open(rep, cfg->replicas, err, errlen);
+		if (!be)
+			return NULL;
+	}
+	return torus_blocks_open(be, cfg->block_size, err, errlen);
+}
+
+int export_open(struct export *e, const struct shim_config *cfg,
+		char *err, size_t errlen)
+{
+	const struct profile *prof = cfg->profile;
+	struct redis_params rp;
+
+	memset(e, 0, sizeof(*e));
+	pthread_mutex_init(&e->lock, NULL);
+	snprintf(e->name, sizeof(e->name), "%s", cfg->export_name);
+	if (prof == &profile_torus) {
+		e->be = open_torus(cfg, err, errlen);
+	} else if (cfg->backend.kind == BACKEND_REDIS) {
+		rp.spec = &cfg->backend;
+		rp.vdisk = cfg->vdisk;
+		rp.block_size = cfg->block_size;
+		rp.size = cfg->size;
+		e->be = backend_redis_open(&rp, err, errlen);
+	} else {
+		e->be = open_store(cfg, cfg->backend.path, err, errlen);
+	}
+	if (!e->be)
+		return -1;
+	e->size = e->be->size;
+	e->min_block = 1;
+	e->pref_block = cfg->block_size;
+	e->max_block = EXPORT_MAX_BLOCK;
+	return 0;
+}
+
+void export_close(struct export *e)
+{
+	if (e->be && backend_flush(e->be))
+		fprintf(stderr, "nbd-shim: flushing the export on exit failed\n");
+	backend_close(e->be);
+	e->be = NULL;
+	pthread_mutex_destroy(&e->lock);
+}

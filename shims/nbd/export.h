@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The one export a shim serves: its name, size, block sizes, the backend
+ * stack, and the lock torus takes per volume.
+ */
+#ifndef SHIM_EXPORT_H
+#define SHIM_EXPORT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend.h"
+#include "nbd_wire.h"
+
+struct shim_config;
+
+struct export {
+	char name[NBD_MAX_STRING + 1];
+	uint64_t size;
+	struct backend *be;
+	uint32_t min_block, pref_block, max_block;
+	pthread_mutex_t lock;
+	bool busy;			/* torus: a connection holds it */
+};
+
+/* Builds the backend stack the profile calls for. */
+int export_open(struct export *e, const struct shim_config *cfg,
+		char *err, size_t errlen);
+void export_close(struct export *e);
+
+static inline bool export_name_is(const struct export *e, const uint8_t *name,
+				  size_t len)
+{
+	return strlen(e->name) == len && !memcmp(e->name, name, len);
+}
+
+/* torus: one connection per volume. */
+static inline bool export_try_lock(struct export *e)
+{
+	bool got;
+
+	pthread_mutex_lock(&e->lock);
+	got = !e->busy;
+	e->busy = true;
+	pthread_mutex_unlock(&e->lock);
+	return got;
+}
+
+static inline void export_unlock(struct export *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->busy = false;
+	pthread_mutex_unlock(&e->lock);
+}
+
+#endif /* SHIM_EXPORT_H */

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The profiles by name.
+ */
+#include <string.h>
+
+#include "profile.h"
+#include "util.h"
+
+const struct profile *profile_find(const char *name)
+{
+	static const struct profile *const all[] = {
+		&profile_torus, &profile_zeroos, &profile_standard,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The torus profile: `torusblk nbdserve` (coreos/torus internal/nbd), as
+ * observed on the wire (../shared/reference/legacy-nbd-servers.md):
+ *
+ * - fixed newstyle, handshake flags 0x0001; client flags read and ignored;
+ * - options: EXPORT_NAME (empty or unknown name, or a volume already in
+ *   use: connection closed), LIST (its payload is not read), ABORT (acked
+ *   as LIST, then the connection ends); any other option, or one longer
+ *   than 4096 bytes, closes the connection without a reply;
+ * - export reply: size, flags 0x0025, always 124 zeroes;
+ * - READ, WRITE, FLUSH, TRIM (which also syncs), DISC; FUA ignored; any
+ *   other command closes the connection; simple replies only;
+ * - one request at a time, replies in order; one connection per volume.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "backend.h"
+#include "conn.h"
+#include "export.h"
+#include "handshake.h"
+#include "log.h"
+#include "profile.h"
+#include "reply.h"
+
+#define TORUS_HFLAGS	NBD_FLAG_FIXED_NEWSTYLE
+#define TORUS_TFLAGS	(NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH | \
+			 NBD_FLAG_SEND_TRIM)
+#define TORUS_MAX_OPTION	4096
+/* torus allocates whatever length is asked; the shim stops here. */
+#define TORUS_MAX_REQUEST	(64u << 20)
+
+static int torus_export_name(struct conn *c, uint32_t len)
+{
+	struct export *e = c->exp;
+	const uint8_t *name = conn_read(c, len);
+
+	if (!name)
+		return -1;
+	if (!len) {
+		shim_info("%s: empty volume name (torus requires one); closing",
+			  c->peer);
+		return -1;
+	}
+	if (!export_name_is(e, name, len)) {
+		shim_info("%s: no volume \"%.*s\" (torus serves \"%s\"); closing",
+			  c->peer, (int)len, name, e->name);
+		return -1;
+	}
+	if (!export_try_lock(e)) {
+		shim_info("%s: volume \"%s\" is in use by another connection: torus: locked; closing",
+			  c->peer, e->name);
+		return -1;
+	}
+	c->holds_export = true;
+	return hs_export_name_reply(c, e->size, TORUS_TFLAGS, false);
+}
+
+static int torus_negotiate(struct conn *c)
+{
+	uint32_t cflags, opt, len;
+
+	if (hs_greeting(c, TORUS_HFLAGS) || hs_client_flags(c, &cflags))
+		return -1;
+	for (;;) {
+		if (hs_option(c, &opt, &len))
+			return -1;
+		if (len > TORUS_MAX_OPTION) {
+			shim_info("%s: strange option length %u; closing",
+				  c->peer, len);
+			return -1;
+		}
+		switch (opt) {
+		case NBD_OPT_EXPORT_NAME:
+			return torus_export_name(c, len);
+		case NBD_OPT_ABORT:
+			/* torus acks it as LIST, then has no volume to serve */
+			hs_reply(c, NBD_OPT_LIST, NBD_REP_ACK);
+			conn_flush(c);
+			return -1;
+		case NBD_OPT_LIST:
+			/* the payload stays in the stream, as in torus */
+			if (hs_reply_server(c, NBD_OPT_LIST, c->exp->name) ||
+			    hs_reply(c, NBD_OPT_LIST, NBD_REP_ACK))
+				return -1;
+			break;
+		default:
+			shim_info("%s: unknown option %s (%u): torus closes the connection",
+				  c->peer, nbd_opt_name(opt), opt);
+			return -1;
+		}
+	}
+}
+
+static int torus_check(struct conn *c, const struct nbd_request *req)
+{
+	switch (req->type) {
+	case NBD_CMD_READ:
+		if (req->length > TORUS_MAX_REQUEST) {
+			shim_info("%s: READ of %u bytes; closing", c->peer,
+				  req->length);
+			return REQ_CLOSE;
+		}
+		return 0;
+	case NBD_CMD_WRITE:
+	case NBD_CMD_FLUSH:
+	case NBD_CMD_TRIM:
+	case NBD_CMD_DISC:
+		return 0;
+	default:
+		shim_info("%s: nbd: invalid command %u; closing", c->peer,
+			  req->type);
+		return REQ_CLOSE;
+	}
+}
+
+static bool in_range(const struct conn *c, const struct nbd_request *req)
+{
+	return req->offset <= c->exp->size &&
+	       req->length <= c->exp->size - req->offset;
+}
+
+/*
+ * torus answers a failed read with the error and still sends the buffer;
+ * the shim sends zeroes in its place.
+ */
+static int torus_read(struct conn *c, const struct nbd_request *req)
+{
+	uint8_t *p = conn_reserve(c, NBD_SIMPLE_REPLY_LEN + req->length);
+	int err = -EIO;
+
+	if (!p)
+		return REQ_CLOSE;
+	if (in_range(c, req))
+		err = backend_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN,
+				    req->length, req->offset);
+	if (err)
+		memset(p + NBD_SIMPLE_REPLY_LEN, 0, req->length);
+	nbd_encode_simple_reply(p, err ? NBD_EIO : 0, req->cookie);
+	return REQ_NEXT;
+}
+
+static int torus_request(struct conn *c, const struct nbd_request *req,
+			 const uint8_t *payload)
+{
+	struct backend *be = c->exp->be;
+	uint32_t error = 0;
+	int ret;
+
+	switch (req->type) {
+	case NBD_CMD_READ:
+		return torus_read(c, req);
+	case NBD_CMD_WRITE:
+		if (!in_range(c, req) ||
+		    backend_pwrite(be, payload, req->length, req->offset))
+			error = NBD_EIO;
+		break;
+	case NBD_CMD_TRIM:
+		/* errors are only logged; trim is followed by a sync */
+		if (in_range(c, req)) {
+			ret = backend_trim(be, req->length, req->offset);
+			if (ret)
+				shim_info("%s: trim error: %s", c->peer,
+					  strerror(-ret));
+		}
+		/* fall through */
+	case NBD_CMD_FLUSH:
+		ret = backend_flush(be);
+		if (ret)
+			shim_info("%s: sync error: %s", c->peer,
+				  strerror(-ret));
+		break;
+	case NBD_CMD_DISC:
+		backend_flush(be);
+		return REQ_DISC;
+	}
+	return reply_simple(c, req->cookie, error) ? REQ_CLOSE : REQ_NEXT;
+}
+
+const struct profile profile_torus = {
+	.name = "torus",
+	.default_export = "torus",
+	.default_block_size = 512 * 1024,
+	.max_payload = TORUS_MAX_REQUEST,
+	.pipelined = false,
+	.negotiate = torus_negotiate,
+	.check = torus_check,
+	.request = torus_request,
+};

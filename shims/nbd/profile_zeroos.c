@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The zeroos profile: ZeroOS 0-Disk's `nbdserver` (zero-os/0-Disk
+ * nbd/gonbdserver), as observed on the wire
+ * (../shared/reference/legacy-nbd-servers.md):
+ *
+ * - fixed newstyle, handshake flags 0x0003; the client's NO_ZEROES is
+ *   honoured;
+ * - options: EXPORT_NAME (empty = the default export; unknown: connection
+ *   closed), LIST, STARTTLS (ERR_UNSUP; payload left in the stream, as
+ *   0-Disk does), ABORT (ACK, then closed), anything else ERR_UNSUP;
+ *   INFO and GO are read in the pre-standard order (u16 info count, the
+ *   infos, u32 name length, name) straight from the stream, so a
+ *   conformant OPT_GO for a named export fails with "Name is too long"
+ *   and the connection is dropped; an unknown name gets ERR_UNKNOWN;
+ * - transmission flags 0x014d; block sizes 1 / --block-size / 32 MiB;
+ * - READ, WRITE, FLUSH, WRITE_ZEROES, DISC; FUA flushes the backend; TRIM
+ *   (not advertised) answers EIO; a request with length 0, past the end or
+ *   over the maximum, or an unknown command, drops the connection;
+ * - the READ reply header goes out before the data is read, so a backend
+ *   read error ends the connection; every error is EIO;
+ * - one request at a time, replies in order.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "backend.h"
+#include "conn.h"
+#include "export.h"
+#include "handshake.h"
+#include "log.h"
+#include "profile.h"
+#include "reply.h"
+
+#define ZEROOS_HFLAGS	(NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES)
+/* bit 8 is 0-Disk's old NBD_FLAG_SEND_CLOSE (CAN_MULTI_CONN today) */
+#define ZEROOS_TFLAGS	(NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH | \
+			 NBD_FLAG_SEND_FUA | NBD_FLAG_SEND_WRITE_ZEROES | \
+			 NBD_FLAG_CAN_MULTI_CONN)
+#define ZEROOS_MAX_OPTION	65536
+#define ZEROOS_MAX_NAME		4096
+
+static int zeroos_export_name(struct conn *c, uint32_t len)
+{
+	struct export *e = c->exp;
+	const uint8_t *name = conn_read(c, len);
+
+	if (!name)
+		return -1;
+	if (len && !export_name_is(e, name, len)) {
+		shim_info("%s: no export \"%.*s\" (serving \"%s\"); closing",
+			  c->peer, (int)len, name, e->name);
+		return -1;
+	}
+	return hs_export_name_reply(c, e->size, ZEROOS_TFLAGS, c->no_zeroes);
+}
+
+/*
+ * INFO or GO, parsed as 0-Disk does: field by field from the stream, in
+ * the pre-standard order, whatever the option length says. Returns 1 when
+ * GO succeeded (transmission follows), 0 to read the next option, -1 to
+ * drop the connection.
+ */
+static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
+{
+	struct export *e = c->exp;
+	const uint8_t *p;
+	uint32_t ninfo, namelen, used;
+
+	p = conn_read(c, 2);
+	if (!p)
+		return -1;
+	ninfo = nbd_get16(p);
+	/* the info requests only matter for BLOCK_SIZE_REQD, never sent
+	 * since the minimum block size is 1 */
+	if (conn_skip(c, 2 * ninfo))
+		return -1;
+	p = conn_read(c, 4);
+	if (!p)
+		return -1;
+	namelen = nbd_get32(p);
+	if (namelen > ZEROOS_MAX_NAME) {
+		shim_info("%s: %s: Name is too long (%u: the option was not in 0-Disk's pre-standard field order); closing",
+			  c->peer, nbd_opt_name(opt), namelen);
+		return -1;
+	}
+	p = conn_read(c, namelen);
+	if (!p)
+		return -1;
+	used = 2 + 2 * ninfo + 4 + namelen;
+	if (optlen < used) {
+		shim_info("%s: Option length too short; closing", c->peer);
+		return -1;
+	}
+	if (namelen && !export_name_is(e, p, namelen)) {
+		shim_info("%s: %s: no export \"%.*s\"", c->peer,
+			  nbd_opt_name(opt), (int)namelen, p);
+		if (conn_skip(c, optlen - used))
+			return -1;
+		return hs_reply(c, opt, NBD_REP_ERR_UNKNOWN);
+	}
+	if (conn_skip(c, optlen - used))
+		return -1;
+	if (hs_reply_info_export(c, opt, e->size, ZEROOS_TFLAGS) ||
+	    hs_reply_info_text(c, opt, NBD_INFO_NAME, e->name) ||
+	    hs_reply_info_text(c, opt, NBD_INFO_DESCRIPTION, "") ||
+	    hs_reply_info_block_size(c, opt, e->min_block, e->pref_block,
+				     e->max_block) ||
+	    hs_reply(c, opt, NBD_REP_ACK))
+		return -1;
+	return opt == NBD_OPT_GO ? 1 : 0;
+}
+
+static int zeroos_negotiate(struct conn *c)
+{
+	uint32_t cflags, opt, len;
+	int ret;
+
+	if (hs_greeting(c, ZEROOS_HFLAGS) || hs_client_flags(c, &cflags))
+		return -1;
+	c->no_zeroes = cflags & NBD_FLAG_C_NO_ZEROES;
+	for (;;) {
+		if (hs_option(c, &opt, &len))
+			return -1;
+		if (len > ZEROOS_MAX_OPTION) {
+			shim_info("%s: Option is too long (%u); closing",
+				  c->peer, len);
+			return -1;
+		}
+		switch (opt) {
+		case NBD_OPT_EXPORT_NAME:
+			return zeroos_export_name(c, len);
+		case NBD_OPT_INFO:
+		case NBD_OPT_GO:
+			ret = zeroos_info_go(c, opt, len);
+			if (ret)
+				return ret < 0 ? -1 : 0;
+			break;
+		case NBD_OPT_LIST:
+			if (hs_reply_server(c, opt, c->exp->name) ||
+			    hs_reply(c, opt, NBD_REP_ACK))
+				return -1;
+			break;
+		case NBD_OPT_STARTTLS:
+			if (hs_reply(c, opt, NBD_REP_ERR_UNSUP))
+				return -1;
+			break;
+		case NBD_OPT_ABORT:
+			hs_reply(c, opt, NBD_REP_ACK);
+			conn_flush(c);
+			return -1;
+		default:
+			if (conn_skip(c, len) ||
+			    hs_reply(c, opt, NBD_REP_ERR_UNSUP))
+				return -1;
+			break;
+		}
+	}
+}
+
+static int zeroos_check(struct conn *c, const struct nbd_request *req)
+{
+	const struct export *e = c->exp;
+
+	switch (req->type) {
+	case NBD_CMD_READ:
+	case NBD_CMD_WRITE:
+	case NBD_CMD_TRIM:
+	case NBD_CMD_WRITE_ZEROES:
+		if (!req->length || req->offset > e->size ||
+		    req->length > e->size - req->offset) {
+			shim_info("%s: bad offset or length (%s offset %llu length %u, size %llu); closing",
+				  c->peer, nbd_cmd_name(req->type),
+				  (unsigned long long)req->offset,
+				  req->length, (unsigned long long)e->size);
+			return REQ_CLOSE;
+		}
+		if (req->length > e->max_block) {
+			shim_info("%s: %s of %u bytes is over the %u-byte maximum block size; closing",
+				  c->peer, nbd_cmd_name(req->type),
+				  req->length, e->max_block);
+			return REQ_CLOSE;
+		}
+		return 0;
+	case NBD_CMD_FLUSH:
+	case NBD_CMD_DISC:
+		return 0;
+	default:
+		shim_info("%s: unknown command %u; closing", c->peer,
+			  req->type);
+		return REQ_CLOSE;
+	}
+}
+
+/* The header is committed before the data is read, as in 0-Disk. */
+static int zeroos_read(struct conn *c, const struct nbd_request *req)
+{
+	uint8_t *p = conn_reserve(c, NBD_SIMPLE_REPLY_LEN + req->length);
+	int ret;
+
+	if (!p)
+		return REQ_CLOSE;
+	nbd_encode_simple_reply(p, 0, req->cookie);
+	ret = backend_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN, req->length,
+			    req->offset);
+	if (ret) {
+		shim_info("%s: read I/O error: %s; closing", c->peer,
+			  strerror(-ret));
+		conn_unreserve(c, req->length);
+		conn_flush(c);
+		return REQ_CLOSE;
+	}
+	return REQ_NEXT;
+}
+
+static int zeroos_request(struct conn *c, const struct nbd_request *req,
+			  const uint8_t *payload)
+{
+	struct backend *be = c->exp->be;
+	bool fua = req->flags & NBD_CMD_FLAG_FUA;
+	int ret = 0;
+
+	switch (req->type) {
+	case NBD_CMD_READ:
+		return zeroos_read(c, req);
+	case NBD_CMD_WRITE:
+		ret = backend_pwrite(be, payload, req->length, req->offset);
+		if (!ret && fua)
+			ret = backend_flush(be);
+		break;
+	case NBD_CMD_WRITE_ZEROES:
+		ret = backend_zero(be, req->length, req->offset);
+		if (!ret && fua)
+			ret = backend_flush(be);
+		break;
+	case NBD_CMD_FLUSH:
+		ret = backend_flush(be);
+		break;
+	case NBD_CMD_TRIM:
+		ret = -EIO;	/* 0-Disk's backends cannot trim */
+		break;
+	case NBD_CMD_DISC:
+		if (backend_flush(be))
+			shim_info("%s: cannot flush backend", c->peer);
+		return REQ_DISC;
+	}
+	if (ret && req->type != NBD_CMD_TRIM)
+		shim_info("%s: %s I/O error: %s", c->peer,
+			  nbd_cmd_name(req->type), strerror(-ret));
+	return reply_simple(c, req->cookie, ret ? NBD_EIO : 0) ?
+	       REQ_CLOSE : REQ_NEXT;
+}
+
+const struct profile profile_zeroos = {
+	.name = "zeroos",
+	.default_export = "default",
+	.default_block_size = 4096,
+	.max_payload = 32u << 20,
+	.pipelined = false,
+	.negotiate = zeroos_negotiate,
+	.check = zeroos_check,
+	.request = zeroos_request,
+};

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * torus replication with write level "all": every write, zero, trim and
+ * flush goes to each of the R replicas in turn and succeeds only when all
+ * of them did. Reads come from the first replica that answers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "util.h"
+
+struct replicate {
+	struct backend be;
+	int n;
+	struct backend *child[];
+};
+
+static struct replicate *to_rep(struct backend *be)
+{
+	return container_of(be, struct replicate, be);
+}
+
+static int rep_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	struct replicate *r = to_rep(be);
+	int i, ret = -EIO;
+
+	for (i = 0; i < r->n; i++) {
+		ret = backend_pread(r->child[i], buf, len, off);
+		if (!ret)
+			return 0;
+	}
+	return ret;
+}
+
+static int rep_pwrite(struct backend *be, const void *buf, size_t len,
+		      uint64_t off)
+{
+	struct replicate *r = to_rep(be);
+	int i, ret, first = 0;
+
+	for (i = 0; i < r->n; i++) {
+		ret = backend_pwrite(r->child[i], buf, len, off);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+static int rep_zero(struct backend *be, size_t len, uint64_t off)
+{
+	struct replicate *r = to_rep(be);
+	int i, ret, first = 0;
+
+	for (i = 0; i < r->n; i++) {
+		ret = backend_zero(r->child[i], len, off);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+static int rep_trim(struct backend *be, size_t len, uint64_t off)
+{
+	struct replicate *r = to_rep(be);
+	int i, ret, first = 0;
+
+	for (i = 0; i < r->n; i++) {
+		ret = backend_trim(r->child[i], len, off);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+static int rep_flush(struct backend *be)
+{
+	struct replicate *r = to_rep(be);
+	int i, ret, first = 0;
+
+	for (i = 0; i < r->n; i++) {
+		ret = backend_flush(r->child[i]);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+static void rep_close(struct backend *be)
+{
+	struct replicate *r = to_rep(be);
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		backend_close(r->child[i]);
+	free(r);
+}
+
+static const struct backend_ops replicate_ops = {
+	.name = "replicate",
+	.pread = rep_pread,
+	.pwrite = rep_pwrite,
+	.zero = rep_zero,
+	.trim = rep_trim,
+	.flush = rep_flush,
+	.close = rep_close,
+};
+
+/* The replicas must all have the same size. */
+struct backend *replicate_open(struct backend **children, int n,
+			       char *err, size_t errlen)
+{
+	struct replicate *r;
+	int i;
+
+	r = calloc(1, sizeof(*r) + n * sizeof(r->child[0]));
+	if (!r) {
+		snprintf(err, errlen, "replication: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		if (children[i]->size != children[0]->size) {
+			snprintf(err, errlen,
+				 "replication: replica %d has %llu bytes, replica 0 has %llu",
+				 i, (unsigned long long)children[i]->size,
+				 (unsigned long long)children[0]->size);
+			free(r);
+			goto fail;
+		}
+		r->child[i] = children[i];
+	}
+	r->n = n;
+	r->be.ops = &replicate_ops;
+	r->be.size = children[0]->size;
+	return &r->be;
+fail:
+	for (i = 0; i < n; i++)
+		backend_close(children[i]);
+	return NULL;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Transmission replies queued on a connection, shared by the profiles.
+ * All return 0, or -1 when the connection is gone.
+ */
+#ifndef SHIM_REPLY_H
+#define SHIM_REPLY_H
+
+#include <stdint.h>
+
+#include "nbd_proto.h"
+
+struct conn;
+struct backend;
+
+/* A simple reply without payload. */
+int reply_simple(struct conn *c, uint64_t cookie, uint32_t error);
+
+/*
+ * An error for req: a structured ERROR chunk for a READ when structured
+ * replies were agreed, else a simple reply.
+ */
+int reply_error(struct conn *c, const struct nbd_request *req,
+		uint32_t error, const char *msg);
+
+/*
+ * The reply to a READ with its data, from be: pointing into the backend
+ * when it can (peek), else copied into the staging buffer. *err gets the
+ * backend's error (0 on success), in which case nothing is queued.
+ */
+int reply_read(struct conn *c, const struct nbd_request *req,
+	       struct backend *be, int *err);
+
+/*
+ * Before changing the backend: send replies that still point into it, so
+ * they carry the data as it was when they were read.
+ */
+int reply_fence(struct conn *c);
+
+#endif /* SHIM_REPLY_H */

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The transmission phase, common to every profile: take each request from
+ * the receive buffer, let the profile check it, read its payload, shape it,
+ * let the profile execute it. A pipelined profile's replies pile up and go
+ * out in one send when the receive buffer runs dry (conn_need); a serial
+ * profile sends each reply before it looks at the next request.
+ */
+#include "conn.h"
+#include "log.h"
+#include "profile.h"
+#include "reply.h"
+#include "server.h"
+#include "shape.h"
+#include "util.h"
+
+/* Bytes a request moves over the link, for bandwidth shaping. */
+static uint64_t request_bytes(const struct nbd_request *req)
+{
+	if (req->type == NBD_CMD_READ || req->type == NBD_CMD_WRITE)
+		return req->length;
+	return 0;
+}
+
+int transmit(struct conn *c)
+{
+	const struct profile *prof = c->prof;
+	struct shaper *sh = &c->srv->shaper;
+	bool shaping = shaper_active(sh);
+	const uint8_t *payload;
+	struct nbd_request req;
+	uint32_t plen;
+	int ret;
+
+	for (;;) {
+		if (conn_need(c, NBD_REQUEST_LEN))
+			return 0;
+		ret = nbd_decode_request(conn_data(c), conn_avail(c), &req);
+		if (ret < 0) {
+			shim_info("%s: bad request magic; closing", c->peer);
+			return -1;
+		}
+		conn_consume(c, ret);
+		shim_debug("%s: %s offset %llu length %u flags 0x%x", c->peer,
+			   nbd_cmd_name(req.type),
+			   (unsigned long long)req.offset, req.length,
+			   req.flags);
+
+		plen = req.type == NBD_CMD_WRITE ? req.length : 0;
+		ret = prof->check(c, &req);
+		if (ret < 0)
+			return -1;
+		if (plen > prof->max_payload) {
+			shim_info("%s: %s of %u bytes is larger than %u; closing",
+				  c->peer, nbd_cmd_name(req.type), plen,
+				  prof->max_payload);
+			return -1;
+		}
+		if (ret > 0) {
+			if (conn_skip(c, plen) ||
+			    reply_error(c, &req, ret, "invalid request"))
+				return -1;
+			continue;
+		}
+		if (conn_need(c, plen))
+			return -1;
+		payload = conn_data(c);
+		conn_consume(c, plen);
+
+		if (shaping)
+			c->due_ns = max_u64(c->due_ns,
+					    shaper_due(sh, now_ns(),
+						       request_bytes(&req)));
+		ret = prof->request(c, &req, payload);
+		if (ret != REQ_NEXT) {
+			conn_flush(c);
+			return ret == REQ_DISC ? 0 : -1;
+		}
+		if (!prof->pipelined && conn_flush(c))
+			return -1;
+	}
+}
