@@ -3,7 +3,7 @@
 #
 #   scripts/bench.sh [--runtime S] [--rounds N] [--quick] [--sections LIST]
 #                    [--engine PATH] [--engine-opt OPT]... [--size SIZE]
-#                    [--out FILE] [--keep]
+#                    [--out FILE] [--keep] [--quiet-wait S]
 #
 # One `nbdkit null` server on a private Unix socket, pinned to CPU 0; fio (and
 # nbdcopy) pinned to CPU 1. In every section the clients run alternately,
@@ -11,7 +11,9 @@
 # the machine hits both alike; the report gives the median over rounds for
 # each client and the ratios, with PASS/MISS for each target. The report is
 # printed and written to results/bench-<date>.md (--keep also keeps every
-# fio JSON beside it).
+# fio JSON beside it). Before each run it waits up to --quiet-wait seconds
+# (default 20, 0 = never) for the machine to be idle, and the report says
+# how many runs started on a busy machine.
 #
 # Sections are functions named section_<id>, listed in SECTIONS; each
 # declares itself (record section), its targets (record target / ratio) and
@@ -34,6 +36,9 @@ engine_opts=()
 sections=
 out=
 keep=0
+quiet_wait=20
+runs_total=0
+runs_busy=0
 
 SECTIONS=(randread4k_qd16 randrw64k_qd64 randread4k_qd1 read256k_qd64)
 
@@ -60,6 +65,7 @@ while [[ $# -gt 0 ]]; do
 	--size) size=$2; shift ;;
 	--out) out=$2; shift ;;
 	--keep) keep=1 ;;
+	--quiet-wait) quiet_wait=$2; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -67,6 +73,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $runtime =~ ^[0-9]+$ && $runtime -gt 0 ]] || die "--runtime wants whole seconds, got '$runtime'"
 [[ $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || die "--rounds wants a positive number, got '$rounds'"
+[[ $quiet_wait =~ ^[0-9]+$ ]] || die "--quiet-wait wants whole seconds, got '$quiet_wait'"
 if [[ -n $sections ]]; then
 	IFS=, read -r -a SECTIONS <<<"$sections"
 fi
@@ -114,6 +121,36 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$T/json"
 
+# busiest_cpu_pct: the highest busy share (%) of any CPU over half a second.
+busiest_cpu_pct() {
+	local a b
+	a=$(grep '^cpu[0-9]' /proc/stat)
+	sleep 0.5
+	b=$(grep '^cpu[0-9]' /proc/stat)
+	awk 'NR == FNR { for (i = 2; i <= NF; i++) t0[$1] += $i; i0[$1] = $5 + $6; next }
+	     { t = 0; for (i = 2; i <= NF; i++) t += $i
+	       dt = t - t0[$1]; di = $5 + $6 - i0[$1]
+	       if (dt > 0 && (dt - di) * 100 / dt > m) m = (dt - di) * 100 / dt }
+	     END { printf "%d\n", m }' <(echo "$a") <(echo "$b")
+}
+
+# wait_quiet: other work on the machine (builds, tests) skews the figures;
+# wait up to $quiet_wait s for every CPU to be under 15% busy before a run.
+wait_quiet() {
+	local waited=0 busy
+	((quiet_wait > 0)) || return 0
+	runs_total=$((runs_total + 1))
+	while busy=$(busiest_cpu_pct); ((busy > 15)); do
+		if ((waited >= quiet_wait)); then
+			runs_busy=$((runs_busy + 1))
+			echo "  (machine still busy, ${busy}% on one CPU: running anyway)"
+			return 0
+		fi
+		sleep 1.5
+		waited=$((waited + 2))
+	done
+}
+
 # record KIND FIELDS...: append one record (see benchlib.py).
 record() {
 	local IFS=$'\t'
@@ -143,6 +180,7 @@ run_fio() {
 	*) die "run_fio: unknown client $label" ;;
 	esac
 	json=$T/json/$sid-$label-$round.json
+	wait_quiet
 	if ! "${pin_client[@]}" fio --output-format=json --output="$json" \
 		--name="$sid" "${eng[@]}" --time_based --runtime="$runtime" \
 		--norandommap --randrepeat=0 --group_reporting "$@" \
@@ -165,6 +203,7 @@ run_fio() {
 # run_nbdcopy SID ROUND URI: read the whole server with nbdcopy, timed.
 run_nbdcopy() {
 	local sid=$1 round=$2 uri=$3 t0 t1 secs
+	wait_quiet
 	t0=$EPOCHREALTIME
 	"${pin_client[@]}" nbdcopy --no-extents "$uri" null: >"$T/nbdcopy.log" 2>&1 ||
 		{ cat "$T/nbdcopy.log" >&2; die "nbdcopy failed (above)"; }
@@ -259,6 +298,8 @@ for s in "${SECTIONS[@]}"; do
 	"section_$s"
 done
 record header "load average at end" "$(cut -d' ' -f1-3 /proc/loadavg)"
+((quiet_wait == 0)) ||
+	record header "busy machine" "$runs_busy of $runs_total runs started with a CPU over 15% busy after waiting ${quiet_wait}s"
 
 echo
 python3 "$lib" report "$records" --md "$out"
