@@ -47,7 +47,8 @@ static void queue_option(struct nbd_hs *hs, uint32_t opt, const uint8_t *data,
 			 size_t len)
 {
 	hs->outlen += nbd_encode_option(hs->out + hs->outlen, opt, len);
-	memcpy(hs->out + hs->outlen, data, len);
+	if (len)	/* data is NULL for an empty option: no memcpy(NULL) */
+		memcpy(hs->out + hs->outlen, data, len);
 	hs->outlen += len;
 	hs->pending_opt = opt;
 }
