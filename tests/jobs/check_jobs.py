@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Static checks of jobs/*.fio against scripts/docs_tests.py (used by test-parse.sh).
+
+- every job file is listed once in docs_tests.TESTS, and every listed job exists;
+- no job names an ioengine or a target (ioengine, filename, directory, uri);
+- every job has the header: which document, the original, how to run, how to scale;
+- every size=, runtime= and nrfiles= is written "${TORUS_X}+DEFAULT" with DEFAULT the
+  document's value as docs_tests records it (so an unset variable gives the document's
+  value: see jobs/README.md).
+"""
+import os
+import re
+import sys
+
+src = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(src, "scripts"))
+import docs_tests  # noqa: E402
+
+JOBS = os.path.join(src, "jobs")
+errors = []
+
+
+def err(msg):
+    errors.append(msg)
+
+
+def fio_bytes(text):
+    """A fio size as fio reads it (k, m, g = powers of 1024)."""
+    m = re.fullmatch(r"(\d+)([kKmMgGtT]?)", text)
+    if not m:
+        raise ValueError(text)
+    return int(m.group(1)) * 1024 ** " kmgt".index((m.group(2) or " ").lower())
+
+
+files = sorted(f for f in os.listdir(JOBS) if f.endswith(".fio"))
+listed = [t["job"] for t in docs_tests.TESTS]
+for f in files:
+    if listed.count(f) != 1:
+        err(f"{f}: listed {listed.count(f)} times in scripts/docs_tests.py (want once)")
+for f in listed:
+    if f not in files:
+        err(f"scripts/docs_tests.py lists {f}, which is not in jobs/")
+if "randrw.fio" not in files:
+    err("jobs/randrw.fio is missing")
+
+for t in docs_tests.TESTS:
+    path = os.path.join(JOBS, t["job"])
+    if not os.path.exists(path):
+        continue
+    text = open(path).read()
+    lines = text.splitlines()
+    header = []
+    for line in lines:
+        if not line.startswith(";"):
+            break
+        header.append(line)
+    head = "\n".join(header)
+    for word in ("Document", "Original", "Reported", "Run", "Scale"):
+        if not re.search(rf"^; {word}\b", head, re.M):
+            err(f"{t['job']}: the header has no '; {word}' paragraph")
+    if "seeds/" not in head:
+        err(f"{t['job']}: the header does not name the document (seeds/...)")
+    if t["kind"] == "filesystem" and "Filesystem test" not in head:
+        err(f"{t['job']}: a filesystem test whose header does not say so")
+    body = [l.strip() for l in lines if l.strip() and not l.lstrip().startswith((";", "#"))]
+    for l in body:
+        key = l.split("=", 1)[0].strip().lower()
+        if key in ("ioengine", "filename", "directory", "uri", "conns"):
+            err(f"{t['job']}: names '{key}' (the engine or kernel path is chosen on the "
+                "command line)")
+    values = {}
+    for l in body:
+        if "=" not in l:
+            continue
+        key, val = (x.strip() for x in l.split("=", 1))
+        if key in ("size", "runtime", "nrfiles"):
+            var = {"size": "TORUS_SIZE", "runtime": "TORUS_RUNTIME",
+                   "nrfiles": "TORUS_NRFILES"}[key]
+            m = re.fullmatch(r"\$\{" + var + r"\}\+(\w+)", val)
+            if not m:
+                err(f"{t['job']}: {key}={val} is not written ${{{var}}}+DEFAULT")
+                continue
+            values.setdefault(key, set()).add(m.group(1))
+    if t["size"]:
+        want = t["size"]
+        got = {fio_bytes(v) for v in values.get("size", set())}
+        if got != {want}:
+            err(f"{t['job']}: size defaults {sorted(got)}, the document's is {want}")
+    if t["size"] is None and "size" in values:
+        err(f"{t['job']}: has size= but docs_tests has none")
+    got = {int(v) for v in values.get("runtime", set())}
+    if got != {t["runtime"]}:
+        err(f"{t['job']}: runtime defaults {sorted(got)}, the document's is {t['runtime']}")
+    if t.get("nrfiles"):
+        got = {int(v) for v in values.get("nrfiles", set())}
+        if got != {t["nrfiles"]}:
+            err(f"{t['job']}: nrfiles defaults {sorted(got)}, want {t['nrfiles']}")
+
+# the documents: every test of ../shared/reference/documents.md has its job
+want_tests = {
+    "000": {"torus-ddwrite", "torus-ddreadback", "torus-randrw-64k", "torus-randrw-4k"},
+    "001": {"zeroos-baseline-randrw-4k"},
+    "002": {"gluster-dd-1g-fsync", "gluster-smallfiles-extract", "gluster-smallfiles-delete"},
+    "003": {"lustre-single-writer", "lustre-seq-buffered", "lustre-rand-buffered",
+            "lustre-seq-direct", "lustre-rand-direct", "lustre-bs-sweep"},
+    "004": {"zerodisk-fs-randrw", "zerodisk-fs-readwrite", "zerodisk-device"},
+}
+have = {}
+for t in docs_tests.TESTS:
+    have.setdefault(t["doc"][:3], set()).add(t["id"])
+for doc, ids in want_tests.items():
+    if not ids <= have.get(doc, set()):
+        err(f"document {doc}: no test for {sorted(ids - have.get(doc, set()))}")
+sweep = [m["job"] for m in docs_tests.by_id("lustre-bs-sweep")["metrics"]]
+if sweep != ["bs-1m", "bs-4m", "bs-8m", "bs-16m"]:
+    err(f"lustre-bs-sweep: sections {sweep}")
+
+for e in errors:
+    print("check_jobs:", e, file=sys.stderr)
+print(f"check_jobs: {len(files)} job files, {len(docs_tests.TESTS)} tests, "
+      f"{len(errors)} problems")
+sys.exit(1 if errors else 0)

@@ -1,0 +1,65 @@
+#!/bin/bash
+# scripts/rerun-documents runs end to end in its short mode (one second per
+# test) against every server it needs and writes its report (report.md with a
+# row per figure, report.png, results.json); and it stops with a clear error
+# naming the package or the build step when a server is missing.
+. "$TORUS_SRC/tests/lib.sh"
+require fio python3 nbdkit nbd-server redis-server
+[ -f "$ENGINE" ] || skip "no engine at $ENGINE (ninja -C build)"
+[ -x "$NBD_SHIM" ] || skip "no shim at $NBD_SHIM (ninja -C build)"
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null ||
+	skip "matplotlib is not installed (python3-matplotlib)"
+R=$TORUS_SRC/scripts/rerun-documents
+
+# A missing server: the error names what provides it, and nothing runs.
+mkdir -p "$T/bin"
+for tool in fio python3 nbdkit redis-server bash; do
+	ln -s "$(command -v $tool)" "$T/bin/$tool"
+done
+[ -x /usr/bin/python3 ] && ln -sf /usr/bin/python3 "$T/bin/python3"
+if PATH=$T/bin "$R" --short --only zeroos-baseline --results "$T/none" >"$T/out" 2>&1; then
+	fail "rerun-documents ran without nbd-server"
+fi
+grep -q "nbd-server not found: install the Debian package nbd-server" "$T/out" ||
+	{ cat "$T/out" >&2; fail "no clear error for a missing nbd-server"; }
+"$R" --short --only torus --nbd-shim "$T/no-shim" --results "$T/none" >"$T/out" 2>&1 &&
+	fail "rerun-documents ran without the shim"
+grep -q "nbd-shim not found: build it" "$T/out" || { cat "$T/out" >&2; fail "no clear error for a missing shim"; }
+[ -e "$T/none" ] && fail "a results folder was made although nothing could run"
+
+# The short mode, end to end.
+if ! "$R" --short --seconds 1 --redis-servers 2 --results "$T/res" >"$T/out" 2>&1; then
+	cat "$T/out" >&2
+	fail "rerun-documents --short failed"
+fi
+cat "$T/out"
+n=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import docs_tests; print(len(docs_tests.TESTS))' \
+	"$TORUS_SRC/scripts")
+[ "$(grep -c '^\[[0-9]*/[0-9]*\] .*\.\.\.$' "$T/out")" = "$n" ] || fail "expected $n progress lines"
+[ -s "$T/res/report.md" ] || fail "no report.md"
+[ "$(head -c 8 "$T/res/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+	fail "report.png is not a PNG"
+grep -q '^| document | test | metric | documents. figure | ours | units | server |' "$T/res/report.md" ||
+	fail "report.md has no table header"
+grep -q '| failed: ' "$T/res/report.md" && fail "report.md reports a failure: $(grep '| failed: ' "$T/res/report.md")"
+python3 - "$T/res" <<'PY' || fail "results.json or report.md incomplete"
+import json, os, sys
+res = sys.argv[1]
+r = json.load(open(os.path.join(res, "results.json")))
+sys.path.insert(0, os.path.join(os.environ["TORUS_SRC"], "scripts"))
+import docs_tests
+md = open(os.path.join(res, "report.md")).read()
+rows = [l for l in md.splitlines() if l.startswith("| 00")]
+want = sum(len(t["metrics"]) for t in docs_tests.TESTS)
+assert len(rows) == want, f"{len(rows)} table rows, want {want}"
+assert len(r["tests"]) == len(docs_tests.TESTS)
+for t in r["tests"]:
+    assert not t.get("error"), t
+    for k, v in t["figures"].items():
+        assert v > 0, (t["id"], k, v)
+    assert os.path.exists(os.path.join(res, t["id"] + ".json")), t["id"]
+assert "filesystem" in md and "block I/O pattern" in md
+for server in ("nbd-shim torus", "nbd-server (official)", "nbd-shim zeroos on Redis", "nbdkit memory"):
+    assert server in md, server
+PY
+echo "ok: rerun-documents --short wrote its report"
