@@ -30,6 +30,7 @@ struct shim_config {
 	uint64_t latency_us;
 	uint64_t bandwidth;		/* bytes per second, 0: unlimited */
 	uint32_t block_size;
+	int64_t poll_us;		/* -1: the profile's default */
 	const char *pidfile;
 	int verbose;
 };

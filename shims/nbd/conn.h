@@ -49,6 +49,9 @@ struct conn {
 	bool holds_export;		/* torus: this connection has the lock */
 };
 
+/* How long to poll for input before sleeping (--poll-us). */
+extern unsigned int conn_spin_us;
+
 int conn_init(struct conn *c, int fd, struct server *srv);
 void conn_free(struct conn *c);
 

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "conn.h"
 #include "log.h"
+#include "profile.h"
 #include "server.h"
 
 static int write_pidfile(const char *path)
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	shim_verbose = cfg.verbose;
+	conn_spin_us = cfg.poll_us >= 0 ? cfg.poll_us :
+		       cfg.profile->default_poll_us;
 
 	/* every thread inherits the mask; only the signalfd sees them */
 	signal(SIGPIPE, SIG_IGN);

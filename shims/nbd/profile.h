@@ -25,6 +25,7 @@ struct profile {
 	uint32_t default_block_size;	/* --block-size default */
 	uint32_t max_payload;		/* larger WRITE: connection closed */
 	bool pipelined;			/* replies batched, else one by one */
+	unsigned int default_poll_us;	/* --poll-us default */
 
 	/* Options phase: 0 enters transmission, -1 closes the connection. */
 	int (*negotiate)(struct conn *c);

@@ -220,6 +220,7 @@ const struct profile profile_standard = {
 	.default_export = "",
 	.default_block_size = 4096,
 	.max_payload = 32u << 20,
+	.default_poll_us = 50,
 	.pipelined = true,
 	.negotiate = std_negotiate,
 	.check = std_check,

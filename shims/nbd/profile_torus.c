@@ -183,6 +183,7 @@ const struct profile profile_torus = {
 	.default_export = "torus",
 	.default_block_size = 512 * 1024,
 	.max_payload = TORUS_MAX_REQUEST,
+	.default_poll_us = 0,
 	.pipelined = false,
 	.negotiate = torus_negotiate,
 	.check = torus_check,

@@ -256,6 +256,7 @@ const struct profile profile_zeroos = {
 	.default_export = "default",
 	.default_block_size = 4096,
 	.max_payload = 32u << 20,
+	.default_poll_us = 0,
 	.pipelined = false,
 	.negotiate = zeroos_negotiate,
 	.check = zeroos_check,

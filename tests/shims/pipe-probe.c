@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pipe-probe: a lean pipelined NBD client that measures how many requests a
+ * server answers, with no engine in the way. It keeps DEPTH reads (or
+ * writes) in flight on one Unix-socket or TCP connection, sends new
+ * requests in batches as replies arrive, and prints IOPS.
+ *
+ *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
+ *              [-t SECONDS] [-s SIZE] [-w]
+ *
+ * Handshake: NBD_OPT_EXPORT_NAME with NO_ZEROES when offered (no
+ * structured replies), so it works with every shim profile.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nbd_proto.h"
+
+#define MAX_DEPTH	1024
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int dial(const char *where)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	char host[256], *port;
+	int fd;
+
+	if (!strncmp(where, "unix:", 5)) {
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", where + 5);
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)))
+			return -1;
+		return fd;
+	}
+	if (strncmp(where, "tcp:", 4))
+		return -1;
+	snprintf(host, sizeof(host), "%s", where + 4);
+	port = strrchr(host, ':');
+	if (!port)
+		return -1;
+	*port++ = '\0';
+	if (getaddrinfo(host, port, &hints, &ai))
+		return -1;
+	fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen))
+		fd = -1;
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = read(fd, buf, len);
+		if (n <= 0)
+			return -1;
+		buf = (char *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n <= 0)
+			return -1;
+		buf = (const char *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int handshake(int fd, const char *name, uint64_t *size)
+{
+	uint8_t buf[256];
+	uint16_t hflags, tflags;
+	bool old, nz;
+
+	if (read_full(fd, buf, NBD_GREETING_LEN) ||
+	    nbd_decode_greeting(buf, NBD_GREETING_LEN, &old, &hflags) <= 0 ||
+	    old)
+		return -1;
+	nz = hflags & NBD_FLAG_NO_ZEROES;
+	nbd_put32(buf, NBD_FLAG_C_FIXED_NEWSTYLE |
+		       (nz ? NBD_FLAG_C_NO_ZEROES : 0));
+	if (write_full(fd, buf, 4))
+		return -1;
+	nbd_encode_option(buf, NBD_OPT_EXPORT_NAME, strlen(name));
+	memcpy(buf + NBD_OPTION_HDR_LEN, name, strlen(name));
+	if (write_full(fd, buf, NBD_OPTION_HDR_LEN + strlen(name)))
+		return -1;
+	if (read_full(fd, buf, NBD_EXPORT_NAME_REPLY_LEN +
+		      (nz ? 0 : NBD_ZEROES_LEN)))
+		return -1;
+	return nbd_decode_export_name_reply(buf, NBD_EXPORT_NAME_REPLY_LEN,
+					    size, &tflags) > 0 ? 0 : -1;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = "", *where;
+	unsigned int depth = 64, bs = 4096, secs = 5;
+	uint64_t size = 0, seed = 88172645463325252ULL, done = 0;
+	uint64_t t0, deadline, inflight = 0, blocks;
+	bool writes = false;
+	uint8_t *in, *req, *wdata;
+	size_t have = 0, reqlen;
+	int fd, opt;
+
+	while ((opt = getopt(argc, argv, "e:q:b:t:s:w")) != -1) {
+		switch (opt) {
+		case 'e': name = optarg; break;
+		case 'q': depth = atoi(optarg); break;
+		case 'b': bs = atoi(optarg); break;
+		case 't': secs = atoi(optarg); break;
+		case 's': size = strtoull(optarg, NULL, 0); break;
+		case 'w': writes = true; break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc || depth < 1 || depth > MAX_DEPTH) {
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w]\n");
+		return 2;
+	}
+	where = argv[optind];
+	fd = dial(where);
+	if (fd < 0 || handshake(fd, name, size ? &(uint64_t){0} : &size)) {
+		fprintf(stderr, "pipe-probe: cannot connect to %s: %s\n", where,
+			strerror(errno));
+		return 1;
+	}
+	if (!size) {
+		fprintf(stderr, "pipe-probe: export size unknown\n");
+		return 1;
+	}
+	blocks = size / bs;
+	reqlen = NBD_REQUEST_LEN + (writes ? bs : 0);
+	in = malloc(1 << 22);
+	req = malloc((size_t)MAX_DEPTH * reqlen);
+	wdata = calloc(1, bs);
+	if (!in || !req || !wdata)
+		return 1;
+
+	t0 = now_ns();
+	deadline = t0 + (uint64_t)secs * 1000000000ULL;
+	for (;;) {
+		size_t nreq = 0, off, rlen = writes ? 0 : bs;
+		struct nbd_reply rep;
+		ssize_t n;
+		int r;
+
+		/* top up to depth in one write */
+		if (now_ns() < deadline) {
+			while (inflight < depth) {
+				struct nbd_request q = {
+					.type = writes ? NBD_CMD_WRITE :
+							 NBD_CMD_READ,
+					.cookie = inflight,
+					.offset = rnd(&seed) % blocks * bs,
+					.length = bs,
+				};
+				uint8_t *p = req + nreq * reqlen;
+
+				nbd_encode_request(p, &q);
+				if (writes)
+					memcpy(p + NBD_REQUEST_LEN, wdata, bs);
+				nreq++;
+				inflight++;
+			}
+			if (nreq && write_full(fd, req, nreq * reqlen))
+				goto broken;
+		} else if (!inflight) {
+			break;
+		}
+		n = read(fd, in + have, (1 << 22) - have);
+		if (n <= 0)
+			goto broken;
+		have += n;
+		off = 0;
+		while (have - off >= NBD_SIMPLE_REPLY_LEN) {
+			r = nbd_decode_reply(in + off, have - off, &rep);
+			if (r <= 0 || rep.structured || rep.error)
+				goto broken;
+			if (have - off < NBD_SIMPLE_REPLY_LEN + rlen)
+				break;
+			off += NBD_SIMPLE_REPLY_LEN + rlen;
+			inflight--;
+			done++;
+		}
+		memmove(in, in + off, have - off);
+		have -= off;
+	}
+	printf("%.0f\n", done * 1e9 / (now_ns() - t0));
+	return 0;
+broken:
+	fprintf(stderr, "pipe-probe: connection broken or bad reply after %llu replies\n",
+		(unsigned long long)done);
+	return 1;
+}
