@@ -1,0 +1,80 @@
+#!/bin/bash
+# The command line: --help, clear errors for bad arguments (exit 2), the
+# ready line, --pidfile, and a clean exit 0 on SIGTERM and SIGINT that
+# removes the socket and the pid file. --help and docs/shims.md list the
+# same options.
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+[ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
+
+"$NBD_SHIM" --help >"$T/help" || fail "--help exited non-zero"
+grep -q '^NAME' "$T/help" && grep -q '^OPTIONS' "$T/help" ||
+	fail "--help is not a man-style page"
+
+# every option in --help is in docs/shims.md and the other way round
+grep -o -- '^    --[a-z-]*' "$T/help" | sed 's/^ *//' | sort -u >"$T/help.opts"
+grep -o -- '`--[a-z-]*' "$TORUS_SRC/docs/shims.md" | tr -d '`' | sort -u >"$T/doc.opts"
+diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
+	{ cat "$T/opts.diff" >&2; fail "--help and docs/shims.md list different options"; }
+
+# bad_args 'MESSAGE' ARGS...: exit 2 and MESSAGE on stderr
+bad_args() {
+	local msg=$1 rc
+	shift
+	"$NBD_SHIM" "$@" >"$T/out" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] || { cat "$T/out" >&2; fail "exit $rc, expected 2: nbd-shim $*"; }
+	grep -qF -- "$msg" "$T/out" ||
+		{ cat "$T/out" >&2; fail "expected '$msg' from: nbd-shim $*"; }
+}
+
+bad_args '--profile is required' --size 1M
+bad_args '--profile nbdkit: use torus, zeroos or standard' --profile nbdkit
+bad_args '--size is required with the memory backend' --profile standard
+bad_args '--size 12X' --profile standard --size 12X
+bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
+bad_args '--backend redis: is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
+bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2
+bad_args 'multiple of the block size for torus' --profile torus --size 1000K
+bad_args '--redis-meta needs --backend redis' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
+bad_args '--bandwidth fast' --profile standard --size 1M --bandwidth fast
+bad_args 'unknown option or missing value: --frobnicate' --profile standard --frobnicate
+bad_args 'unexpected argument: extra' --profile standard --size 1M extra
+
+# errors found when starting: exit 1 with the cause
+"$NBD_SHIM" --profile standard --backend file:"$T/empty" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
+	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
+"$NBD_SHIM" --profile zeroos --size 1M --backend redis:127.0.0.1:1 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:1' "$T/out" ||
+	{ cat "$T/out" >&2; fail "an unreachable redis must fail clearly"; }
+
+# ready line, pid file, clean exit on each signal
+for sig in TERM INT; do
+	sock=$T/$sig.sock
+	"$NBD_SHIM" --profile standard --size 1M --listen "unix:$sock" \
+		--pidfile "$T/pid" 2>"$T/$sig.err" &
+	pid=$!
+	wait_socket "$sock"
+	for i in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
+	[ "$(cat "$T/pid")" = "$pid" ] || fail "pid file does not hold $pid"
+	grep -q "^nbd-shim: listening on unix:$sock" "$T/$sig.err" ||
+		fail "no ready line: $(cat "$T/$sig.err")"
+	kill -$sig $pid
+	wait $pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit $rc after SIG$sig, expected 0"
+	[ ! -e "$sock" ] || fail "socket left behind after SIG$sig"
+	[ ! -e "$T/pid" ] || fail "pid file left behind after SIG$sig"
+done
+
+# TCP port 0: the ready line gives the real port
+"$NBD_SHIM" --profile standard --size 1M --listen tcp:127.0.0.1:0 2>"$T/tcp.err" &
+pid=$!
+for i in $(seq 100); do grep -q listening "$T/tcp.err" && break; sleep 0.05; done
+port=$(sed -n 's/.*listening on tcp:127.0.0.1:\([0-9]*\).*/\1/p' "$T/tcp.err")
+[ -n "$port" ] && [ "$port" != 0 ] || fail "no port in: $(cat "$T/tcp.err")"
+wait_port "$port"
+kill $pid
+wait $pid || fail "TCP server did not exit 0"
+echo "cli: ok"

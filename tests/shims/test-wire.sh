@@ -1,0 +1,13 @@
+#!/bin/bash
+# Every row of the torus and 0-Disk tables in
+# ../shared/reference/legacy-nbd-servers.md, checked on the wire by a raw
+# client (wire-probe.py), plus the basics of the standard profile.
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+require python3
+[ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
+
+python3 "$TORUS_SRC/tests/shims/wire-probe.py" "$NBD_SHIM" >"$T/probe.out" 2>&1
+rc=$?
+cat "$T/probe.out"
+[ $rc -eq 0 ] || fail "wire probe: $(grep -c '^FAIL' "$T/probe.out") check(s) failed"
