@@ -93,8 +93,8 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 		return -1;
 	}
 	if (namelen && !export_name_is(e, p, namelen)) {
-		shim_info("%s: %s: no export \"%.*s\"", c->peer,
-			  nbd_opt_name(opt), (int)namelen, p);
+		shim_info("%s: %s: no export \"%.*s\" (%u bytes)", c->peer,
+			  nbd_opt_name(opt), (int)namelen, p, namelen);
 		if (conn_skip(c, optlen - used))
 			return -1;
 		return hs_reply(c, opt, NBD_REP_ERR_UNKNOWN);

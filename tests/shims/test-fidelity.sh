@@ -1,0 +1,76 @@
+#!/bin/bash
+# The legacy profiles fail where the real servers fail:
+# - fio's built-in nbd engine (libnbd) cannot connect to torus or zeroos,
+#   as it cannot connect to the real servers; it can to standard;
+# - a second connection to a torus volume in use is refused, and the
+#   volume is free again once the first ends;
+# - the engine refuses a trim job against zeroos at start, with a message
+#   (0-Disk does not advertise TRIM; sent anyway it answers EIO, which
+#   test-wire checks on the wire), and conns=2 against torus (no
+#   multi-conn).
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+require "$FIO"
+[ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
+[ -f "$ENGINE" ] || skip "$ENGINE is not built"
+
+start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/torus.sock"
+start_bg "$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/zeroos.sock"
+start_bg "$NBD_SHIM" --profile standard --size 64M --listen "unix:$T/std.sock"
+wait_socket "$T/torus.sock"
+wait_socket "$T/zeroos.sock"
+wait_socket "$T/std.sock"
+torus="nbd+unix:///torus?socket=$T/torus.sock"
+zeroos="nbd+unix:///default?socket=$T/zeroos.sock"
+std="nbd+unix:///?socket=$T/std.sock"
+
+# fio's built-in nbd engine
+builtin() {
+	"$FIO" --name=builtin --ioengine=nbd --uri="$1" --rw=read --bs=4k \
+		--size=1M >"$T/builtin.out" 2>&1
+}
+if "$FIO" --enghelp=nbd >/dev/null 2>&1; then
+	builtin "$std" || { cat "$T/builtin.out" >&2; fail "fio's nbd engine fails against the standard profile"; }
+	for uri in "$torus" "$zeroos"; do
+		if builtin "$uri"; then
+			cat "$T/builtin.out" >&2
+			fail "fio's nbd engine connected to $uri; the real server refuses libnbd"
+		fi
+	done
+	echo "builtin nbd engine: fails against torus and zeroos, works with standard"
+else
+	echo "fio has no built-in nbd engine here: that part is skipped"
+fi
+if command -v nbdinfo >/dev/null; then
+	nbdinfo "$std" >/dev/null 2>&1 || fail "nbdinfo fails against standard"
+	! nbdinfo "$torus" >/dev/null 2>&1 || fail "nbdinfo connected to torus"
+	! nbdinfo "$zeroos" >/dev/null 2>&1 || fail "nbdinfo connected to zeroos"
+	echo "nbdinfo: fails against torus and zeroos"
+fi
+
+# one connection per torus volume
+"$FIO" --ioengine="external:$ENGINE" --name=first --uri="$torus" \
+	--rw=randread --bs=4k --size=16M --time_based --runtime=4 \
+	>"$T/first.out" 2>&1 &
+first=$!
+sleep 1.5
+expect_fio_error 'takes one connection only (torus) and is in use' \
+	--name=second --uri="$torus" --rw=read --bs=4k --size=1M
+wait $first || { cat "$T/first.out" >&2; fail "the first torus job failed"; }
+expect_fio_ok --name=third --uri="$torus" --rw=read --bs=4k --size=1M
+echo "torus: a second connection is refused while the first holds the volume"
+
+expect_fio_error 'does not advertise multi-conn' \
+	--name=conns --uri="$torus" --conns=2 --rw=read --bs=4k --size=1M
+echo "torus: conns=2 refused by the engine"
+
+expect_fio_error 'the server does not support trim' \
+	--name=trim --uri="$zeroos" --rw=randtrim --bs=4k --size=1M
+echo "zeroos: trim job refused at start"
+
+# zeroos advertises FUA: the engine's fua=1 goes through (FUA flushes)
+expect_fio_ok --name=fua --uri="$zeroos" --rw=randwrite --bs=4k --size=1M \
+	--fua=1 --verify=crc32c
+expect_fio_error 'fua=1 but the server does not support FUA' \
+	--name=fua --uri="$torus" --rw=randwrite --bs=4k --size=1M --fua=1
+echo "fua: zeroos takes it, torus does not advertise it"

@@ -1,0 +1,96 @@
+#!/bin/bash
+# The zeroos profile over the 0-Disk layout in real redis servers, in the
+# document's arrangement: 8 storage servers + 1 metadata server.
+# - fio verify=crc32c through the engine;
+# - the data is under the documented keys (redis-layout.py checks every
+#   key, hash and server placement);
+# - 256 identical blocks are stored once; zero blocks are not stored;
+# - a new shim over the same redis reads the data back (verify_only).
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+require "$FIO" redis-server redis-cli python3
+[ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
+[ -f "$ENGINE" ] || skip "$ENGINE is not built"
+
+ports=()
+for i in $(seq 0 8); do
+	port=$(free_port)
+	mkdir -p "$T/redis$i"
+	start_bg redis-server --port "$port" --bind 127.0.0.1 --save '' \
+		--appendonly no --dir "$T/redis$i" --loglevel warning \
+		--logfile "$T/redis$i/log"
+	ports+=("$port")
+done
+for port in "${ports[@]}"; do
+	wait_port "$port"
+done
+storage=$(printf '127.0.0.1:%s,' "${ports[@]:0:8}")
+storage=${storage%,}
+meta=127.0.0.1:${ports[8]}
+
+start_shim() {
+	"$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/z.sock" \
+		--backend "redis:$storage" --redis-meta "$meta" --vdisk vd1 &
+	shim=$!
+	wait_socket "$T/z.sock"
+}
+stop_shim() {
+	kill $shim
+	wait $shim || fail "the shim did not exit 0 on SIGTERM"
+}
+layout() {
+	python3 "$TORUS_SRC/tests/shims/redis-layout.py" --storage "$storage" \
+		--meta "$meta" --vdisk vd1 "$@" >"$T/layout.json" ||
+		fail "redis layout check failed"
+	cat "$T/layout.json"
+}
+field() {
+	python3 -c "import json,sys; print(json.load(open('$T/layout.json'))['$1'])"
+}
+uri="nbd+unix:///default?socket=$T/z.sock"
+job=(--name=data --uri="$uri" --rw=randwrite --bs=4k --size=8M --iodepth=4
+     --verify=crc32c --randseed=42)
+
+start_shim
+expect_fio_ok "${job[@]}"
+stop_shim		# the block map is written back on shutdown too
+layout
+[ "$(field mapped_blocks)" = 2048 ] || fail "expected 2048 mapped blocks"
+[ "$(field distinct_hashes)" = 2048 ] || fail "expected 2048 distinct blocks"
+keys=$(python3 -c "import json; print(sum(json.load(open('$T/layout.json'))['keys']))")
+[ "$keys" = 2048 ] || fail "expected 2048 stored blocks, found $keys"
+python3 -c "import json,sys; k=json.load(open('$T/layout.json'))['keys']; sys.exit(min(k) == 0)" ||
+	fail "some storage server got no block: hash[0] % 8 spreading is wrong"
+for port in "${ports[@]:0:8}"; do
+	[ "$(redis-cli -p "$port" EXISTS lba:vd1)" = 0 ] ||
+		fail "lba:vd1 found on storage server $port"
+done
+[ "$(redis-cli -p "${ports[8]}" HLEN lba:vd1)" = 16 ] ||
+	fail "expected 16 sectors (2048 blocks / 128) in lba:vd1"
+echo "layout: 2048 blocks under their hashes on 8 servers, lba:vd1 on the metadata server"
+
+# a restarted shim over the same redis reads everything back
+start_shim
+expect_fio_ok "${job[@]}" --verify_only=1
+echo "restart: data read back and verified"
+
+# 256 identical blocks (1 MiB of one pattern at 32 MiB) are stored once
+expect_fio_ok --name=same --uri="$uri" --rw=write --bs=4k --size=1M \
+	--offset=32M --buffer_pattern=0x5a5a5a5a --fsync=256
+layout --blocks 8192:256
+[ "$(field range_hashes)" = 1 ] || fail "the 256 identical blocks have several hashes"
+keys2=$(python3 -c "import json; print(sum(json.load(open('$T/layout.json'))['keys']))")
+[ "$keys2" = $((keys + 1)) ] || fail "identical blocks added $((keys2 - keys)) keys, expected 1"
+echo "dedup: 256 identical blocks stored once"
+
+# zero blocks are not stored: their map entries go back to nil, and a
+# sector of nil entries is deleted from lba:vd1
+expect_fio_ok --name=zero --uri="$uri" --rw=write --bs=4k --size=1M \
+	--offset=32M --zero_buffers=1 --fsync=256
+layout --blocks 8192:256
+[ "$(field range_nil)" = True ] && [ "$(field range_hashes)" = 1 ] ||
+	fail "zeroed blocks still map to content"
+[ "$(redis-cli -p "${ports[8]}" HEXISTS lba:vd1 64)" = 0 ] ||
+	fail "a sector of nil hashes was kept in lba:vd1"
+echo "zeroes: not stored, sector deleted"
+stop_shim

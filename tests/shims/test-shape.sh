@@ -1,0 +1,53 @@
+#!/bin/bash
+# Latency and bandwidth shaping: a serial profile (torus) pays the latency
+# per request, a pipelined one (standard) overlaps it; the bandwidth cap
+# holds across the job. Upper bounds are exact; lower bounds are loose, so
+# that a busy machine does not fail the test.
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+require "$FIO" python3
+[ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
+[ -f "$ENGINE" ] || skip "$ENGINE is not built"
+
+# measure NAME URI ARGS...: prints "IOPS BYTES_PER_S" of a 2 s read job
+measure() {
+	local name=$1 uri=$2
+	shift 2
+	expect_fio_ok --name="$name" --uri="$uri" --rw=randread --size=16M \
+		--time_based --runtime=2 --output-format=json \
+		--output="$T/$name.json" "$@"
+	python3 -c "
+import json; j = json.load(open('$T/$name.json'))['jobs'][0]['read']
+print(int(j['iops']), int(j['bw_bytes']))"
+}
+
+# in_range NAME VALUE LOW HIGH
+in_range() {
+	echo "$1: $2 (expected $3 to $4)"
+	[ "$2" -ge "$3" ] && [ "$2" -le "$4" ] || fail "$1 out of range"
+}
+
+start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/t.sock" \
+	--latency-us 2000
+start_bg "$NBD_SHIM" --profile standard --size 64M --listen "unix:$T/s.sock" \
+	--latency-us 2000
+start_bg "$NBD_SHIM" --profile standard --size 64M --listen "unix:$T/b.sock" \
+	--bandwidth 20M
+wait_socket "$T/t.sock"
+wait_socket "$T/s.sock"
+wait_socket "$T/b.sock"
+
+# torus, one request at a time: at most 1 / 2 ms = 500 IOPS at any depth
+read -r iops bw < <(measure torus-latency "nbd+unix:///torus?socket=$T/t.sock" \
+	--bs=4k --iodepth=8)
+in_range "torus 2 ms latency, QD8, IOPS" "$iops" 150 505
+
+# standard, pipelined: QD8 overlaps the latency, up to 8 / 2 ms = 4000 IOPS
+read -r iops bw < <(measure std-latency "nbd+unix:///?socket=$T/s.sock" \
+	--bs=4k --iodepth=8)
+in_range "standard 2 ms latency, QD8, IOPS" "$iops" 1200 4040
+
+# 20 MB/s cap, 64 KiB reads at QD8
+read -r iops bw < <(measure std-bandwidth "nbd+unix:///?socket=$T/b.sock" \
+	--bs=64k --iodepth=8)
+in_range "standard 20M bandwidth, bytes/s" "$bw" 10000000 21000000
