@@ -11,9 +11,10 @@
 grep -q '^NAME' "$T/help" && grep -q '^OPTIONS' "$T/help" ||
 	fail "--help is not a man-style page"
 
-# every option in --help is in docs/shims.md and the other way round
+# every option in --help is in the options table of docs/shims.md and the
+# other way round
 grep -o -- '^    --[a-z-]*' "$T/help" | sed 's/^ *//' | sort -u >"$T/help.opts"
-grep -o -- '`--[a-z-]*' "$TORUS_SRC/docs/shims.md" | tr -d '`' | sort -u >"$T/doc.opts"
+grep -o -- '^| `--[a-z-]*' "$TORUS_SRC/docs/shims.md" | sed 's/^| `//' | sort -u >"$T/doc.opts"
 diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 	{ cat "$T/opts.diff" >&2; fail "--help and docs/shims.md list different options"; }
 
