@@ -180,11 +180,19 @@ run_fio() {
 	*) die "run_fio: unknown client $label" ;;
 	esac
 	json=$T/json/$sid-$label-$round.json
-	wait_quiet
-	if ! "${pin_client[@]}" fio --output-format=json --output="$json" \
-		--name="$sid" "${eng[@]}" --time_based --runtime="$runtime" \
-		--norandommap --randrepeat=0 --group_reporting "$@" \
-		>"$T/fio.log" 2>&1; then
+	local attempt rc
+	for attempt in 1 2; do
+		wait_quiet
+		rc=0
+		"${pin_client[@]}" fio --output-format=json --output="$json" \
+			--name="$sid" "${eng[@]}" --time_based --runtime="$runtime" \
+			--norandommap --randrepeat=0 --group_reporting "$@" \
+			>"$T/fio.log" 2>&1 || rc=$?
+		# Killed by a signal from outside (a shared machine): try once more.
+		((rc > 128 && attempt == 1)) || break
+		echo "  ($sid $label round $round: fio killed by signal $((rc - 128)), retrying)"
+	done
+	if ((rc != 0)); then
 		# fio's own messages; the JSON (if any) is of no help here.
 		cat "$T/fio.log" >&2
 		[[ -f $json ]] && sed -n '/^{/q;p' "$json" >&2
@@ -285,7 +293,7 @@ start_null_server "$null_sock"
 
 record header date "$(date -Iseconds)"
 record header commit "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
-record header engine "$engine${engine_opts[*]:+ ${engine_opts[*]}}"
+record header engine "$engine${engine_opts[*]:+ ${engine_opts[*]}} (built $(date -r "$engine" -Iseconds))"
 record header machine "$(nproc --all) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), kernel $(uname -r)"
 record header versions "$(fio --version), $(nbdkit --version 2>/dev/null | head -n1), $(nbdcopy --version 2>/dev/null | head -n1)"
 record header runs "$rounds round(s) of ${runtime}s per client, alternating; server size $size; pinning: $pinning"
