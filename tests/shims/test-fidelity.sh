@@ -14,7 +14,8 @@ require "$FIO"
 [ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
-start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/torus.sock"
+start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/torus.sock" \
+	--verbose 2>"$T/torus.log"
 start_bg "$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/zeroos.sock"
 start_bg "$NBD_SHIM" --profile standard --size 64M --listen "unix:$T/std.sock"
 wait_socket "$T/torus.sock"
@@ -53,7 +54,12 @@ fi
 	--rw=randread --bs=4k --size=16M --time_based --runtime=4 \
 	>"$T/first.out" 2>&1 &
 first=$!
-sleep 1.5
+# wait until the first job holds the volume (after the engine's GO attempt)
+for i in $(seq 200); do
+	grep -q 'transmission' "$T/torus.log" && break
+	sleep 0.05
+done
+grep -q 'transmission' "$T/torus.log" || fail "the first torus job did not connect"
 expect_fio_error 'takes one connection only (torus) and is in use' \
 	--name=second --uri="$torus" --rw=read --bs=4k --size=1M
 wait $first || { cat "$T/first.out" >&2; fail "the first torus job failed"; }

@@ -14,11 +14,13 @@ measure() {
 	local name=$1 uri=$2
 	shift 2
 	expect_fio_ok --name="$name" --uri="$uri" --rw=randread --size=16M \
-		--time_based --runtime=2 --output-format=json \
-		--output="$T/$name.json" "$@"
+		--time_based --runtime=2 --output-format=json "$@"
 	python3 -c "
-import json; j = json.load(open('$T/$name.json'))['jobs'][0]['read']
-print(int(j['iops']), int(j['bw_bytes']))"
+import json
+text = open('$T/fio.out').read()
+j = json.JSONDecoder().raw_decode(text[text.index('{'):])[0]
+r = j['jobs'][0]['read']
+print(int(r['iops']), int(r['bw_bytes']))"
 }
 
 # in_range NAME VALUE LOW HIGH
