@@ -21,7 +21,8 @@ static const char usage_text[] =
 "             [--export NAME] [--size SIZE] [--backend BACKEND]\n"
 "             [--redis-meta HOST:PORT] [--vdisk NAME] [--replicas R]\n"
 "             [--latency-us N] [--bandwidth RATE] [--block-size N]\n"
-"             [--poll-us N] [--pidfile PATH] [--verbose] [--help]\n"
+"             [--advertise-trim] [--poll-us N] [--pidfile PATH] [--verbose]\n"
+"             [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
@@ -78,6 +79,10 @@ static const char usage_text[] =
 "        zeroos: the volume block size (default 4096; the preferred block\n"
 "        size and the Redis block). torus: its internal block (default\n"
 "        512K). standard: the preferred block size (default 4096).\n"
+"    --advertise-trim\n"
+"        zeroos: add SEND_TRIM to 0-Disk's flags, so that clients send TRIM\n"
+"        and see the EIO 0-Disk answers it with (a test hook: 0-Disk does\n"
+"        not advertise TRIM).\n"
 "    --poll-us N\n"
 "        Before sleeping on an idle connection, poll it for N microseconds\n"
 "        (default: standard 50, torus and zeroos 0). Waking a sleeping\n"
@@ -99,7 +104,7 @@ static const char usage_text[] =
 enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_EXPORT, OPT_SIZE, OPT_BACKEND,
 	OPT_REDIS_META, OPT_VDISK, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
-	OPT_BLOCK_SIZE, OPT_POLL, OPT_PIDFILE, OPT_VERBOSE, OPT_HELP,
+	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_PIDFILE, OPT_VERBOSE, OPT_HELP,
 };
 
 static const struct option long_options[] = {
@@ -114,6 +119,7 @@ static const struct option long_options[] = {
 	{ "latency-us", required_argument, NULL, OPT_LATENCY },
 	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+	{ "advertise-trim", no_argument, NULL, OPT_ADVERTISE_TRIM },
 	{ "poll-us", required_argument, NULL, OPT_POLL },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -156,6 +162,8 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 			   "");
 	if (meta_given && kind != BACKEND_REDIS)
 		return bad("--redis-meta needs --backend redis:...%s", "");
+	if (cfg->advertise_trim && prof != &profile_zeroos)
+		return bad("--advertise-trim is only for --profile zeroos%s", "");
 	if (cfg->replicas > 1 && prof != &profile_torus)
 		return bad("--replicas is only for --profile torus%s", "");
 	if (!cfg->size && kind != BACKEND_FILE)
@@ -247,6 +255,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return bad("--block-size %s: use 512 to 32M",
 					   optarg);
 			cfg->block_size = v;
+			break;
+		case OPT_ADVERTISE_TRIM:
+			cfg->advertise_trim = true;
 			break;
 		case OPT_POLL:
 			if (parse_uint(optarg, 1000000, &v))

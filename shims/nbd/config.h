@@ -31,6 +31,7 @@ struct shim_config {
 	uint64_t bandwidth;		/* bytes per second, 0: unlimited */
 	uint32_t block_size;
 	int64_t poll_us;		/* -1: the profile's default */
+	bool advertise_trim;		/* zeroos: SEND_TRIM, answered EIO */
 	const char *pidfile;
 	int verbose;
 };

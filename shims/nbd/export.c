@@ -90,6 +90,8 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	e->min_block = 1;
 	e->pref_block = cfg->block_size;
 	e->max_block = EXPORT_MAX_BLOCK;
+	if (cfg->advertise_trim)
+		e->extra_tflags = NBD_FLAG_SEND_TRIM;
 	return 0;
 }
 

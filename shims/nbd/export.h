@@ -21,6 +21,7 @@ struct export {
 	uint64_t size;
 	struct backend *be;
 	uint32_t min_block, pref_block, max_block;
+	uint16_t extra_tflags;		/* zeroos --advertise-trim */
 	pthread_mutex_t lock;
 	bool busy;			/* torus: a connection holds it */
 };

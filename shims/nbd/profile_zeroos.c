@@ -15,7 +15,8 @@
  *   and the connection is dropped; an unknown name gets ERR_UNKNOWN;
  * - transmission flags 0x014d; block sizes 1 / --block-size / 32 MiB;
  * - READ, WRITE, FLUSH, WRITE_ZEROES, DISC; FUA flushes the backend; TRIM
- *   (not advertised) answers EIO; a request with length 0, past the end or
+ *   (not advertised, unless --advertise-trim asks so that clients send
+ *   it) answers EIO; a request with length 0, past the end or
  *   over the maximum, or an unknown command, drops the connection;
  * - the READ reply header goes out before the data is read, so a backend
  *   read error ends the connection; every error is EIO;
@@ -52,7 +53,9 @@ static int zeroos_export_name(struct conn *c, uint32_t len)
 			  c->peer, (int)len, name, e->name);
 		return -1;
 	}
-	return hs_export_name_reply(c, e->size, ZEROOS_TFLAGS, c->no_zeroes);
+	return hs_export_name_reply(c, e->size,
+				    ZEROOS_TFLAGS | e->extra_tflags,
+				    c->no_zeroes);
 }
 
 /*
@@ -101,7 +104,8 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 	}
 	if (conn_skip(c, optlen - used))
 		return -1;
-	if (hs_reply_info_export(c, opt, e->size, ZEROOS_TFLAGS) ||
+	if (hs_reply_info_export(c, opt, e->size,
+				 ZEROOS_TFLAGS | e->extra_tflags) ||
 	    hs_reply_info_text(c, opt, NBD_INFO_NAME, e->name) ||
 	    hs_reply_info_text(c, opt, NBD_INFO_DESCRIPTION, "") ||
 	    hs_reply_info_block_size(c, opt, e->min_block, e->pref_block,

@@ -5,9 +5,10 @@
 # - a second connection to a torus volume in use is refused, and the
 #   volume is free again once the first ends;
 # - the engine refuses a trim job against zeroos at start, with a message
-#   (0-Disk does not advertise TRIM; sent anyway it answers EIO, which
-#   test-wire checks on the wire), and conns=2 against torus (no
-#   multi-conn).
+#   (0-Disk does not advertise TRIM), and conns=2 against torus (no
+#   multi-conn);
+# - TRIM sent to zeroos anyway answers EIO: through fio with the
+#   --advertise-trim test hook (and on the wire in test-wire).
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 require "$FIO"
@@ -73,6 +74,15 @@ echo "torus: conns=2 refused by the engine"
 expect_fio_error 'the server does not support trim' \
 	--name=trim --uri="$zeroos" --rw=randtrim --bs=4k --size=1M
 echo "zeroos: trim job refused at start"
+
+start_bg "$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/zt.sock" \
+	--advertise-trim
+wait_socket "$T/zt.sock"
+expect_fio_error 'error=Input/output error' \
+	--name=trim --uri="nbd+unix:///default?socket=$T/zt.sock" \
+	--rw=randtrim --bs=4k --size=1M
+grep -q 'trim offset=' "$T/fio.out" || fail "the EIO was not on a trim"
+echo "zeroos: TRIM answers EIO through fio"
 
 # zeroos advertises FUA: the engine's fua=1 goes through (FUA flushes)
 expect_fio_ok --name=fua --uri="$zeroos" --rw=randwrite --bs=4k --size=1M \
