@@ -151,6 +151,8 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 			   "torus, zeroos or standard");
 	if (!cfg->export_name)
 		cfg->export_name = prof->default_export;
+	if (prof == &profile_torus && !*cfg->export_name)
+		return bad("--export: %s", "torus refuses empty volume names");
 	if (strlen(cfg->export_name) > 4096)
 		return bad("--export: %s", "the name is longer than 4096 bytes");
 	if (!cfg->vdisk)

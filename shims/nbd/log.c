@@ -44,12 +44,10 @@ void shim_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void shim_debug(const char *fmt, ...)
+void shim_debug_line(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!shim_verbose)
-		return;
 	va_start(ap, fmt);
 	shim_vlog(fmt, ap);
 	va_end(ap);

@@ -37,6 +37,7 @@ bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --
 bad_args '--backend redis: is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
 bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2
 bad_args 'multiple of the block size for torus' --profile torus --size 1000K
+bad_args 'torus refuses empty volume names' --profile torus --size 1M --export ''
 bad_args '--redis-meta needs --backend redis' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
 bad_args '--bandwidth fast' --profile standard --size 1M --bandwidth fast
 bad_args 'unknown option or missing value: --frobnicate' --profile standard --frobnicate
