@@ -3,6 +3,7 @@
  * Connection buffers: batched receive and batched send; see conn.h.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -83,6 +84,93 @@ static ssize_t conn_recv(struct conn *c)
 	return recv(c->fd, c->in + c->in_end, c->in_cap - c->in_end, 0);
 }
 
+/* Send iov[0, k) and close the gap: the rest wait for their due time. */
+static int conn_send_prefix(struct conn *c, int k)
+{
+	struct msghdr msg = { 0 };
+	struct iovec *iov = c->iov;
+	int left = k, i;
+	ssize_t n;
+
+	while (left) {
+		msg.msg_iov = iov;
+		msg.msg_iovlen = left;
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			shim_debug("%s: send: %s", c->peer, strerror(errno));
+			return -1;
+		}
+		while (left && (size_t)n >= iov->iov_len) {
+			n -= iov->iov_len;
+			iov++;
+			left--;
+		}
+		if (left) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= n;
+		}
+	}
+	memmove(c->iov, c->iov + k, (c->niov - k) * sizeof(c->iov[0]));
+	c->niov -= k;
+	for (i = 0; i < c->nmarks; i++)
+		c->marks[i].iov_end -= k;
+	c->merge_floor = c->merge_floor > k ? c->merge_floor - k : 0;
+	if (!c->niov) {
+		c->out_used = 0;
+		c->out_refs_backend = false;
+	}
+	return 0;
+}
+
+/*
+ * Send the replies that are due; while others wait, return as soon as the
+ * client sends more (1), or when everything is sent (0).
+ */
+static int conn_send_due(struct conn *c)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	struct timespec ts;
+	uint64_t now, wait;
+	int k, ret;
+
+	for (;;) {
+		if (!c->nmarks)
+			return conn_flush(c);
+		now = now_ns();
+		for (k = 0; k < c->nmarks && c->marks[k].due <= now; k++)
+			;
+		if (k) {
+			if (conn_send_prefix(c, c->marks[k - 1].iov_end))
+				return -1;
+			c->nmarks -= k;
+			memmove(c->marks, c->marks + k,
+				c->nmarks * sizeof(c->marks[0]));
+			continue;
+		}
+		wait = c->marks[0].due - now;
+		ts.tv_sec = wait / 1000000000u;
+		ts.tv_nsec = wait % 1000000000u;
+		ret = ppoll(&pfd, 1, &ts, NULL);
+		if (ret < 0 && errno != EINTR)
+			return -1;
+		if (ret > 0)
+			return 1;
+	}
+}
+
+int conn_mark(struct conn *c, uint64_t due)
+{
+	if (c->nmarks == CONN_IOV_MAX && conn_flush(c))
+		return -1;
+	c->marks[c->nmarks].iov_end = c->niov;
+	c->marks[c->nmarks].due = due;
+	c->nmarks++;
+	c->merge_floor = c->niov;
+	return 0;
+}
+
 int conn_need(struct conn *c, size_t n)
 {
 	ssize_t got;
@@ -91,8 +179,12 @@ int conn_need(struct conn *c, size_t n)
 		return 0;
 	if ((c->in_pos || n > c->in_cap) && conn_make_room(c, n))
 		return -1;
-	if (conn_flush(c))
+	if (c->send_when_due) {
+		if (conn_send_due(c) < 0)
+			return -1;
+	} else if (conn_flush(c)) {
 		return -1;
+	}
 	while (conn_avail(c) < n) {
 		got = conn_recv(c);
 		if (got < 0 && errno == EINTR)
@@ -160,7 +252,7 @@ uint8_t *conn_reserve(struct conn *c, size_t len)
 	}
 	p = c->out + c->out_used;
 	c->out_used += len;
-	last = c->niov ? &c->iov[c->niov - 1] : NULL;
+	last = c->niov > c->merge_floor ? &c->iov[c->niov - 1] : NULL;
 	if (last && (uint8_t *)last->iov_base + last->iov_len == p) {
 		last->iov_len += len;
 	} else {
@@ -228,5 +320,7 @@ int conn_flush(struct conn *c)
 	c->niov = 0;
 	c->out_used = 0;
 	c->out_refs_backend = false;
+	c->nmarks = 0;
+	c->merge_floor = 0;
 	return 0;
 }

@@ -41,7 +41,20 @@ struct conn {
 	struct iovec iov[CONN_IOV_MAX];
 	int niov;
 	bool out_refs_backend;		/* an iovec points into the backend */
-	uint64_t due_ns;		/* shaping: send no earlier */
+	uint64_t due_ns;		/* shaping: send all no earlier */
+
+	/*
+	 * Shaping on a pipelined profile: where each reply ends in iov and
+	 * when it is due, so that replies go out as they fall due while new
+	 * requests keep being read.
+	 */
+	struct conn_mark {
+		int iov_end;
+		uint64_t due;
+	} marks[CONN_IOV_MAX];
+	int nmarks;
+	int merge_floor;		/* iovecs below are closed replies */
+	bool send_when_due;
 
 	/* negotiated */
 	bool no_zeroes;
@@ -87,6 +100,12 @@ uint8_t *conn_reserve(struct conn *c, size_t len);
 void conn_unreserve(struct conn *c, size_t n);
 /* Queue bytes that stay valid until the next conn_flush (no copy). */
 int conn_queue_ref(struct conn *c, const void *p, size_t len);
+/*
+ * Shaping: the reply queued since the last mark is due at due. With
+ * send_when_due, conn_need sends replies as they fall due instead of all
+ * at once after the last is due.
+ */
+int conn_mark(struct conn *c, uint64_t due);
 /* Send everything queued (after waiting for due_ns); -1 on error. */
 int conn_flush(struct conn *c);
 

@@ -29,9 +29,11 @@ int transmit(struct conn *c)
 	bool shaping = shaper_active(sh);
 	const uint8_t *payload;
 	struct nbd_request req;
+	uint64_t due = 0;
 	uint32_t plen;
 	int ret;
 
+	c->send_when_due = shaping && prof->pipelined;
 	for (;;) {
 		if (conn_need(c, NBD_REQUEST_LEN))
 			return 0;
@@ -67,15 +69,17 @@ int transmit(struct conn *c)
 		payload = conn_data(c);
 		conn_consume(c, plen);
 
-		if (shaping)
-			c->due_ns = max_u64(c->due_ns,
-					    shaper_due(sh, now_ns(),
-						       request_bytes(&req)));
+		if (shaping) {
+			due = shaper_due(sh, now_ns(), request_bytes(&req));
+			c->due_ns = max_u64(c->due_ns, due);
+		}
 		ret = prof->request(c, &req, payload);
 		if (ret != REQ_NEXT) {
 			conn_flush(c);
 			return ret == REQ_DISC ? 0 : -1;
 		}
+		if (c->send_when_due && conn_mark(c, due))
+			return -1;
 		if (!prof->pipelined && conn_flush(c))
 			return -1;
 	}
