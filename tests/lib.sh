@@ -14,6 +14,8 @@ FIO=${FIO:-fio}
 
 T=$(mktemp -d /tmp/torus-test.XXXXXX)
 _bg_pids=()
+# fio writes verify state files into its working directory: keep them here.
+cd "$T" || exit 1
 
 cleanup() {
 	local pid

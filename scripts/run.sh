@@ -1,0 +1,20 @@
+#!/bin/bash
+# The main job, from nothing: install, build, then run a job file through
+# libtorus.so (default jobs/randrw.fio, the torus document's fio test) and
+# print fio's result. With no --uri the engine starts its embedded default
+# server (nbdkit memory sized to the job).
+#
+#   scripts/run.sh                                  jobs/randrw.fio, embedded server
+#   scripts/run.sh jobs/X.fio [--uri=nbd://host/export] [fio options...]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+scripts/build.sh
+job=jobs/randrw.fio
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+	job=$1
+	shift
+fi
+set -x
+exec fio --ioengine=external:./libtorus.so "$@" "$job"

@@ -1,0 +1,82 @@
+#!/bin/bash
+# Description: every job/server mismatch is refused at start with a message
+# that names the problem and the fix (never EIO at runtime).
+. "$TORUS_SRC/tests/lib.sh"
+require fio nbdkit
+
+nbdkit_sock() {	# VAR NAME ARGS...: an nbdkit on $T/NAME.sock, its uri in VAR
+	local var=$1 name=$2
+	shift 2
+	start_nbdkit "$T/$name.sock" "$@"
+	printf -v "$var" '%s' "nbd+unix:///?socket=$T/$name.sock"
+}
+
+nbdkit_sock u_mem mem memory 16M
+expect_fio_error "the job needs 33554432 bytes (size=33554432 + offset=0) but the export has 16777216: lower size= or offset=, or use a larger export" \
+	--name=big --uri="$u_mem" --size=32m --rw=read
+expect_fio_error "the job needs 20971520 bytes (size=8388608 + offset=12582912)" \
+	--name=big2 --uri="$u_mem" --size=8m --offset=12m --rw=read
+
+nbdkit_sock u_ro ro -r memory 16M
+expect_fio_error "the export is read-only but the job writes" --name=ro --uri="$u_ro" --rw=write --size=1m
+
+nbdkit_sock u_nomc nomc --filter=multi-conn memory 16M multi-conn-mode=disable
+expect_fio_error "conns=4 but the server does not advertise multi-conn (NBD_FLAG_CAN_MULTI_CONN)" \
+	--name=mc --uri="$u_nomc" --rw=write --size=1m --conns=4
+
+nbdkit_sock u_bs bs --filter=blocksize-policy memory 16M blocksize-minimum=4096 blocksize-preferred=4096 blocksize-maximum=65536
+expect_fio_error "read block size 131072 exceeds the server's maximum request size 65536; use bs=65536 or less" \
+	--name=bs --uri="$u_bs" --rw=read --bs=128k --size=1m
+expect_fio_error "write block size 512 is not a multiple of the server's minimum block size 4096; use a multiple of 4096" \
+	--name=bs --uri="$u_bs" --rw=write --bs=512 --size=1m
+expect_fio_error "read block alignment 2048 is not a multiple of the server's minimum block size 4096" \
+	--name=ba --uri="$u_bs" --rw=randread --bs=4k --blockalign=2k --size=1m
+# Within the limits it works.
+expect_fio_ok --name=ok --uri="$u_bs" --rw=randwrite --bs=64k --size=4m --verify=crc32c
+
+# Trim and FUA against a server without them: nbd-server's defaults.
+if command -v nbd-server >/dev/null; then
+	port=$(free_port)
+	truncate -s 16M "$T/disk.img"
+	printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$port" "$T/disk.img" >"$T/nbd.conf"
+	nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
+	wait_port "$port"
+	_bg_pids+=("$(cat "$T/nbd.pid")")
+	expect_fio_error "the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job" \
+		--name=trim --uri="nbd://127.0.0.1:$port/d" --rw=randtrim --size=1m
+	expect_fio_error "fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1" \
+		--name=fua --uri="nbd://127.0.0.1:$port/d" --rw=write --size=1m --fua=1
+fi
+
+# Bad targets.
+expect_fio_error "unsupported uri 'http://x/': expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH" \
+	--name=u --uri=http://x/ --rw=read --size=1m
+expect_fio_error "asks for TLS, which this engine does not speak" --name=u --uri=nbds://localhost/ --rw=read --size=1m
+expect_fio_error "port must be a number from 1 to 65535" --name=u --uri=nbd://localhost:99999/ --rw=read --size=1m
+expect_fio_error "cannot connect to Unix socket $T/none.sock: No such file or directory (is the NBD server running?)" \
+	--name=u --uri="nbd+unix:///?socket=$T/none.sock" --rw=read --size=1m
+port=$(free_port)
+expect_fio_error "cannot connect to 127.0.0.1 port $port: Connection refused (is the NBD server running?)" \
+	--name=u --uri="nbd://127.0.0.1:$port/" --rw=read --size=1m
+# Something that is not an NBD server.
+python3 -c '
+import socket,sys
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+while True:
+    c,_=s.accept(); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n"); c.close()' "$T/http.sock" &
+_bg_pids+=($!)
+wait_socket "$T/http.sock"
+expect_fio_error "not an NBD server: the greeting has the wrong magic" --name=u --uri="nbd+unix:///?socket=$T/http.sock" --rw=read --size=1m
+
+# Option values fio itself checks.
+expect_fio_error "conns" --name=c --uri="$u_mem" --conns=0 --rw=read --size=1m
+expect_fio_error "handshake" --name=h --uri="$u_mem" --handshake=bogus --rw=read --size=1m
+
+# The engine refuses a fio it was not built against.
+if FIO= "$FIO" --name=v --ioengine="external:$TORUS_BUILD/engines/libtorus-wrongfio.so" --size=1m --rw=read >"$T/fio.out" 2>&1; then
+	fail "engine built for another fio was accepted"
+fi
+grep -qF "torus: libtorus.so was built against fio-0.0-test but is loaded by fio-3.33" "$T/fio.out" ||
+	fail "no version message: $(cat "$T/fio.out")"
+grep -qF "Rebuild it against this fio" "$T/fio.out" || fail "version message does not say how to rebuild"
+echo "PASS"
