@@ -35,6 +35,7 @@ struct torus_options {
 	unsigned int handshake;
 	unsigned int fua;
 	unsigned int structured;
+	unsigned int poll_us;
 };
 
 struct torus_data {
@@ -106,6 +107,18 @@ static struct fio_option options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct torus_options, structured),
 		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "poll_us",
+		.lname	= "Busy-poll microseconds",
+		.help	= "With at most 2 requests outstanding, poll for replies this long before sleeping (cuts QD1 latency; 0 disables)",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct torus_options, poll_us),
+		.def	= "200",
+		.minval	= 0,
+		.maxval	= 1000000,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -207,6 +220,7 @@ static int resolve_target(struct thread_data *td, struct torus_data *d)
 	d->params.handshake = o->handshake;
 	d->params.fua = o->fua;
 	d->params.structured = o->structured;
+	d->params.poll_us = o->poll_us;
 	return 0;
 }
 

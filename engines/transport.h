@@ -28,6 +28,7 @@ struct torus_params {
 	unsigned int handshake;		/* enum nbd_hs_mode for NBD */
 	bool fua;
 	bool structured;
+	unsigned int poll_us;		/* busy-poll budget at low depth */
 };
 
 /* What a probe learned about the target, for validating the job. */

@@ -98,7 +98,11 @@ struct nbd_client {
 	unsigned int ready_head, ready_count;
 	unsigned int queued;	/* since the last submit */
 	bool ring_ready;
+	uint64_t poll_ns;	/* busy-poll budget at low depth */
 };
+
+/* At most this many outstanding requests, waiting is latency-bound. */
+#define POLL_MAX_OUTSTANDING	2
 
 #define UD_RECV		1ULL
 #define ud_conn(ud)	((ud) >> 1)
@@ -571,15 +575,37 @@ int nbd_client_submit(struct nbd_client *c)
 	return n;
 }
 
-static bool anything_outstanding(struct nbd_client *c)
+static unsigned int outstanding(struct nbd_client *c)
 {
-	unsigned int i;
+	return c->depth - c->nfree - c->ready_count;
+}
 
-	for (i = 0; i < c->nconns; i++)
-		if (!c->conns[i].dead &&
-		    (c->conns[i].inflight || c->conns[i].npending))
-			return true;
-	return false;
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * With one or two requests in flight the wait is pure latency: sleeping
+ * and being woken costs more than the reply takes. Poll for a bounded
+ * time first (each round runs pending task work, posting completions).
+ */
+static void busy_poll(struct nbd_client *c, unsigned int min)
+{
+	uint64_t deadline;
+
+	if (!c->poll_ns || outstanding(c) > POLL_MAX_OUTSTANDING)
+		return;
+	if (io_uring_sq_ready(&c->ring))
+		io_uring_submit(&c->ring);
+	deadline = now_ns() + c->poll_ns;
+	while (c->ready_count < min && now_ns() < deadline) {
+		io_uring_get_events(&c->ring);
+		process_cqes(c);
+	}
 }
 
 int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
@@ -597,7 +623,9 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 	}
 
 	process_cqes(c);
-	while (c->ready_count < min && anything_outstanding(c)) {
+	if (c->ready_count < min)
+		busy_poll(c, min);
+	while (c->ready_count < min && outstanding(c)) {
 		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
 						       NULL);
 		if (ret == -ETIME)
@@ -670,7 +698,8 @@ static void free_client(struct nbd_client *c)
 struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  unsigned int depth,
 				  const struct nbd_export *exp,
-				  const char *label, char *err, size_t errlen)
+				  unsigned int poll_us, const char *label,
+				  char *err, size_t errlen)
 {
 	struct nbd_client *c;
 	unsigned int i;
@@ -682,6 +711,7 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 	c->live_conns = nconns;
 	c->depth = depth;
 	c->structured = exp->structured_replies;
+	c->poll_ns = (uint64_t)poll_us * 1000;
 	snprintf(c->label, sizeof(c->label), "%s", label);
 	c->conns = calloc(nconns, sizeof(*c->conns));
 	c->slots = calloc(depth, sizeof(*c->slots));

@@ -23,12 +23,15 @@ struct nbd_client;
 
 /*
  * Takes ownership of the connected sockets fds[0..nconns). depth is the
- * most requests ever outstanding. label names the server in messages.
+ * most requests ever outstanding. With at most two outstanding, reap()
+ * busy-polls up to poll_us microseconds before sleeping (0: never).
+ * label names the server in messages.
  */
 struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  unsigned int depth,
 				  const struct nbd_export *exp,
-				  const char *label, char *err, size_t errlen);
+				  unsigned int poll_us, const char *label,
+				  char *err, size_t errlen);
 
 /*
  * Records a request. buf must stay valid until completion (READ: filled;

@@ -129,7 +129,8 @@ static void *nbd_open(const struct torus_params *p, unsigned int depth,
 			 (unsigned long long)first.size);
 		goto fail;
 	}
-	c = nbd_client_new(fds, p->conns, depth, &first, label, err, errlen);
+	c = nbd_client_new(fds, p->conns, depth, &first, p->poll_us, label,
+			   err, errlen);
 	return c;
 fail:
 	while (i--)
