@@ -575,9 +575,10 @@ int nbd_client_submit(struct nbd_client *c)
 	return n;
 }
 
+/* Requests sent or queued whose reply has not completed (slots in use). */
 static unsigned int outstanding(struct nbd_client *c)
 {
-	return c->depth - c->nfree - c->ready_count;
+	return c->depth - c->nfree;
 }
 
 static uint64_t now_ns(void)
@@ -613,24 +614,30 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 {
 	struct __kernel_timespec kts, *tsp = NULL;
 	struct io_uring_cqe *cqe;
+	uint64_t deadline = 0, now;
 	unsigned int n, i;
 	int ret;
 
-	if (timeout) {
-		kts.tv_sec = timeout->tv_sec;
-		kts.tv_nsec = timeout->tv_nsec;
-		tsp = &kts;
-	}
+	if (timeout)
+		deadline = now_ns() + (uint64_t)timeout->tv_sec * 1000000000ULL +
+			   timeout->tv_nsec;
 
 	process_cqes(c);
 	if (c->ready_count < min)
 		busy_poll(c, min);
 	while (c->ready_count < min && outstanding(c)) {
+		if (timeout) {
+			/* The timeout bounds the whole call, not each wait. */
+			now = now_ns();
+			if (now >= deadline)
+				break;
+			kts.tv_sec = (deadline - now) / 1000000000ULL;
+			kts.tv_nsec = (deadline - now) % 1000000000ULL;
+			tsp = &kts;
+		}
 		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
 						       NULL);
-		if (ret == -ETIME)
-			break;
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
 			return ret;
 		process_cqes(c);
 	}
