@@ -5,7 +5,9 @@
 # - the data is under the documented keys (redis-layout.py checks every
 #   key, hash and server placement);
 # - 256 identical blocks are stored once; zero blocks are not stored;
-# - a new shim over the same redis reads the data back (verify_only).
+# - a new shim over the same redis reads the data back (verify_only);
+# - a read the backend fails gets 0-Disk's treatment: the success header
+#   is already out, then the connection is dropped.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 require "$FIO" redis-server redis-cli python3
@@ -93,4 +95,33 @@ layout --blocks 8192:256
 [ "$(redis-cli -p "${ports[8]}" HEXISTS lba:vd1 64)" = 0 ] ||
 	fail "a sector of nil hashes was kept in lba:vd1"
 echo "zeroes: not stored, sector deleted"
+
+# the storage servers go away: block 0 (mapped) cannot be read
+for port in "${ports[@]:0:8}"; do
+	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
+done
+python3 - "$T/z.sock" <<'PY' || fail "a failed read did not end as in 0-Disk"
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+def recv(n):
+    b = b""
+    while len(b) < n:
+        got = s.recv(n - len(b))
+        if not got:
+            break
+        b += got
+    return b
+recv(18)
+s.sendall(struct.pack(">I", 3) + struct.pack(">QII", 0x49484156454F5054, 1, 0))
+recv(10)
+s.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 0, 77, 0, 4096))
+hdr = recv(16)
+rest = recv(4096)
+ok = hdr == struct.pack(">IIQ", 0x67446698, 0, 77) and rest == b""
+print("failed read: header", hdr.hex(), "then", len(rest), "bytes and EOF")
+sys.exit(0 if ok else 1)
+PY
+echo "read error: success header, then the connection dropped"
 stop_shim
