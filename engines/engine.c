@@ -364,9 +364,7 @@ static int fio_torus_init(struct thread_data *td)
 		log_err("torus: out of memory for iodepth=%u\n", depth);
 		return 1;
 	}
-	d->conn = d->tp->open(&d->params, depth,
-			      d->target.size ? &d->target : NULL, err,
-			      sizeof(err));
+	d->conn = d->tp->open(&d->params, depth, &d->target, err, sizeof(err));
 	if (!d->conn) {
 		log_err("torus: %s\n", err);
 		return 1;
@@ -401,7 +399,7 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:
 		/* No write cache advertised: nothing to flush. */
-		if (d->target.size && !d->target.can_flush)
+		if (!d->target.can_flush)
 			return FIO_Q_COMPLETED;
 		op = TORUS_OP_FLUSH;
 		offset = 0;

@@ -53,10 +53,13 @@ struct torus_transport {
 	/* Connects once, fills *t, disconnects. err gets a full message. */
 	int (*probe)(const struct torus_params *p, struct torus_target *t,
 		     char *err, size_t errlen);
-	/* Per-job state for depth outstanding requests. */
+	/*
+	 * Per-job state for depth outstanding requests. If t->size is set
+	 * (a probe ran), the target must not have shrunk; t is then refreshed
+	 * from what the connections negotiated.
+	 */
 	void *(*open)(const struct torus_params *p, unsigned int depth,
-		      const struct torus_target *expect, char *err,
-		      size_t errlen);
+		      struct torus_target *t, char *err, size_t errlen);
 	/* 0, -EBUSY (no room), or another -errno (fail the request). */
 	int (*queue)(void *conn, enum torus_op op, bool fua, uint64_t offset,
 		     uint32_t len, void *buf, void *user);

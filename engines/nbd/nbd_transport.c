@@ -79,8 +79,7 @@ static int nbd_probe(const struct torus_params *p, struct torus_target *t,
 }
 
 static void *nbd_open(const struct torus_params *p, unsigned int depth,
-		      const struct torus_target *expect, char *err,
-		      size_t errlen)
+		      struct torus_target *t, char *err, size_t errlen)
 {
 	int fds[MAX_CONNS];
 	struct nbd_export exp, first;
@@ -122,13 +121,14 @@ static void *nbd_open(const struct torus_params *p, unsigned int depth,
 			goto fail;
 		}
 	}
-	if (expect && first.size < expect->size) {
+	if (first.size < t->size) {
 		snprintf(err, errlen,
 			 "%s: the export shrank from %llu to %llu bytes since the job started",
-			 label, (unsigned long long)expect->size,
+			 label, (unsigned long long)t->size,
 			 (unsigned long long)first.size);
 		goto fail;
 	}
+	describe(&u, &first, t);
 	c = nbd_client_new(fds, p->conns, depth, &first, p->poll_us, label,
 			   err, errlen);
 	return c;
