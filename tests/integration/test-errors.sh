@@ -46,6 +46,8 @@ if command -v nbd-server >/dev/null; then
 		--name=trim --uri="nbd://127.0.0.1:$port/d" --rw=randtrim --size=1m
 	expect_fio_error "fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1" \
 		--name=fua --uri="nbd://127.0.0.1:$port/d" --rw=write --size=1m --fua=1
+	# No FLUSH advertised (no write cache): fsync completes locally.
+	expect_fio_ok --name=fs --uri="nbd://127.0.0.1:$port/d" --rw=write --bs=64k --size=1m --fsync=2 --end_fsync=1 --verify=crc32c
 fi
 
 # Bad targets.
