@@ -17,7 +17,9 @@
 #                  engine in the way; informational).
 #   shim_docs      the documents' workloads on each profile, memory backend:
 #                  torus 64 KiB randrw QD64 rwmixread=75 and its 4 KiB
-#                  variant (torus, 2 replicas, vs standard); 0-Disk 4 KiB
+#                  variant (torus, 2 replicas; the same with its block
+#                  traffic over 1 Gbit/s, --shape-at storage, as the
+#                  document's cluster; vs standard); 0-Disk 4 KiB
 #                  randrw QD4 rwmixwrite=80 (zeroos; zeroos over 8 + 1
 #                  redis-servers when installed; vs standard).
 #
@@ -164,6 +166,10 @@ section_shim_docs() {
 	record ratio shim_doc_zeroos4k iops zeroos standard
 
 	shim_start doc_torus --profile torus --size 2G --replicas 2
+	shim_start doc_torus_1g --profile torus --size 2G --replicas 2 \
+		--bandwidth 1gbit --shape-at storage
+	record ratio shim_doc_torus64k iops torus-1gbit standard
+	record ratio shim_doc_torus4k iops torus-1gbit standard
 	shim_start doc_zeroos --profile zeroos --size 2G
 	shim_start doc_std --profile standard --size 2G
 	if command -v redis-server >/dev/null; then
@@ -175,12 +181,17 @@ section_shim_docs() {
 			--redis-meta "$shim_redis_meta" --vdisk bench
 	fi
 	local torus_uri="nbd+unix:///torus?socket=$T/doc_torus.sock"
+	local torus1g_uri="nbd+unix:///torus?socket=$T/doc_torus_1g.sock"
 	local zeroos_uri="nbd+unix:///default?socket=$T/doc_zeroos.sock"
 	local std_uri="nbd+unix:///?socket=$T/doc_std.sock"
 	for ((r = 1; r <= rounds; r++)); do
 		shim_fio shim_doc_torus64k torus "$r" "$torus_uri" "${torus64[@]}"
+		shim_fio shim_doc_torus64k torus-1gbit "$r" "$torus1g_uri" \
+			"${torus64[@]}"
 		shim_fio shim_doc_torus64k standard "$r" "$std_uri" "${torus64[@]}"
 		shim_fio shim_doc_torus4k torus "$r" "$torus_uri" "${torus4[@]}"
+		shim_fio shim_doc_torus4k torus-1gbit "$r" "$torus1g_uri" \
+			"${torus4[@]}"
 		shim_fio shim_doc_torus4k standard "$r" "$std_uri" "${torus4[@]}"
 		shim_fio shim_doc_zeroos4k zeroos "$r" "$zeroos_uri" "${zeroos4[@]}"
 		((with_redis)) && shim_fio shim_doc_zeroos4k zeroos-redis "$r" \

@@ -20,9 +20,9 @@ static const char usage_text[] =
 "    nbd-shim --profile torus|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
 "             [--export NAME] [--size SIZE] [--backend BACKEND]\n"
 "             [--redis-meta HOST:PORT] [--vdisk NAME] [--replicas R]\n"
-"             [--latency-us N] [--bandwidth RATE] [--block-size N]\n"
-"             [--advertise-trim] [--poll-us N] [--pidfile PATH] [--verbose]\n"
-"             [--help]\n"
+"             [--latency-us N] [--bandwidth RATE] [--shape-at WHERE]\n"
+"             [--block-size N] [--advertise-trim] [--poll-us N]\n"
+"             [--pidfile PATH] [--verbose] [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
@@ -75,6 +75,11 @@ static const char usage_text[] =
 "    --bandwidth RATE\n"
 "        Limit the data of all connections to RATE bytes per second:\n"
 "        125M (10^6 bytes), 1G, or bits: 1gbit, 100mbit.\n"
+"    --shape-at client|storage\n"
+"        Where --latency-us and --bandwidth apply (default client): to the\n"
+"        requests and replies of the clients, or to every operation on the\n"
+"        stores behind the profile, as torus's traffic to its peers: its\n"
+"        512 KiB block reads and writes, each write once per replica.\n"
 "    --block-size N\n"
 "        zeroos: the volume block size (default 4096; the preferred block\n"
 "        size and the Redis block). torus: its internal block (default\n"
@@ -96,7 +101,8 @@ static const char usage_text[] =
 "        Show this text.\n"
 "\n"
 "EXAMPLES\n"
-"    nbd-shim --profile torus --size 1G --replicas 2 --bandwidth 1gbit\n"
+"    nbd-shim --profile torus --size 1G --replicas 2 --bandwidth 1gbit \\\n"
+"             --shape-at storage\n"
 "    nbd-shim --profile zeroos --listen unix:/tmp/z.sock --size 2000M \\\n"
 "             --backend redis:127.0.0.1:6379,127.0.0.1:6380 \\\n"
 "             --redis-meta 127.0.0.1:6381\n"
@@ -105,6 +111,7 @@ static const char usage_text[] =
 enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_EXPORT, OPT_SIZE, OPT_BACKEND,
 	OPT_REDIS_META, OPT_VDISK, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
+	OPT_SHAPE_AT,
 	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_PIDFILE, OPT_VERBOSE,
 	OPT_HELP,
 };
@@ -120,6 +127,7 @@ static const struct option long_options[] = {
 	{ "replicas", required_argument, NULL, OPT_REPLICAS },
 	{ "latency-us", required_argument, NULL, OPT_LATENCY },
 	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
+	{ "shape-at", required_argument, NULL, OPT_SHAPE_AT },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "advertise-trim", no_argument, NULL, OPT_ADVERTISE_TRIM },
 	{ "poll-us", required_argument, NULL, OPT_POLL },
@@ -252,6 +260,13 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 		case OPT_BANDWIDTH:
 			if (parse_rate(optarg, &cfg->bandwidth))
 				return bad("--bandwidth %s: use bytes per second (125M, 1G) or bits (1gbit, 100mbit)",
+					   optarg);
+			break;
+		case OPT_SHAPE_AT:
+			if (!strcmp(optarg, "storage"))
+				cfg->shape_storage = true;
+			else if (strcmp(optarg, "client"))
+				return bad("--shape-at %s: use client or storage",
 					   optarg);
 			break;
 		case OPT_BLOCK_SIZE:

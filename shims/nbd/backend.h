@@ -83,6 +83,10 @@ struct backend *replicate_open(struct backend **children, int n,
 			       char *err, size_t errlen);
 struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
 				  char *err, size_t errlen);
+struct shaper;
+struct backend *shaped_open(struct backend *child, struct shaper *sh,
+			    unsigned int write_factor, char *err,
+			    size_t errlen);
 
 static inline int backend_pread(struct backend *be, void *buf, size_t len,
 				uint64_t off)

@@ -29,6 +29,7 @@ struct shim_config {
 	int replicas;
 	uint64_t latency_us;
 	uint64_t bandwidth;		/* bytes per second, 0: unlimited */
+	bool shape_storage;		/* --shape-at storage */
 	uint32_t block_size;
 	int64_t poll_us;		/* -1: the profile's default */
 	bool advertise_trim;		/* zeroos: SEND_TRIM, answered EIO */

@@ -2,9 +2,11 @@
 /*
  * Builds the export's backend stack from the configuration:
  *
- *   torus     torus blocks (RMW) -> [replicate R] -> R x memory|null|file
- *   zeroos    memory | null | file | redis (0-Disk deduped layout)
- *   standard  memory | null | file
+ *   torus     torus blocks (RMW) -> [shaped] -> [replicate R] -> R stores
+ *   zeroos    [shaped] -> memory | null | file | redis (0-Disk layout)
+ *   standard  [shaped] -> memory | null | file
+ *
+ * ("shaped" with --shape-at storage and --latency-us or --bandwidth.)
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "config.h"
 #include "export.h"
 #include "profile.h"
+#include "shape.h"
 
 /* Largest request the zeroos and standard profiles advertise. */
 #define EXPORT_MAX_BLOCK	(32u << 20)
@@ -32,9 +35,20 @@ static struct backend *open_store(const struct shim_config *cfg,
 	}
 }
 
+/* Storage shaping wraps the stores; writes to R replicas count R times. */
+static struct backend *maybe_shaped(struct backend *be,
+				    const struct shim_config *cfg,
+				    struct shaper *sh, unsigned int factor,
+				    char *err, size_t errlen)
+{
+	if (!be || !cfg->shape_storage || !shaper_active(sh))
+		return be;
+	return shaped_open(be, sh, factor, err, errlen);
+}
+
 /* torus: R replicas; files are PATH.0 .. PATH.R-1 when R > 1. */
 static struct backend *open_torus(const struct shim_config *cfg,
-				  char *err, size_t errlen)
+				  struct shaper *sh, char *err, size_t errlen)
 {
 	struct backend *rep[64];
 	char path[sizeof(cfg->backend.path) + 16];
@@ -58,14 +72,15 @@ static struct backend *open_torus(const struct shim_config *cfg,
 		be = rep[0];
 	} else {
 		be = replicate_open(rep, cfg->replicas, err, errlen);
-		if (!be)
-			return NULL;
 	}
+	be = maybe_shaped(be, cfg, sh, cfg->replicas, err, errlen);
+	if (!be)
+		return NULL;
 	return torus_blocks_open(be, cfg->block_size, err, errlen);
 }
 
 int export_open(struct export *e, const struct shim_config *cfg,
-		char *err, size_t errlen)
+		struct shaper *sh, char *err, size_t errlen)
 {
 	const struct profile *prof = cfg->profile;
 	struct redis_params rp;
@@ -74,7 +89,7 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	pthread_mutex_init(&e->lock, NULL);
 	snprintf(e->name, sizeof(e->name), "%s", cfg->export_name);
 	if (prof == &profile_torus) {
-		e->be = open_torus(cfg, err, errlen);
+		e->be = open_torus(cfg, sh, err, errlen);
 	} else if (cfg->backend.kind == BACKEND_REDIS) {
 		rp.spec = &cfg->backend;
 		rp.vdisk = cfg->vdisk;
@@ -84,6 +99,8 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	} else {
 		e->be = open_store(cfg, cfg->backend.path, err, errlen);
 	}
+	if (prof != &profile_torus)
+		e->be = maybe_shaped(e->be, cfg, sh, 1, err, errlen);
 	if (!e->be)
 		return -1;
 	e->size = e->be->size;

@@ -26,9 +26,14 @@ struct export {
 	bool busy;			/* torus: a connection holds it */
 };
 
-/* Builds the backend stack the profile calls for. */
+struct shaper;
+
+/*
+ * Builds the backend stack the profile calls for; with --shape-at storage,
+ * sh shapes the operations on the stores.
+ */
 int export_open(struct export *e, const struct shim_config *cfg,
-		char *err, size_t errlen);
+		struct shaper *sh, char *err, size_t errlen);
 void export_close(struct export *e);
 
 static inline bool export_name_is(const struct export *e, const uint8_t *name,

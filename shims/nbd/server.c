@@ -120,7 +120,7 @@ int server_init(struct server *s, const struct shim_config *cfg,
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
 	shaper_init(&s->shaper, cfg->latency_us, cfg->bandwidth);
-	if (export_open(&s->exp, cfg, err, errlen))
+	if (export_open(&s->exp, cfg, &s->shaper, err, errlen))
 		return -1;
 	if (cfg->listen.is_unix)
 		s->lfd = listen_unix(s, cfg->listen.path, err, errlen);

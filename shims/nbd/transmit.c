@@ -6,6 +6,7 @@
  * out in one send when the receive buffer runs dry (conn_need); a serial
  * profile sends each reply before it looks at the next request.
  */
+#include "config.h"
 #include "conn.h"
 #include "log.h"
 #include "profile.h"
@@ -26,7 +27,7 @@ int transmit(struct conn *c)
 {
 	const struct profile *prof = c->prof;
 	struct shaper *sh = &c->srv->shaper;
-	bool shaping = shaper_active(sh);
+	bool shaping = shaper_active(sh) && !c->srv->cfg->shape_storage;
 	const uint8_t *payload;
 	struct nbd_request req;
 	uint64_t due = 0;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Latency and bandwidth shaping: a serial profile (torus) pays the latency
 # per request, a pipelined one (standard) overlaps it; the bandwidth cap
-# holds across the job. Upper bounds are exact; lower bounds are loose, so
+# holds across the job; at the storage, torus pays for its block traffic. Upper bounds are exact; lower bounds are loose, so
 # that a busy machine does not fail the test.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -53,6 +53,22 @@ in_range "standard 2 ms latency, QD8, IOPS" "$iops" 2000 4040
 read -r iops bw < <(measure std-bandwidth "nbd+unix:///?socket=$T/b.sock" \
 	--bs=64k --iodepth=8)
 in_range "standard 20M bandwidth, bytes/s" "$bw" 10000000 21000000
+
+# shaping at the storage: torus moves whole 512 KiB blocks, each write to
+# both replicas. A 4 KiB write is a block read + 2 block writes = 1.5 MiB
+# over a 1 Gbit/s link: at most 125e6 / 1572864 = 79 writes per second.
+start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/ts.sock" \
+	--replicas 2 --bandwidth 1gbit --shape-at storage
+wait_socket "$T/ts.sock"
+expect_fio_ok --name=torus-storage --uri="nbd+unix:///torus?socket=$T/ts.sock" \
+	--rw=randwrite --bs=4k --size=16M --iodepth=8 --time_based --runtime=2 \
+	--output-format=json
+iops=$(python3 -c "
+import json
+text = open('$T/fio.out').read()
+j = json.JSONDecoder().raw_decode(text[text.index('{'):])[0]
+print(int(j['jobs'][0]['write']['iops']))")
+in_range "torus 1 Gbit/s at the storage, 4 KiB write IOPS" "$iops" 20 80
 
 # replies sent as they fall due keep their data and order: verify through it
 expect_fio_ok --name=shaped-verify --uri="nbd+unix:///?socket=$T/s.sock" \

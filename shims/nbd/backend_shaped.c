@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Shaping at the storage (--shape-at storage): every operation on the
+ * backend below pays the latency and moves its bytes over the shared link
+ * before it runs, as the requests of torus to its peers, or of 0-Disk to
+ * its ARDB servers, crossed the network. Writes count write_factor times:
+ * torus sends each block to every replica.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "shape.h"
+#include "util.h"
+
+struct shaped {
+	struct backend be;
+	struct backend *child;
+	struct shaper *sh;
+	unsigned int write_factor;
+};
+
+static struct shaped *to_shaped(struct backend *be)
+{
+	return container_of(be, struct shaped, be);
+}
+
+static void charge(struct shaped *s, uint64_t bytes)
+{
+	shaper_wait(shaper_due(s->sh, now_ns(), bytes));
+}
+
+static int shaped_pread(struct backend *be, void *buf, size_t len,
+			uint64_t off)
+{
+	struct shaped *s = to_shaped(be);
+
+	charge(s, len);
+	return backend_pread(s->child, buf, len, off);
+}
+
+static int shaped_pwrite(struct backend *be, const void *buf, size_t len,
+			 uint64_t off)
+{
+	struct shaped *s = to_shaped(be);
+
+	charge(s, (uint64_t)len * s->write_factor);
+	return backend_pwrite(s->child, buf, len, off);
+}
+
+static int shaped_zero(struct backend *be, size_t len, uint64_t off)
+{
+	struct shaped *s = to_shaped(be);
+
+	charge(s, 0);
+	return backend_zero(s->child, len, off);
+}
+
+static int shaped_trim(struct backend *be, size_t len, uint64_t off)
+{
+	struct shaped *s = to_shaped(be);
+
+	charge(s, 0);
+	return backend_trim(s->child, len, off);
+}
+
+static int shaped_flush(struct backend *be)
+{
+	struct shaped *s = to_shaped(be);
+
+	charge(s, 0);
+	return backend_flush(s->child);
+}
+
+static void shaped_close(struct backend *be)
+{
+	struct shaped *s = to_shaped(be);
+
+	backend_close(s->child);
+	free(s);
+}
+
+static const struct backend_ops shaped_ops = {
+	.name = "shaped",
+	.pread = shaped_pread,
+	.pwrite = shaped_pwrite,
+	.zero = shaped_zero,
+	.trim = shaped_trim,
+	.flush = shaped_flush,
+	.close = shaped_close,
+};
+
+struct backend *shaped_open(struct backend *child, struct shaper *sh,
+			    unsigned int write_factor, char *err,
+			    size_t errlen)
+{
+	struct shaped *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(err, errlen, "shaping: out of memory");
+		backend_close(child);
+		return NULL;
+	}
+	s->child = child;
+	s->sh = sh;
+	s->write_factor = write_factor;
+	s->be.ops = &shaped_ops;
+	s->be.size = child->size;
+	return &s->be;
+}
