@@ -22,7 +22,7 @@ static const char usage_text[] =
 "             [--redis-meta HOST:PORT] [--vdisk NAME] [--replicas R]\n"
 "             [--latency-us N] [--bandwidth RATE] [--shape-at WHERE]\n"
 "             [--block-size N] [--advertise-trim] [--poll-us N]\n"
-"             [--pidfile PATH] [--verbose] [--help]\n"
+"             [--coalesce-us N] [--pidfile PATH] [--verbose] [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
@@ -93,6 +93,12 @@ static const char usage_text[] =
 "        (default 0). Answers sooner, in smaller batches: it helps a\n"
 "        client that waits for each reply, and costs a batching client\n"
 "        (the engine) more CPU per request.\n"
+"    --coalesce-us N\n"
+"        standard: when the client sends 4 or more requests at a time, let\n"
+"        more arrive for N microseconds before answering (default 0: off).\n"
+"        Larger reply batches cost a deep-queue client less per request\n"
+"        (the engine at QD64: about +25%); a shallower queue loses (QD16:\n"
+"        about -50%).\n"
 "    --pidfile PATH\n"
 "        Write the process id to PATH once listening; removed on exit.\n"
 "    --verbose\n"
@@ -112,7 +118,8 @@ enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_EXPORT, OPT_SIZE, OPT_BACKEND,
 	OPT_REDIS_META, OPT_VDISK, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
-	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_PIDFILE, OPT_VERBOSE,
+	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL,
+	OPT_COALESCE, OPT_PIDFILE, OPT_VERBOSE,
 	OPT_HELP,
 };
 
@@ -131,6 +138,7 @@ static const struct option long_options[] = {
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "advertise-trim", no_argument, NULL, OPT_ADVERTISE_TRIM },
 	{ "poll-us", required_argument, NULL, OPT_POLL },
+	{ "coalesce-us", required_argument, NULL, OPT_COALESCE },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -283,6 +291,12 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return bad("--poll-us %s: use microseconds, at most 1000000",
 					   optarg);
 			cfg->poll_us = v;
+			break;
+		case OPT_COALESCE:
+			if (parse_uint(optarg, 1000, &v))
+				return bad("--coalesce-us %s: use microseconds, at most 1000",
+					   optarg);
+			cfg->coalesce_us = v;
 			break;
 		case OPT_PIDFILE:
 			cfg->pidfile = optarg;

@@ -56,6 +56,10 @@ struct conn {
 	int merge_floor;		/* iovecs below are closed replies */
 	bool send_when_due;
 
+	/* Coalescing: requests per receive, and their average (x16). */
+	unsigned int batch_reqs;
+	unsigned int batch_avg;
+
 	/* negotiated */
 	bool no_zeroes;
 	bool structured;
@@ -64,6 +68,14 @@ struct conn {
 
 /* How long to poll for input before sleeping (--poll-us). */
 extern unsigned int conn_spin_us;
+/* How long to let requests gather before answering a deep queue. */
+extern unsigned int conn_coalesce_us;
+
+/* The transmission loop counts requests, for coalescing. */
+static inline void conn_count_request(struct conn *c)
+{
+	c->batch_reqs++;
+}
 
 int conn_init(struct conn *c, int fd, struct server *srv);
 void conn_free(struct conn *c);

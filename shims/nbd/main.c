@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -42,6 +43,9 @@ int main(int argc, char **argv)
 	shim_verbose = cfg.verbose;
 	conn_spin_us = cfg.poll_us >= 0 ? cfg.poll_us :
 		       cfg.profile->default_poll_us;
+	conn_coalesce_us = cfg.profile->pipelined ? cfg.coalesce_us : 0;
+	/* short sleeps (coalescing) should last what they ask */
+	prctl(PR_SET_TIMERSLACK, 1000UL);
 
 	/* every thread inherits the mask; only the signalfd sees them */
 	signal(SIGPIPE, SIG_IGN);

@@ -100,3 +100,8 @@ start_shim standard --size 64M --backend "file:$T/trim.img"
 trim_job standard-file-trim 64k
 verify_job standard-fua --bs=4k --fua=1
 verify_job standard-structured --bs=4k --structured_replies=1
+
+# coalescing keeps data and order
+start_shim standard --size 64M --coalesce-us 30
+verify_job standard-coalesce --bs=4k --iodepth=64
+verify_job standard-coalesce-mixed --bsrange=512-128k --blockalign=512 --iodepth=32
