@@ -12,7 +12,7 @@
 #   shim_std_qd64  4 KiB randread QD64 through the engine: nbd-shim
 #                  --profile standard --backend null vs nbdkit null.
 #                  Target: the shim serves >= 2x the IOPS of nbdkit.
-#                  Also the shim with --coalesce-us 30 (informational).
+#                  Also the shim with --coalesce-us 0 (informational).
 #   shim_probe     the same two servers measured by pipe-probe, a lean
 #                  pipelined client (what the servers can do without the
 #                  engine in the way; informational).
@@ -107,18 +107,18 @@ section_shim_std_qd64() {
 	record section $sid "4 KiB randread QD64 through the engine: nbd-shim standard (null) vs nbdkit null"
 	record target $sid iops shim nbdkit ">=" 2.0
 	record ratio $sid cpu_us_per_io shim nbdkit
-	record ratio $sid iops shim-coalesce30 nbdkit
+	record ratio $sid iops shim-nocoalesce nbdkit
 	shim_nbdkit std_nbdkit null size=8G
 	shim_start std_shim --profile standard --backend null --size 8G
-	shim_start std_shim_c30 --profile standard --backend null --size 8G \
-		--coalesce-us 30
+	shim_start std_shim_c0 --profile standard --backend null --size 8G \
+		--coalesce-us 0
 	for ((r = 1; r <= rounds; r++)); do
 		shim_fio $sid nbdkit "$r" "nbd+unix:///?socket=$T/std_nbdkit.sock" \
 			--rw=randread --bs=4k --iodepth=64
 		shim_fio $sid shim "$r" "nbd+unix:///?socket=$T/std_shim.sock" \
 			--rw=randread --bs=4k --iodepth=64
-		shim_fio $sid shim-coalesce30 "$r" \
-			"nbd+unix:///?socket=$T/std_shim_c30.sock" \
+		shim_fio $sid shim-nocoalesce "$r" \
+			"nbd+unix:///?socket=$T/std_shim_c0.sock" \
 			--rw=randread --bs=4k --iodepth=64
 	done
 }

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "util.h"
+
 #define CONN_IOV_MAX		1024
 #define CONN_IN_SIZE		(1u << 20)
 #define CONN_OUT_SIZE		(2u << 20)
@@ -56,9 +58,10 @@ struct conn {
 	int merge_floor;		/* iovecs below are closed replies */
 	bool send_when_due;
 
-	/* Coalescing: requests per receive, and their average (x16). */
+	/* Coalescing: requests since the last send, the queue depth seen. */
 	unsigned int batch_reqs;
-	unsigned int batch_avg;
+	uint64_t batch_start;
+	unsigned int depth_est;
 
 	/* negotiated */
 	bool no_zeroes;
@@ -74,7 +77,8 @@ extern unsigned int conn_coalesce_us;
 /* The transmission loop counts requests, for coalescing. */
 static inline void conn_count_request(struct conn *c)
 {
-	c->batch_reqs++;
+	if (!c->batch_reqs++ && conn_coalesce_us)
+		c->batch_start = now_ns();
 }
 
 int conn_init(struct conn *c, int fd, struct server *srv);
