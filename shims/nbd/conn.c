@@ -335,41 +335,12 @@ int conn_queue_ref(struct conn *c, const void *p, size_t len)
 
 int conn_flush(struct conn *c)
 {
-	struct msghdr msg = { 0 };
-	struct iovec *iov = c->iov;
-	int niov = c->niov;
-	ssize_t n;
-
-	if (!niov)
+	if (!c->niov)
 		return 0;
 	if (c->due_ns) {
 		shaper_wait(c->due_ns);
 		c->due_ns = 0;
 	}
-	while (niov) {
-		msg.msg_iov = iov;
-		msg.msg_iovlen = niov;
-		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			shim_debug("%s: send: %s", c->peer, strerror(errno));
-			return -1;
-		}
-		while (niov && (size_t)n >= iov->iov_len) {
-			n -= iov->iov_len;
-			iov++;
-			niov--;
-		}
-		if (niov) {
-			iov->iov_base = (uint8_t *)iov->iov_base + n;
-			iov->iov_len -= n;
-		}
-	}
-	c->niov = 0;
-	c->out_used = 0;
-	c->out_refs_backend = false;
 	c->nmarks = 0;
-	c->merge_floor = 0;
-	return 0;
+	return conn_send_prefix(c, c->niov);
 }

@@ -35,57 +35,55 @@ static int rep_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 	return ret;
 }
 
-static int rep_pwrite(struct backend *be, const void *buf, size_t len,
-		      uint64_t off)
+enum rep_op { REP_WRITE, REP_ZERO, REP_TRIM, REP_FLUSH };
+
+/* Write level "all": every replica, and the first error if any failed. */
+static int rep_all(struct backend *be, enum rep_op op, const void *buf,
+		   size_t len, uint64_t off)
 {
 	struct replicate *r = to_rep(be);
-	int i, ret, first = 0;
+	int i, ret = 0, first = 0;
 
 	for (i = 0; i < r->n; i++) {
-		ret = backend_pwrite(r->child[i], buf, len, off);
+		switch (op) {
+		case REP_WRITE:
+			ret = backend_pwrite(r->child[i], buf, len, off);
+			break;
+		case REP_ZERO:
+			ret = backend_zero(r->child[i], len, off);
+			break;
+		case REP_TRIM:
+			ret = backend_trim(r->child[i], len, off);
+			break;
+		case REP_FLUSH:
+			ret = backend_flush(r->child[i]);
+			break;
+		}
 		if (ret && !first)
 			first = ret;
 	}
 	return first;
+}
+
+static int rep_pwrite(struct backend *be, const void *buf, size_t len,
+		      uint64_t off)
+{
+	return rep_all(be, REP_WRITE, buf, len, off);
 }
 
 static int rep_zero(struct backend *be, size_t len, uint64_t off)
 {
-	struct replicate *r = to_rep(be);
-	int i, ret, first = 0;
-
-	for (i = 0; i < r->n; i++) {
-		ret = backend_zero(r->child[i], len, off);
-		if (ret && !first)
-			first = ret;
-	}
-	return first;
+	return rep_all(be, REP_ZERO, NULL, len, off);
 }
 
 static int rep_trim(struct backend *be, size_t len, uint64_t off)
 {
-	struct replicate *r = to_rep(be);
-	int i, ret, first = 0;
-
-	for (i = 0; i < r->n; i++) {
-		ret = backend_trim(r->child[i], len, off);
-		if (ret && !first)
-			first = ret;
-	}
-	return first;
+	return rep_all(be, REP_TRIM, NULL, len, off);
 }
 
 static int rep_flush(struct backend *be)
 {
-	struct replicate *r = to_rep(be);
-	int i, ret, first = 0;
-
-	for (i = 0; i < r->n; i++) {
-		ret = backend_flush(r->child[i]);
-		if (ret && !first)
-			first = ret;
-	}
-	return first;
+	return rep_all(be, REP_FLUSH, NULL, 0, 0);
 }
 
 static void rep_close(struct backend *be)

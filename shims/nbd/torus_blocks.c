@@ -57,66 +57,51 @@ static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 	return ret;
 }
 
-static int tb_pwrite(struct backend *be, const void *buf, size_t len,
-		     uint64_t off)
+/* data NULL writes zeroes. Partial blocks are read, changed, written. */
+static int tb_write(struct torus_blocks *t, const uint8_t *data, size_t len,
+		    uint64_t off)
 {
-	struct torus_blocks *t = to_tb(be);
 	uint64_t end = off + len;
-	const uint8_t *p = buf;
 	int ret = 0;
 
 	pthread_mutex_lock(&t->lock);
-	while (off < end) {
+	while (off < end && !ret) {
 		struct blk_span s = blk_span_at(off, end, t->bs);
 		uint64_t boff = s.block * t->bs;
 
 		if (blk_span_whole(&s, t->bs)) {
-			ret = backend_pwrite(t->child, p, s.blen, off);
+			ret = data ? backend_pwrite(t->child, data, s.blen, off) :
+				     backend_zero(t->child, s.blen, off);
 		} else {
 			ret = backend_pread(t->child, t->scratch, t->bs, boff);
 			if (!ret) {
-				memcpy(t->scratch + s.boff, p, s.blen);
+				if (data)
+					memcpy(t->scratch + s.boff, data,
+					       s.blen);
+				else
+					memset(t->scratch + s.boff, 0, s.blen);
 				ret = backend_pwrite(t->child, t->scratch,
 						     t->bs, boff);
 			}
 		}
-		if (ret)
-			break;
-		p += s.blen;
+		if (data)
+			data += s.blen;
 		off += s.blen;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
+static int tb_pwrite(struct backend *be, const void *buf, size_t len,
+		     uint64_t off)
+{
+	return tb_write(to_tb(be), buf, len, off);
+}
+
 /* Not reachable from the torus profile (no WRITE_ZEROES); kept exact. */
 static int tb_zero(struct backend *be, size_t len, uint64_t off)
 {
-	struct torus_blocks *t = to_tb(be);
-	uint64_t end = off + len;
-	int ret = 0;
-
-	pthread_mutex_lock(&t->lock);
-	while (off < end) {
-		struct blk_span s = blk_span_at(off, end, t->bs);
-		uint64_t boff = s.block * t->bs;
-
-		if (blk_span_whole(&s, t->bs)) {
-			ret = backend_zero(t->child, s.blen, off);
-		} else {
-			ret = backend_pread(t->child, t->scratch, t->bs, boff);
-			if (!ret) {
-				memset(t->scratch + s.boff, 0, s.blen);
-				ret = backend_pwrite(t->child, t->scratch,
-						     t->bs, boff);
-			}
-		}
-		if (ret)
-			break;
-		off += s.blen;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return ret;
+	return tb_write(to_tb(be), NULL, len, off);
 }
 
 static int tb_trim(struct backend *be, size_t len, uint64_t off)

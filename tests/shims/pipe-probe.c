@@ -8,8 +8,8 @@
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
  *              [-t SECONDS] [-s SIZE] [-w]
  *
- * Handshake: NBD_OPT_EXPORT_NAME with NO_ZEROES when offered (no
- * structured replies), so it works with every shim profile.
+ * Handshake: the project's state machine in auto mode, no structured
+ * replies, so it works with every shim profile and nbdkit.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nbd_handshake.h"
 #include "nbd_proto.h"
 
 #define MAX_DEPTH	1024
@@ -92,30 +93,55 @@ static int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int handshake(int fd, const char *name, uint64_t *size)
+/*
+ * The project's handshake machine (proto/nbd_handshake.h) in auto mode:
+ * OPT_GO, or EXPORT_NAME on a new connection for the legacy profiles.
+ * Returns the connected socket, or -1.
+ */
+static int handshake(const char *where, const char *name, uint64_t *size)
 {
-	uint8_t buf[256];
-	uint16_t hflags, tflags;
-	bool old, nz;
+	struct nbd_hs_config cfg = {
+		.export_name = name,
+		.mode = NBD_HS_MODE_AUTO,
+	};
+	static uint8_t buf[NBD_HS_REPLY_MAX];
+	struct nbd_hs hs;
+	int fd = dial(where);
 
-	if (read_full(fd, buf, NBD_GREETING_LEN) ||
-	    nbd_decode_greeting(buf, NBD_GREETING_LEN, &old, &hflags) <= 0 ||
-	    old)
+	if (fd < 0)
 		return -1;
-	nz = hflags & NBD_FLAG_NO_ZEROES;
-	nbd_put32(buf, NBD_FLAG_C_FIXED_NEWSTYLE |
-		       (nz ? NBD_FLAG_C_NO_ZEROES : 0));
-	if (write_full(fd, buf, 4))
+	nbd_hs_start(&hs, &cfg);
+	for (;;) {
+		if (hs.outlen && write_full(fd, hs.out, hs.outlen))
+			nbd_hs_closed(&hs);
+		hs.outlen = 0;
+		if (hs.state == NBD_HS_DONE)
+			break;
+		if (hs.state == NBD_HS_FAILED) {
+			fprintf(stderr, "pipe-probe: %s\n", hs.errmsg);
+			close(fd);
+			return -1;
+		}
+		if (hs.state == NBD_HS_RECONNECT) {
+			close(fd);
+			fd = dial(where);
+			if (fd < 0)
+				return -1;
+			nbd_hs_restart(&hs);
+			continue;
+		}
+		if (read_full(fd, buf, hs.want))
+			nbd_hs_closed(&hs);
+		else
+			nbd_hs_feed(&hs, buf, hs.want);
+	}
+	if (hs.exp.structured_replies) {
+		fprintf(stderr, "pipe-probe: structured replies were agreed\n");
+		close(fd);
 		return -1;
-	nbd_encode_option(buf, NBD_OPT_EXPORT_NAME, strlen(name));
-	memcpy(buf + NBD_OPTION_HDR_LEN, name, strlen(name));
-	if (write_full(fd, buf, NBD_OPTION_HDR_LEN + strlen(name)))
-		return -1;
-	if (read_full(fd, buf, NBD_EXPORT_NAME_REPLY_LEN +
-		      (nz ? 0 : NBD_ZEROES_LEN)))
-		return -1;
-	return nbd_decode_export_name_reply(buf, NBD_EXPORT_NAME_REPLY_LEN,
-					    size, &tflags) > 0 ? 0 : -1;
+	}
+	*size = hs.exp.size;
+	return fd;
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -153,8 +179,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	where = argv[optind];
-	fd = dial(where);
-	if (fd < 0 || handshake(fd, name, size ? &(uint64_t){0} : &size)) {
+	fd = handshake(where, name, size ? &(uint64_t){0} : &size);
+	if (fd < 0) {
 		fprintf(stderr, "pipe-probe: cannot connect to %s: %s\n", where,
 			strerror(errno));
 		return 1;
