@@ -146,23 +146,11 @@ int nbd_decode_go(const uint8_t *buf, size_t len, struct nbd_go_request *req)
 	return len;
 }
 
-int nbd_decode_go_prestandard(const uint8_t *buf, size_t len,
-			      struct nbd_go_request *req)
+size_t nbd_encode_rep_server(uint8_t *buf, const char *name, size_t namelen)
 {
-	size_t off;
-
-	if (len < 6)
-		return NBD_PROTO_ELENGTH;
-	req->ninfo = nbd_get16(buf);
-	off = 2 + 2 * (size_t)req->ninfo;
-	if (off + 4 > len)
-		return NBD_PROTO_ELENGTH;
-	req->info = buf + 2;
-	req->namelen = nbd_get32(buf + off);
-	if (req->namelen > NBD_MAX_STRING || req->namelen != len - off - 4)
-		return NBD_PROTO_ELENGTH;
-	req->name = buf + off + 4;
-	return len;
+	nbd_put32(buf, namelen);
+	memcpy(buf + NBD_REP_SERVER_LEN, name, namelen);
+	return NBD_REP_SERVER_LEN + namelen;
 }
 
 size_t nbd_encode_info_export(uint8_t *buf, uint64_t size, uint16_t tflags)
@@ -181,6 +169,14 @@ size_t nbd_encode_info_block_size(uint8_t *buf, uint32_t min, uint32_t pref,
 	nbd_put32(buf + 6, pref);
 	nbd_put32(buf + 10, max);
 	return NBD_INFO_BLOCK_SIZE_LEN;
+}
+
+size_t nbd_encode_info_text(uint8_t *buf, uint16_t type, const char *text,
+			    size_t len)
+{
+	nbd_put16(buf, type);
+	memcpy(buf + NBD_INFO_TEXT_LEN, text, len);
+	return NBD_INFO_TEXT_LEN + len;
 }
 
 int nbd_decode_info(const uint8_t *buf, size_t len, struct nbd_info *info)
@@ -284,6 +280,32 @@ size_t nbd_encode_structured_reply(uint8_t *buf, uint16_t flags,
 	nbd_put64(buf + 8, cookie);
 	nbd_put32(buf + 16, length);
 	return NBD_STRUCTURED_REPLY_LEN;
+}
+
+size_t nbd_encode_chunk_offset_data(uint8_t *buf, uint16_t flags,
+				    uint64_t cookie, uint64_t offset,
+				    uint32_t datalen)
+{
+	size_t n;
+
+	n = nbd_encode_structured_reply(buf, flags, NBD_REPLY_TYPE_OFFSET_DATA,
+					cookie, NBD_CHUNK_OFFSET_LEN + datalen);
+	nbd_put64(buf + n, offset);
+	return NBD_CHUNK_OFFSET_DATA_HDR_LEN;
+}
+
+size_t nbd_encode_chunk_error(uint8_t *buf, uint16_t flags, uint64_t cookie,
+			      uint32_t error, const char *msg,
+			      uint16_t msglen)
+{
+	size_t n;
+
+	n = nbd_encode_structured_reply(buf, flags, NBD_REPLY_TYPE_ERROR,
+					cookie, NBD_CHUNK_ERROR_LEN + msglen);
+	nbd_put32(buf + n, error);
+	nbd_put16(buf + n + 4, msglen);
+	memcpy(buf + n + NBD_CHUNK_ERROR_LEN, msg, msglen);
+	return n + NBD_CHUNK_ERROR_LEN + msglen;
 }
 
 int nbd_decode_reply(const uint8_t *buf, size_t len, struct nbd_reply *rep)

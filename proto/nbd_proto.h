@@ -108,19 +108,27 @@ struct nbd_go_request {
 
 /* Decodes a whole OPT_GO/OPT_INFO payload of exactly len bytes. */
 int nbd_decode_go(const uint8_t *buf, size_t len, struct nbd_go_request *req);
+
 /*
- * The pre-standard order that ZeroOS 0-Disk parses: u16 number of info
- * requests, u16 each, then u32 name length and the name.
+ * NBD_REP_SERVER payload (an NBD_OPT_LIST entry): u32 name length, name.
+ * NBD_REP_SERVER_LEN + namelen bytes.
  */
-int nbd_decode_go_prestandard(const uint8_t *buf, size_t len,
-			      struct nbd_go_request *req);
+#define NBD_REP_SERVER_LEN	4	/* u32 name length, then the name */
+size_t nbd_encode_rep_server(uint8_t *buf, const char *name, size_t namelen);
 
 /* NBD_REP_INFO payloads. */
 #define NBD_INFO_EXPORT_LEN	12	/* u16 type, u64 size, u16 flags */
 #define NBD_INFO_BLOCK_SIZE_LEN	14	/* u16 type, u32 min, pref, max */
+#define NBD_INFO_TEXT_LEN	2	/* NAME, DESCRIPTION: u16 type, text */
 size_t nbd_encode_info_export(uint8_t *buf, uint64_t size, uint16_t tflags);
 size_t nbd_encode_info_block_size(uint8_t *buf, uint32_t min, uint32_t pref,
 				  uint32_t max);
+/*
+ * NBD_INFO_NAME or NBD_INFO_DESCRIPTION: u16 type, then the text (len
+ * bytes, no terminator). NBD_INFO_TEXT_LEN + len bytes.
+ */
+size_t nbd_encode_info_text(uint8_t *buf, uint16_t type, const char *text,
+			    size_t len);
 
 struct nbd_info {
 	uint16_t type;
@@ -183,6 +191,25 @@ int nbd_decode_reply(const uint8_t *buf, size_t len, struct nbd_reply *rep);
 #define NBD_CHUNK_OFFSET_LEN	8	/* OFFSET_DATA: u64 offset, then data */
 #define NBD_CHUNK_HOLE_LEN	12	/* OFFSET_HOLE: u64 offset, u32 size */
 #define NBD_CHUNK_ERROR_LEN	6	/* ERROR: u32 error, u16 msglen, msg */
+
+/*
+ * Structured reply chunk NBD_REPLY_TYPE_OFFSET_DATA: the chunk header and
+ * the u64 offset, NBD_CHUNK_OFFSET_DATA_HDR_LEN bytes; the caller sends the
+ * datalen bytes of data after them.
+ */
+#define NBD_CHUNK_OFFSET_DATA_HDR_LEN \
+	(NBD_STRUCTURED_REPLY_LEN + NBD_CHUNK_OFFSET_LEN)
+size_t nbd_encode_chunk_offset_data(uint8_t *buf, uint16_t flags,
+				    uint64_t cookie, uint64_t offset,
+				    uint32_t datalen);
+/*
+ * Structured reply chunk NBD_REPLY_TYPE_ERROR with its message (msglen
+ * bytes, no terminator): NBD_STRUCTURED_REPLY_LEN + NBD_CHUNK_ERROR_LEN +
+ * msglen bytes.
+ */
+size_t nbd_encode_chunk_error(uint8_t *buf, uint16_t flags, uint64_t cookie,
+			      uint32_t error, const char *msg,
+			      uint16_t msglen);
 
 struct nbd_chunk_error {
 	uint32_t error;

@@ -9,7 +9,6 @@
 #include "handshake.h"
 #include "log.h"
 #include "nbd_proto.h"
-#include "proto_extra.h"
 
 int hs_greeting(struct conn *c, uint16_t hflags)
 {
@@ -66,7 +65,8 @@ int hs_reply(struct conn *c, uint32_t opt, uint32_t type)
 int hs_reply_server(struct conn *c, uint32_t opt, const char *name)
 {
 	size_t n = strlen(name);
-	uint8_t *p = hs_reserve(c, opt, NBD_REP_SERVER, 4 + n);
+	uint8_t *p = hs_reserve(c, opt, NBD_REP_SERVER,
+				NBD_REP_SERVER_LEN + n);
 
 	if (!p)
 		return -1;
@@ -100,7 +100,7 @@ int hs_reply_info_text(struct conn *c, uint32_t opt, uint16_t type,
 		       const char *text)
 {
 	size_t n = strlen(text);
-	uint8_t *p = hs_reserve(c, opt, NBD_REP_INFO, 2 + n);
+	uint8_t *p = hs_reserve(c, opt, NBD_REP_INFO, NBD_INFO_TEXT_LEN + n);
 
 	if (!p)
 		return -1;

@@ -6,7 +6,7 @@
 
 #include "backend.h"
 #include "conn.h"
-#include "proto_extra.h"
+#include "nbd_proto.h"
 #include "reply.h"
 
 int reply_simple(struct conn *c, uint64_t cookie, uint32_t error)

@@ -412,71 +412,45 @@ static void test_decode_go_malformed(void **state)
 	/* Odd byte: half an info request. */
 	assert_int_equal(nbd_decode_go(buf, sizeof(go_disk_bytes) - 1, &req),
 			 NBD_PROTO_EFORMAT);
-}
-
-/* The order ZeroOS 0-Disk parses: ninfo, infos, then name length, name. */
-static const uint8_t go_prestandard_bytes[] = {
-	0x00, 0x01,
-	0x00, 0x03,
-	0x00, 0x00, 0x00, 0x04,
-	'd', 'i', 's', 'k',
-};
-
-static void test_decode_go_prestandard(void **state)
-{
-	static const uint8_t noinfo[] = {
-		0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 'a', 'b',
-	};
-	struct nbd_go_request req;
-	uint8_t buf[BUF_LEN];
-	size_t len;
-
-	assert_int_equal(nbd_decode_go_prestandard(go_prestandard_bytes,
-						   sizeof(go_prestandard_bytes),
-						   &req), 12);
-	assert_int_equal(req.ninfo, 1);
-	assert_ptr_equal(req.info, go_prestandard_bytes + 2);
-	assert_int_equal(nbd_get16(req.info), NBD_INFO_BLOCK_SIZE);
-	assert_int_equal(req.namelen, 4);
-	assert_ptr_equal(req.name, go_prestandard_bytes + 8);
-	assert_memory_equal(req.name, "disk", 4);
-
-	assert_int_equal(nbd_decode_go_prestandard(noinfo, sizeof(noinfo),
-						   &req), 8);
-	assert_int_equal(req.ninfo, 0);
-	assert_int_equal(req.namelen, 2);
-	assert_memory_equal(req.name, "ab", 2);
-
-	for (len = 0; len < sizeof(go_prestandard_bytes); len++)
-		assert_true(nbd_decode_go_prestandard(go_prestandard_bytes,
-						      len, &req) < 0);
-
-	/* Name length disagrees with the payload, either way. */
-	memcpy(buf, go_prestandard_bytes, sizeof(go_prestandard_bytes));
-	nbd_put32(buf + 4, 5);
-	assert_int_equal(nbd_decode_go_prestandard(buf, 12, &req),
-			 NBD_PROTO_ELENGTH);
-	nbd_put32(buf + 4, 3);
-	assert_int_equal(nbd_decode_go_prestandard(buf, 12, &req),
-			 NBD_PROTO_ELENGTH);
-	/* ninfo runs past the end. */
-	memcpy(buf, go_prestandard_bytes, sizeof(go_prestandard_bytes));
-	nbd_put16(buf, 5);
-	assert_int_equal(nbd_decode_go_prestandard(buf, 12, &req),
-			 NBD_PROTO_ELENGTH);
-	nbd_put16(buf, 0xffff);
-	assert_int_equal(nbd_decode_go_prestandard(buf, 12, &req),
-			 NBD_PROTO_ELENGTH);
 
 	/*
-	 * The standard order read the pre-standard way: ninfo 0, then a name
-	 * length of 0x00046469, which is how 0-Disk misparses OPT_GO.
+	 * 0-Disk's pre-standard order (ninfo, infos, name length, name) read
+	 * the standard way: a name length of 0x00010003.
 	 */
-	assert_true(nbd_decode_go_prestandard(go_disk_bytes,
-					      sizeof(go_disk_bytes), &req) < 0);
-	/* And the other way round. */
-	assert_true(nbd_decode_go(go_prestandard_bytes,
-				  sizeof(go_prestandard_bytes), &req) < 0);
+	{
+		static const uint8_t prestandard[] = {
+			0x00, 0x01, 0x00, 0x03,
+			0x00, 0x00, 0x00, 0x04, 'd', 'i', 's', 'k',
+		};
+
+		assert_int_equal(nbd_decode_go(prestandard,
+					       sizeof(prestandard), &req),
+				 NBD_PROTO_ELENGTH);
+	}
+}
+
+/* ---- NBD_REP_SERVER payload -------------------------------------------- */
+
+static void test_encode_rep_server(void **state)
+{
+	static const uint8_t want[] = {
+		0x00, 0x00, 0x00, 0x05,		/* name length */
+		't', 'o', 'r', 'u', 's',
+	};
+	static const uint8_t want_empty[] = { 0x00, 0x00, 0x00, 0x00 };
+	uint8_t buf[BUF_LEN];
+
+	assert_int_equal(NBD_REP_SERVER_LEN, 4);
+	poison(buf);
+	assert_int_equal(nbd_encode_rep_server(buf, "torus", 5), 9);
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_untouched(buf, 9);
+
+	/* Only namelen bytes of the name: no terminator. */
+	poison(buf);
+	assert_int_equal(nbd_encode_rep_server(buf, "", 0), 4);
+	assert_memory_equal(buf, want_empty, sizeof(want_empty));
+	assert_untouched(buf, 4);
 }
 
 /* ---- NBD_REP_INFO payloads ---------------------------------------------- */
@@ -521,6 +495,35 @@ static void test_encode_info_block_size(void **state)
 	assert_memory_equal(buf, info_block_size_bytes,
 			    sizeof(info_block_size_bytes));
 	assert_untouched(buf, 14);
+}
+
+static void test_encode_info_text(void **state)
+{
+	static const uint8_t want_name[] = {
+		0x00, 0x01,			/* NBD_INFO_NAME */
+		'd', 'e', 'f',
+	};
+	static const uint8_t want_desc[] = {
+		0x00, 0x02,			/* NBD_INFO_DESCRIPTION, empty */
+	};
+	struct nbd_info info;
+	uint8_t buf[BUF_LEN];
+
+	assert_int_equal(NBD_INFO_TEXT_LEN, 2);
+	poison(buf);
+	assert_int_equal(nbd_encode_info_text(buf, NBD_INFO_NAME, "default", 3),
+			 5);
+	assert_memory_equal(buf, want_name, sizeof(want_name));
+	assert_untouched(buf, 5);
+	/* What a client makes of it: a type it ignores. */
+	assert_int_equal(nbd_decode_info(buf, 5, &info), 5);
+	assert_int_equal(info.type, NBD_INFO_NAME);
+
+	poison(buf);
+	assert_int_equal(nbd_encode_info_text(buf, NBD_INFO_DESCRIPTION, "", 0),
+			 2);
+	assert_memory_equal(buf, want_desc, sizeof(want_desc));
+	assert_untouched(buf, 2);
 }
 
 static void test_decode_info(void **state)
@@ -773,6 +776,87 @@ static void test_encode_structured_reply(void **state)
 	assert_memory_equal(buf, structured_reply_bytes,
 			    sizeof(structured_reply_bytes));
 	assert_untouched(buf, 20);
+}
+
+static const uint8_t chunk_offset_data_bytes[] = {
+	W_STRUCT,
+	0x00, 0x01,					/* DONE */
+	0x00, 0x01,					/* OFFSET_DATA */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x22,	/* cookie */
+	0x00, 0x00, 0x10, 0x08,				/* 8 + 4096 */
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x20, 0x00,	/* offset */
+};
+
+static void test_encode_chunk_offset_data(void **state)
+{
+	struct nbd_reply rep;
+	uint8_t buf[BUF_LEN];
+
+	assert_int_equal(NBD_CHUNK_OFFSET_DATA_HDR_LEN, 28);
+	poison(buf);
+	assert_int_equal(nbd_encode_chunk_offset_data(buf, NBD_REPLY_FLAG_DONE,
+						      0x1122,
+						      0x100002000ULL, 4096),
+			 28);
+	assert_memory_equal(buf, chunk_offset_data_bytes,
+			    sizeof(chunk_offset_data_bytes));
+	/* The data is the caller's. */
+	assert_untouched(buf, 28);
+
+	assert_int_equal(nbd_decode_reply(buf, 28, &rep), 20);
+	assert_true(rep.structured);
+	assert_int_equal(rep.flags, NBD_REPLY_FLAG_DONE);
+	assert_int_equal(rep.type, NBD_REPLY_TYPE_OFFSET_DATA);
+	assert_true(rep.cookie == 0x1122);
+	assert_int_equal(rep.length, NBD_CHUNK_OFFSET_LEN + 4096);
+	assert_true(nbd_get64(buf + 20) == 0x100002000ULL);
+}
+
+static void test_encode_chunk_error(void **state)
+{
+	static const uint8_t want[] = {
+		W_STRUCT,
+		0x00, 0x01,				/* DONE */
+		0x80, 0x01,				/* ERROR */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, /* cookie */
+		0x00, 0x00, 0x00, 0x09,			/* 6 + 3 */
+		0x00, 0x00, 0x00, 0x16,			/* NBD_EINVAL */
+		0x00, 0x03,				/* message length */
+		'b', 'a', 'd',
+	};
+	static const uint8_t want_nomsg[] = {
+		W_STRUCT,
+		0x00, 0x00,
+		0x80, 0x01,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0x00, 0x00, 0x00, 0x06,
+		0x00, 0x00, 0x00, 0x05,			/* NBD_EIO */
+		0x00, 0x00,
+	};
+	struct nbd_chunk_error err;
+	struct nbd_reply rep;
+	uint8_t buf[BUF_LEN];
+
+	poison(buf);
+	assert_int_equal(nbd_encode_chunk_error(buf, NBD_REPLY_FLAG_DONE, 7,
+						NBD_EINVAL, "bad!", 3), 29);
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_untouched(buf, 29);
+
+	/* Decoded back as a client does. */
+	assert_int_equal(nbd_decode_reply(buf, 29, &rep), 20);
+	assert_int_equal(rep.type, NBD_REPLY_TYPE_ERROR);
+	assert_int_equal(nbd_decode_chunk_error(buf + 20, rep.length,
+						rep.type, &err), 9);
+	assert_int_equal(err.error, NBD_EINVAL);
+	assert_int_equal(err.msglen, 3);
+	assert_memory_equal(err.msg, "bad", 3);
+
+	poison(buf);
+	assert_int_equal(nbd_encode_chunk_error(buf, 0, ~0ULL, NBD_EIO, "", 0),
+			 26);
+	assert_memory_equal(buf, want_nomsg, sizeof(want_nomsg));
+	assert_untouched(buf, 26);
 }
 
 static void test_decode_reply(void **state)
@@ -1104,9 +1188,10 @@ int main(void)
 		cmocka_unit_test(test_decode_go),
 		cmocka_unit_test(test_decode_go_truncated),
 		cmocka_unit_test(test_decode_go_malformed),
-		cmocka_unit_test(test_decode_go_prestandard),
+		cmocka_unit_test(test_encode_rep_server),
 		cmocka_unit_test(test_encode_info_export),
 		cmocka_unit_test(test_encode_info_block_size),
+		cmocka_unit_test(test_encode_info_text),
 		cmocka_unit_test(test_decode_info),
 		cmocka_unit_test(test_decode_info_bad_length),
 		cmocka_unit_test(test_decode_info_bad_block_size),
@@ -1116,6 +1201,8 @@ int main(void)
 		cmocka_unit_test(test_decode_request),
 		cmocka_unit_test(test_encode_simple_reply),
 		cmocka_unit_test(test_encode_structured_reply),
+		cmocka_unit_test(test_encode_chunk_offset_data),
+		cmocka_unit_test(test_encode_chunk_error),
 		cmocka_unit_test(test_decode_reply),
 		cmocka_unit_test(test_decode_reply_bad_magic),
 		cmocka_unit_test(test_decode_chunk_hole),
