@@ -1,24 +1,46 @@
 #!/bin/bash
-# Benchmark libtorus.so against fio's built-in nbd engine (and nbdcopy).
+# Benchmark libtorus.so: against fio's built-in nbd engine (and nbdcopy),
+# and through it the NBD shim's profiles (build/shims/nbd/nbd-shim).
 #
 #   scripts/bench.sh [--runtime S] [--rounds N] [--quick] [--sections LIST]
 #                    [--engine PATH] [--engine-opt OPT]... [--size SIZE]
 #                    [--out FILE] [--keep] [--quiet-wait S]
 #
-# One `nbdkit null` server on a private Unix socket, pinned to CPU 0; fio (and
-# nbdcopy) pinned to CPU 1. In every section the clients run alternately,
-# builtin, torus, builtin, torus, ... for --rounds rounds, so that drift on
-# the machine hits both alike; the report gives the median over rounds for
-# each client and the ratios, with PASS/MISS for each target. The report is
-# printed and written to results/bench-<date>.md (--keep also keeps every
-# fio JSON beside it). Before each run it waits up to --quiet-wait seconds
-# (default 20, 0 = never) for the machine to be idle, and the report says
-# how many runs started on a busy machine.
+# Servers are pinned to CPU 0, fio (and nbdcopy, pipe-probe) to CPU 1. In
+# every section the clients (or servers) take turns, builtin, torus,
+# builtin, torus, ... for --rounds rounds, so that drift on the machine hits
+# them alike; the report gives the median over rounds for each and the
+# ratios, with PASS/MISS for each target. The report is printed and written
+# to results/bench-<date>.md (--keep also keeps every fio JSON beside it).
+# Before each run it waits up to --quiet-wait seconds (default 20, 0 =
+# never) for the machine to be idle, and the report says how many runs
+# started on a busy machine.
 #
-# Sections are functions named section_<id>, listed in SECTIONS; each
-# declares itself (record section), its targets (record target / ratio) and
-# runs its rounds. To add one (e.g. an NBD shim profile), write the function,
-# start its own server if it needs one, and add its id to SECTIONS.
+# Sections (--sections takes ids and the groups engine, shims, all):
+#   engine (the default): the engine vs fio's nbd engine, `nbdkit null` of
+#     --size on a private Unix socket:
+#     randread4k_qd16 randrw64k_qd64 randread4k_qd1 read256k_qd64 (the last
+#     also vs nbdcopy --no-extents reading the whole server)
+#   shims: the NBD shim through the engine (handshake=auto):
+#     shim_std_qd64  4 KiB randread QD64: nbd-shim --profile standard
+#                    --backend null vs nbdkit null (target: >= 2x the
+#                    IOPS); also the shim with --coalesce-us 0
+#     shim_probe     the same two servers measured by pipe-probe, a lean
+#                    pipelined client (what the servers can do without the
+#                    engine in the way; informational)
+#     shim_docs      each profile's IOPS on the documents' workloads,
+#                    memory backend: torus 64 KiB randrw QD64 rwmixread=75
+#                    and its 4 KiB variant (torus, 2 replicas; the same
+#                    with its block traffic over 1 Gbit/s, --shape-at
+#                    storage, as the document's cluster; vs standard);
+#                    0-Disk 4 KiB randrw QD4 rwmixwrite=80 (zeroos; zeroos
+#                    over 8 + 1 redis-servers when installed; vs standard)
+# --engine-opt options apply to every run of the engine.
+#
+# Sections are functions named section_<id>; each declares itself (record
+# section), its targets (record target / ratio), starts the servers it
+# needs and runs its rounds. To add one, write the function and add its id
+# to ENGINE_SECTIONS or SHIM_SECTIONS. The machinery is in scripts/benchlib.sh.
 #
 # CPU per I/O = (fio usr+sys % / 100 * job runtime) / I/Os done: the CPU the
 # fio process spent (all its threads) per I/O, the server's CPU excluded.
@@ -26,32 +48,28 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-lib=$repo/scripts/benchlib.py
+bench_name=bench
+. "$repo/scripts/benchlib.sh"
 
 runtime=8
 rounds=3
 size=8G
 engine=$repo/build/engines/libtorus.so
 engine_opts=()
-sections=
+shim_bin=${NBD_SHIM:-$repo/build/shims/nbd/nbd-shim}
+probe_bin=${PIPE_PROBE:-$repo/build/tests/shims/pipe-probe}
+sections=engine
 out=
 keep=0
 quiet_wait=20
-runs_total=0
-runs_busy=0
 
-SECTIONS=(randread4k_qd16 randrw64k_qd64 randread4k_qd1 read256k_qd64)
+ENGINE_SECTIONS=(randread4k_qd16 randrw64k_qd64 randread4k_qd1 read256k_qd64)
+SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
 
 usage() {
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-	echo "sections: ${SECTIONS[*]} (default: all)"
-	echo "defaults: --runtime $runtime --rounds $rounds --size $size (server size = nbdcopy's copy)"
+	echo "defaults: --runtime $runtime --rounds $rounds --size $size --sections $sections (server size = nbdcopy's copy)"
 	echo "--quick: --runtime 2 --rounds 1 --size 1G (a smoke run; figures are noisy)"
-}
-
-die() {
-	echo "bench: $*" >&2
-	exit 1
 }
 
 while [[ $# -gt 0 ]]; do
@@ -74,138 +92,93 @@ done
 [[ $runtime =~ ^[0-9]+$ && $runtime -gt 0 ]] || die "--runtime wants whole seconds, got '$runtime'"
 [[ $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || die "--rounds wants a positive number, got '$rounds'"
 [[ $quiet_wait =~ ^[0-9]+$ ]] || die "--quiet-wait wants whole seconds, got '$quiet_wait'"
-if [[ -n $sections ]]; then
-	IFS=, read -r -a SECTIONS <<<"$sections"
-fi
-for tool in fio nbdkit nbdcopy taskset python3 numfmt; do
-	command -v "$tool" >/dev/null 2>&1 || die "$tool not found: run scripts/deps.sh"
+
+SECTIONS=()
+IFS=, read -r -a wanted <<<"$sections"
+for s in "${wanted[@]}"; do
+	case $s in
+	engine) SECTIONS+=("${ENGINE_SECTIONS[@]}") ;;
+	shims) SECTIONS+=("${SHIM_SECTIONS[@]}") ;;
+	all) SECTIONS+=("${ENGINE_SECTIONS[@]}" "${SHIM_SECTIONS[@]}") ;;
+	*) SECTIONS+=("$s") ;;
+	esac
 done
-[[ -f $engine ]] || die "no engine at $engine: build it with
-  scripts/fio-source.sh && meson setup build -Dfio_src=\$PWD/.deps/fio && ninja -C build"
-size_bytes=$(numfmt --from=iec "$size") || die "--size: cannot parse '$size'"
+((${#SECTIONS[@]})) || die "--sections: no section given"
 
-# CPU 0 for the server, CPU 1 for the client.
-if [[ $(nproc --all) -ge 2 ]]; then
-	pin_server=(taskset -c 0)
-	pin_client=(taskset -c 1)
-	pinning="server CPU 0, client CPU 1"
-else
-	pin_server=()
-	pin_client=()
-	pinning="none (one CPU): figures are not comparable with pinned runs"
-	echo "bench: warning: one CPU only, running unpinned" >&2
-fi
+# --- servers ----------------------------------------------------------------------
 
-stamp=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$repo/results"
-out=${out:-$repo/results/bench-$stamp.md}
-T=$(mktemp -d /tmp/torus-bench.XXXXXX)
-records=$T/records.tsv
-server_pids=()
-
-cleanup() {
-	local pid
-	for pid in "${server_pids[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${server_pids[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
-	if [[ $keep -eq 1 && -d $T/json ]]; then
-		mkdir -p "${out%.md}"
-		cp "$T"/json/* "${out%.md}/" 2>/dev/null || true
-	fi
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$T/json"
-
-# busiest_cpu_pct: the highest busy share (%) of any CPU over half a second.
-busiest_cpu_pct() {
-	local a b
-	a=$(grep '^cpu[0-9]' /proc/stat)
-	sleep 0.5
-	b=$(grep '^cpu[0-9]' /proc/stat)
-	awk 'NR == FNR { for (i = 2; i <= NF; i++) t0[$1] += $i; i0[$1] = $5 + $6; next }
-	     { t = 0; for (i = 2; i <= NF; i++) t += $i
-	       dt = t - t0[$1]; di = $5 + $6 - i0[$1]
-	       if (dt > 0 && (dt - di) * 100 / dt > m) m = (dt - di) * 100 / dt }
-	     END { printf "%d\n", m }' <(echo "$a") <(echo "$b")
+# The `nbdkit null` server of $size that the sections share: null_sock,
+# null_uri, started the first time a section needs it.
+null_sock=
+null_uri=
+need_null_server() {
+	[[ -n $null_uri ]] && return 0
+	null_sock=$T/null.sock
+	null_uri="nbd+unix:///?socket=$null_sock"
+	start_nbdkit "$null_sock" null size="$size"
 }
 
-# wait_quiet: other work on the machine (builds, tests) skews the figures;
-# wait up to $quiet_wait s for every CPU to be under 15% busy before a run.
-wait_quiet() {
-	local waited=0 busy
-	((quiet_wait > 0)) || return 0
-	runs_total=$((runs_total + 1))
-	while busy=$(busiest_cpu_pct); ((busy > 15)); do
-		if ((waited >= quiet_wait)); then
-			runs_busy=$((runs_busy + 1))
-			echo "  (machine still busy, ${busy}% on one CPU: running anyway)"
-			return 0
-		fi
-		sleep 1.5
-		waited=$((waited + 2))
-	done
-}
-
-# record KIND FIELDS...: append one record (see benchlib.py).
-record() {
-	local IFS=$'\t'
-	echo "$*" >>"$records"
-}
-
-# start_null_server SOCK: nbdkit null of $size on a private socket, CPU 0.
-start_null_server() {
-	local sock=$1 i
-	"${pin_server[@]}" nbdkit --exit-with-parent -f -U "$sock" null size="$size" &
+# shim_start NAME ARGS...: nbd-shim on $T/NAME.sock, server CPU.
+shim_start() {
+	local name=$1
+	shift
+	"${pin_server[@]}" "$shim_bin" --listen "unix:$T/$name.sock" "$@" \
+		2>"$T/$name.log" &
 	server_pids+=($!)
-	for ((i = 0; i < 100; i++)); do
-		[[ -S $sock ]] && return 0
-		sleep 0.05
-	done
-	die "nbdkit did not create $sock"
+	wait_socket "$T/$name.sock" "$T/$name.log" "nbd-shim $*"
 }
 
-# run_fio SID LABEL ROUND URI FIO-ARGS...: one fio run, its metrics recorded.
+# The redis servers for zeroos: 8 storage + 1 metadata, as in document 004;
+# sets shim_redis_storage and shim_redis_meta.
+shim_redis_start() {
+	local i j port storage=
+	for i in $(seq 0 8); do
+		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+		mkdir -p "$T/redis$i"
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+			--appendonly no --dir "$T/redis$i" --loglevel warning \
+			--logfile "$T/redis$i/log" &
+		server_pids+=($!)
+		if ((i < 8)); then
+			storage+=${storage:+,}127.0.0.1:$port
+		else
+			shim_redis_meta=127.0.0.1:$port
+		fi
+		for ((j = 0; j < 200; j++)); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+			sleep 0.05
+		done
+	done
+	shim_redis_storage=$storage
+}
+
+# --- clients ----------------------------------------------------------------------
+
+# run_fio SID LABEL ROUND URI FIO-ARGS...: fio's nbd engine (LABEL builtin)
+# or this engine (torus) on URI.
 run_fio() {
-	local sid=$1 label=$2 round=$3 uri=$4 json
+	local sid=$1 label=$2 round=$3 uri=$4
 	shift 4
-	local eng
 	case $label in
-	builtin) eng=(--ioengine=nbd "--uri=$uri") ;;
-	torus) eng=("--ioengine=external:$engine" "--uri=$uri" "${engine_opts[@]}") ;;
+	builtin) bench_fio "$sid" "$label" "$round" --ioengine=nbd "--uri=$uri" "$@" ;;
+	torus) engine_fio "$sid" "$label" "$round" "$uri" "$@" ;;
 	*) die "run_fio: unknown client $label" ;;
 	esac
-	json=$T/json/$sid-$label-$round.json
-	local attempt rc
-	for attempt in 1 2; do
-		wait_quiet
-		rc=0
-		"${pin_client[@]}" fio --output-format=json --output="$json" \
-			--name="$sid" "${eng[@]}" --time_based --runtime="$runtime" \
-			--norandommap --randrepeat=0 --group_reporting "$@" \
-			>"$T/fio.log" 2>&1 || rc=$?
-		# Killed by a signal from outside (a shared machine): try once more.
-		((rc > 128 && attempt == 1)) || break
-		echo "  ($sid $label round $round: fio killed by signal $((rc - 128)), retrying)"
-	done
-	if ((rc != 0)); then
-		# fio's own messages; the JSON (if any) is of no help here.
-		cat "$T/fio.log" >&2
-		[[ -f $json ]] && sed -n '/^{/q;p' "$json" >&2
-		die "fio failed: $sid, $label, round $round (output above)"
-	fi
-	local metrics metric value
-	metrics=$(python3 "$lib" extract "$json") ||
-		die "cannot read fio's JSON for $sid, $label, round $round"
-	while read -r metric value; do
-		record value "$sid" "$label" "$round" "$metric" "$value"
-	done <<<"$metrics"
-	printf '  %-16s %-8s round %d: %s\n' "$sid" "$label" "$round" \
-		"$(awk '$1=="iops"{printf "%.1fk IOPS ", $2/1000} $1=="cpu_us_per_io"{printf "%.3f us CPU/IO ", $2} $1=="clat_mean_us"{printf "clat %.2f us", $2}' <<<"$metrics")"
+}
+
+# engine_fio SID LABEL ROUND URI FIO-ARGS...: this engine on URI, recorded
+# as LABEL (the server's name in the shim sections).
+engine_fio() {
+	local sid=$1 label=$2 round=$3 uri=$4
+	shift 4
+	bench_fio "$sid" "$label" "$round" "--ioengine=external:$engine" \
+		"--uri=$uri" "${engine_opts[@]}" "$@"
+}
+
+# shim_fio SID LABEL ROUND URI FIO-ARGS...: the engine on a shim (or on
+# nbdkit, to compare), with the handshake that copes with legacy servers.
+shim_fio() {
+	engine_fio "$@" --handshake=auto
 }
 
 # run_nbdcopy SID ROUND URI: read the whole server with nbdcopy, timed.
@@ -220,7 +193,18 @@ run_nbdcopy() {
 	record value "$sid" nbdcopy "$round" seconds "$secs"
 	record value "$sid" nbdcopy "$round" bw_mib \
 		"$(python3 -c "print(f'{$size_bytes / 2**20 / $secs:.3f}')")"
-	printf '  %-16s %-8s round %d: %s s for %s\n' "$sid" nbdcopy "$round" "$secs" "$size"
+	bench_say "$sid" nbdcopy "$round" "$secs s for $size"
+}
+
+# probe_run SID LABEL ROUND SOCKET: pipe-probe, 4 KiB reads at QD64.
+probe_run() {
+	local sid=$1 label=$2 round=$3 sock=$4 iops
+	wait_quiet
+	iops=$("${pin_client[@]}" "$probe_bin" "unix:$sock" -q 64 -b 4096 \
+		-t "$runtime") || die "pipe-probe failed: $sid, $label, round $round"
+	record value "$sid" "$label" "$round" iops "$iops"
+	bench_say "$sid" "$label" "$round" \
+		"$(awk -v n="$iops" 'BEGIN { printf "%.1fk IOPS", n / 1000 }')"
 }
 
 # alternate SID URI FIO-ARGS...: builtin, torus, builtin, torus, ...
@@ -233,7 +217,7 @@ alternate() {
 	done
 }
 
-# --- sections -----------------------------------------------------------------
+# --- engine sections ------------------------------------------------------------
 
 section_randread4k_qd16() {
 	local sid=randread4k_qd16
@@ -242,6 +226,7 @@ section_randread4k_qd16() {
 	# IOPS >= builtin; the server is the bottleneck, so 5% is left for noise.
 	record target $sid iops torus builtin ">=" 0.95
 	record ratio $sid clat_mean_us torus builtin
+	need_null_server
 	alternate $sid "$null_uri" --rw=randread --bs=4k --iodepth=16
 }
 
@@ -250,6 +235,7 @@ section_randrw64k_qd64() {
 	record section $sid "64 KiB randrw QD64, nbdkit null"
 	record target $sid cpu_us_per_io torus builtin "<=" 0.6
 	record ratio $sid iops torus builtin
+	need_null_server
 	alternate $sid "$null_uri" --rw=randrw --bs=64k --iodepth=64
 }
 
@@ -259,6 +245,7 @@ section_randread4k_qd1() {
 	record target $sid clat_mean_us torus builtin "<=" 0.85
 	record ratio $sid lat_mean_us torus builtin
 	record ratio $sid cpu_us_per_io torus builtin
+	need_null_server
 	alternate $sid "$null_uri" --rw=randread --bs=4k --iodepth=1
 }
 
@@ -268,6 +255,7 @@ section_read256k_qd64() {
 	record target $sid bw_mib torus nbdcopy ">=" 1.0
 	record ratio $sid bw_mib torus builtin
 	record ratio $sid cpu_us_per_io torus builtin
+	need_null_server
 	for ((r = 1; r <= rounds; r++)); do
 		run_fio $sid builtin "$r" "$null_uri" --rw=read --bs=256k --iodepth=64
 		run_fio $sid torus "$r" "$null_uri" --rw=read --bs=256k --iodepth=64
@@ -275,11 +263,120 @@ section_read256k_qd64() {
 	done
 }
 
+# --- shim sections --------------------------------------------------------------
+
+section_shim_std_qd64() {
+	local sid=shim_std_qd64 r
+	local rr=(--rw=randread --bs=4k --iodepth=64)
+	record section $sid "4 KiB randread QD64 through the engine: nbd-shim standard (null) vs nbdkit null"
+	record target $sid iops shim nbdkit ">=" 2.0
+	record ratio $sid cpu_us_per_io shim nbdkit
+	record ratio $sid iops shim-nocoalesce nbdkit
+	need_null_server
+	[[ -S $T/std_shim.sock ]] ||
+		shim_start std_shim --profile standard --backend null --size "$size"
+	shim_start std_shim_c0 --profile standard --backend null --size "$size" \
+		--coalesce-us 0
+	for ((r = 1; r <= rounds; r++)); do
+		shim_fio $sid nbdkit "$r" "$null_uri" "${rr[@]}"
+		shim_fio $sid shim "$r" "nbd+unix:///?socket=$T/std_shim.sock" "${rr[@]}"
+		shim_fio $sid shim-nocoalesce "$r" \
+			"nbd+unix:///?socket=$T/std_shim_c0.sock" "${rr[@]}"
+	done
+}
+
+section_shim_probe() {
+	local sid=shim_probe r
+	record section $sid "4 KiB read QD64 by pipe-probe (no engine): nbd-shim standard (null) vs nbdkit null"
+	record ratio $sid iops shim nbdkit
+	need_null_server
+	[[ -S $T/std_shim.sock ]] ||
+		shim_start std_shim --profile standard --backend null --size "$size"
+	for ((r = 1; r <= rounds; r++)); do
+		probe_run $sid nbdkit "$r" "$null_sock"
+		probe_run $sid shim "$r" "$T/std_shim.sock"
+	done
+}
+
+section_shim_docs() {
+	local r sz=1G with_redis=0
+	local torus64=(--rw=randrw --rwmixread=75 --bs=64k --iodepth=64 --size=$sz)
+	local torus4=(--rw=randrw --rwmixread=75 --bs=4k --iodepth=64 --size=$sz)
+	local zeroos4=(--rw=randrw --rwmixwrite=80 --bs=4k --iodepth=4 --size=$sz)
+
+	record section shim_doc_torus64k "torus document: 64 KiB randrw QD64 rwmixread=75 ($sz), memory backend"
+	record ratio shim_doc_torus64k iops torus standard
+	record section shim_doc_torus4k "torus document, 4 KiB variant: 4 KiB randrw QD64 rwmixread=75 ($sz), memory backend"
+	record ratio shim_doc_torus4k iops torus standard
+	record section shim_doc_zeroos4k "0-Disk document: 4 KiB randrw QD4 rwmixwrite=80 ($sz), memory backend (and 8 + 1 redis)"
+	record ratio shim_doc_zeroos4k iops zeroos standard
+
+	shim_start doc_torus --profile torus --size 2G --replicas 2
+	shim_start doc_torus_1g --profile torus --size 2G --replicas 2 \
+		--bandwidth 1gbit --shape-at storage
+	record ratio shim_doc_torus64k iops torus-1gbit standard
+	record ratio shim_doc_torus4k iops torus-1gbit standard
+	shim_start doc_zeroos --profile zeroos --size 2G
+	shim_start doc_std --profile standard --size 2G
+	if command -v redis-server >/dev/null; then
+		with_redis=1
+		record ratio shim_doc_zeroos4k iops zeroos-redis standard
+		shim_redis_start
+		shim_start doc_zeroos_redis --profile zeroos --size 2G \
+			--backend "redis:$shim_redis_storage" \
+			--redis-meta "$shim_redis_meta" --vdisk bench
+	fi
+	local torus_uri="nbd+unix:///torus?socket=$T/doc_torus.sock"
+	local torus1g_uri="nbd+unix:///torus?socket=$T/doc_torus_1g.sock"
+	local zeroos_uri="nbd+unix:///default?socket=$T/doc_zeroos.sock"
+	local std_uri="nbd+unix:///?socket=$T/doc_std.sock"
+	for ((r = 1; r <= rounds; r++)); do
+		shim_fio shim_doc_torus64k torus "$r" "$torus_uri" "${torus64[@]}"
+		shim_fio shim_doc_torus64k torus-1gbit "$r" "$torus1g_uri" \
+			"${torus64[@]}"
+		shim_fio shim_doc_torus64k standard "$r" "$std_uri" "${torus64[@]}"
+		shim_fio shim_doc_torus4k torus "$r" "$torus_uri" "${torus4[@]}"
+		shim_fio shim_doc_torus4k torus-1gbit "$r" "$torus1g_uri" \
+			"${torus4[@]}"
+		shim_fio shim_doc_torus4k standard "$r" "$std_uri" "${torus4[@]}"
+		shim_fio shim_doc_zeroos4k zeroos "$r" "$zeroos_uri" "${zeroos4[@]}"
+		if ((with_redis)); then
+			shim_fio shim_doc_zeroos4k zeroos-redis "$r" \
+				"nbd+unix:///default?socket=$T/doc_zeroos_redis.sock" \
+				"${zeroos4[@]}"
+		fi
+		shim_fio shim_doc_zeroos4k standard "$r" "$std_uri" "${zeroos4[@]}"
+	done
+}
+
 # --- main -------------------------------------------------------------------------
 
 for s in "${SECTIONS[@]}"; do
-	declare -F "section_$s" >/dev/null || die "unknown section '$s' (have: $(declare -F | sed -n 's/^declare -f section_//p' | tr '\n' ' '))"
+	declare -F "section_$s" >/dev/null || die "unknown section '$s' (have: engine shims all $(declare -F | sed -n 's/^declare -f section_//p' | tr '\n' ' '))"
 done
+needs=(fio nbdkit taskset python3 numfmt)
+for s in "${SECTIONS[@]}"; do
+	case $s in
+	read256k_qd64) needs+=(nbdcopy) ;;
+	shim_probe) needs+=("$shim_bin" "$probe_bin") ;;
+	shim_*) needs+=("$shim_bin") ;;
+	esac
+done
+for tool in "${needs[@]}"; do
+	if [[ $tool == */* ]]; then
+		[[ -x $tool ]] || die "$tool is missing: ninja -C build"
+	else
+		command -v "$tool" >/dev/null 2>&1 || die "$tool not found: run scripts/deps.sh"
+	fi
+done
+size_bytes=$(numfmt --from=iec "$size") || die "--size: cannot parse '$size'"
+[[ -f $engine ]] || die "no engine at $engine: build it with
+  scripts/fio-source.sh && meson setup build -Dfio_src=\$PWD/.deps/fio && ninja -C build"
+
+stamp=$(date +%Y%m%d-%H%M%S)
+mkdir -p "$repo/results"
+out=${out:-$repo/results/bench-$stamp.md}
+bench_setup
 
 # The engine must load before anything is measured.
 if ! fio --enghelp="$engine" >"$T/enghelp.log" 2>&1; then
@@ -287,13 +384,12 @@ if ! fio --enghelp="$engine" >"$T/enghelp.log" 2>&1; then
 	die "fio cannot load $engine (above)"
 fi
 
-null_sock=$T/null.sock
-null_uri="nbd+unix:///?socket=$null_sock"
-start_null_server "$null_sock"
-
 record header date "$(date -Iseconds)"
 record header commit "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
 record header engine "$engine${engine_opts[*]:+ ${engine_opts[*]}} (built $(date -r "$engine" -Iseconds))"
+if [[ " ${SECTIONS[*]}" == *" shim_"* ]]; then
+	record header nbd-shim "$shim_bin (built $(date -r "$shim_bin" -Iseconds))"
+fi
 record header machine "$(nproc --all) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), kernel $(uname -r)"
 record header versions "$(fio --version), $(nbdkit --version 2>/dev/null | head -n1), $(nbdcopy --version 2>/dev/null | head -n1)"
 record header runs "$rounds round(s) of ${runtime}s per client, alternating; server size $size; pinning: $pinning"
@@ -301,15 +397,8 @@ record header "CPU per I/O" "(fio usr+sys % / 100 * runtime) / I/Os, fio process
 
 # Other work on the machine skews the figures: say how busy it was.
 record header "load average at start" "$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "bench: $rounds round(s), ${runtime}s per run, sections: ${SECTIONS[*]}"
+echo "$bench_name: $rounds round(s), ${runtime}s per run, sections: ${SECTIONS[*]}"
 for s in "${SECTIONS[@]}"; do
 	"section_$s"
 done
-record header "load average at end" "$(cut -d' ' -f1-3 /proc/loadavg)"
-((quiet_wait == 0)) ||
-	record header "busy machine" "$runs_busy of $runs_total runs started with a CPU over 15% busy after waiting ${quiet_wait}s"
-
-echo
-python3 "$lib" report "$records" --md "$out"
-echo
-echo "bench: report written to $out"
+bench_report

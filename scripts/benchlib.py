@@ -125,7 +125,9 @@ def report(path, md_path=None):
         rounds = max((len(vs) for ms in values.get(sid, {}).values() for vs in ms.values()), default=0)
         out.append("")
         out.append(f"== {titles[sid]} [{sid}] (median of {rounds} round{'s' if rounds != 1 else ''})")
-        head = f"  {'':18}" + "".join(f"{l:>12}" for l in labels) + "   ratio"
+        # columns of 12, wider for a long label (shim-nocoalesce)
+        w = max([12] + [len(l) + 2 for l in labels])
+        head = f"  {'':18}" + "".join(f"{l:>{w}}" for l in labels) + "   ratio"
         out.append(head)
         md.append(f"\n## {titles[sid]} (`{sid}`, median of {rounds} rounds)\n")
         md.append("| metric | " + " | ".join(labels) + " | ratio | target |")
@@ -158,7 +160,7 @@ def report(path, md_path=None):
                     mdt.append(f"{op} {thr:.2f} **{verdict}**")
                 notes.append(s)
             title = METRICS.get(m, (m,))[0]
-            out.append(f"  {title:18}" + "".join(f"{c:>12}" for c in cells) + "   " + "; ".join(notes))
+            out.append(f"  {title:18}" + "".join(f"{c:>{w}}" for c in cells) + "   " + "; ".join(notes))
             md.append(f"| {title} | " + " | ".join(cells) + f" | {'; '.join(mdr)} | {'; '.join(mdt)} |")
         # every round, for judging the noise
         md.append("\nRounds:\n")

@@ -1,0 +1,168 @@
+# shellcheck shell=bash
+# The machinery of scripts/bench.sh, sourced by it: pinning, the scratch
+# directory and its servers, waiting for a quiet machine, one measured fio
+# run, the records and the report (scripts/benchlib.py reads fio's JSON and
+# builds the tables). What is measured (the section_* functions) lives in
+# bench.sh.
+#
+# The sourcing script sets repo and bench_name (for messages) before it
+# sources this file, and runtime, quiet_wait, keep and out (the report;
+# empty: print only) before bench_setup.
+
+bench_lib=$repo/scripts/benchlib.py
+runs_total=0
+runs_busy=0
+server_pids=()
+
+die() {
+	echo "${bench_name:-bench}: $*" >&2
+	exit 1
+}
+
+# bench_setup: pinning (server CPU 0, client CPU 1), the scratch directory
+# $T with its records file, and the cleanup of servers started into
+# server_pids.
+bench_setup() {
+	if [[ $(nproc --all) -ge 2 ]]; then
+		pin_server=(taskset -c 0)
+		pin_client=(taskset -c 1)
+		pinning="server CPU 0, client CPU 1"
+	else
+		pin_server=()
+		pin_client=()
+		pinning="none (one CPU): figures are not comparable with pinned runs"
+		echo "$bench_name: warning: one CPU only, running unpinned" >&2
+	fi
+	T=$(mktemp -d "/tmp/$bench_name.XXXXXX")
+	records=$T/records.tsv
+	mkdir -p "$T/json"
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+	local pid
+	for pid in "${server_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${server_pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	if [[ $keep -eq 1 && -n $out && -d $T/json ]]; then
+		mkdir -p "${out%.md}"
+		cp "$T"/json/* "${out%.md}/" 2>/dev/null || true
+	fi
+	rm -rf "$T"
+}
+
+# busiest_cpu_pct: the highest busy share (%) of any CPU over half a second.
+busiest_cpu_pct() {
+	local a b
+	a=$(grep '^cpu[0-9]' /proc/stat)
+	sleep 0.5
+	b=$(grep '^cpu[0-9]' /proc/stat)
+	awk 'NR == FNR { for (i = 2; i <= NF; i++) t0[$1] += $i; i0[$1] = $5 + $6; next }
+	     { t = 0; for (i = 2; i <= NF; i++) t += $i
+	       dt = t - t0[$1]; di = $5 + $6 - i0[$1]
+	       if (dt > 0 && (dt - di) * 100 / dt > m) m = (dt - di) * 100 / dt }
+	     END { printf "%d\n", m }' <(echo "$a") <(echo "$b")
+}
+
+# wait_quiet: other work on the machine (builds, tests) skews the figures;
+# wait up to $quiet_wait s for every CPU to be under 15% busy before a run.
+wait_quiet() {
+	local waited=0 busy
+	((quiet_wait > 0)) || return 0
+	runs_total=$((runs_total + 1))
+	while busy=$(busiest_cpu_pct); ((busy > 15)); do
+		if ((waited >= quiet_wait)); then
+			runs_busy=$((runs_busy + 1))
+			echo "  (machine still busy, ${busy}% on one CPU: running anyway)"
+			return 0
+		fi
+		sleep 1.5
+		waited=$((waited + 2))
+	done
+}
+
+# record KIND FIELDS...: append one record (see benchlib.py).
+record() {
+	local IFS=$'\t'
+	echo "$*" >>"$records"
+}
+
+# wait_socket SOCK LOG WHAT: wait for a server started in the background
+# to create SOCK; on failure show LOG (if any) and die.
+wait_socket() {
+	local sock=$1 log=$2 what=$3 i
+	for ((i = 0; i < 200; i++)); do
+		[[ -S $sock ]] && return 0
+		sleep 0.05
+	done
+	[[ -n $log && -f $log ]] && cat "$log" >&2
+	die "$what did not create $sock"
+}
+
+# start_nbdkit SOCK ARGS...: nbdkit ARGS on a private socket, server CPU.
+start_nbdkit() {
+	local sock=$1
+	shift
+	"${pin_server[@]}" nbdkit --exit-with-parent -f -U "$sock" "$@" \
+		2>"$sock.log" &
+	server_pids+=($!)
+	wait_socket "$sock" "$sock.log" "nbdkit $*"
+}
+
+# bench_fio SID LABEL ROUND FIO-ARGS...: one time-based fio run on the
+# client CPU (FIO-ARGS name the engine, the target and the workload), its
+# metrics recorded as LABEL's in round ROUND of section SID.
+bench_fio() {
+	local sid=$1 label=$2 round=$3 json attempt rc metrics metric value
+	shift 3
+	json=$T/json/$sid-$label-$round.json
+	for attempt in 1 2; do
+		wait_quiet
+		rc=0
+		"${pin_client[@]}" fio --output-format=json --output="$json" \
+			--name="$sid" --time_based --runtime="$runtime" \
+			--norandommap --randrepeat=0 --group_reporting "$@" \
+			>"$T/fio.log" 2>&1 || rc=$?
+		# Killed by a signal from outside (a shared machine): try once more.
+		((rc > 128 && attempt == 1)) || break
+		echo "  ($sid $label round $round: fio killed by signal $((rc - 128)), retrying)"
+	done
+	if ((rc != 0)); then
+		# fio's own messages; the JSON (if any) is of no help here.
+		cat "$T/fio.log" >&2
+		[[ -f $json ]] && sed -n '/^{/q;p' "$json" >&2
+		die "fio failed: $sid, $label, round $round (output above)"
+	fi
+	metrics=$(python3 "$bench_lib" extract "$json") ||
+		die "cannot read fio's JSON for $sid, $label, round $round"
+	while read -r metric value; do
+		record value "$sid" "$label" "$round" "$metric" "$value"
+	done <<<"$metrics"
+	bench_say "$sid" "$label" "$round" \
+		"$(awk '$1=="iops"{printf "%.1fk IOPS ", $2/1000} $1=="cpu_us_per_io"{printf "%.3f us CPU/IO ", $2} $1=="clat_mean_us"{printf "clat %.2f us", $2}' <<<"$metrics")"
+}
+
+# bench_say SID LABEL ROUND TEXT: the progress line of one run.
+bench_say() {
+	printf '  %-17s %-15s round %d: %s\n' "$1" "$2" "$3" "$4"
+}
+
+# bench_report: the closing header records, then the report (printed, and
+# written to $out when set).
+bench_report() {
+	record header "load average at end" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	((quiet_wait == 0)) ||
+		record header "busy machine" "$runs_busy of $runs_total runs started with a CPU over 15% busy after waiting ${quiet_wait}s"
+	echo
+	if [[ -n $out ]]; then
+		python3 "$bench_lib" report "$records" --md "$out"
+		echo
+		echo "$bench_name: report written to $out"
+	else
+		python3 "$bench_lib" report "$records"
+	fi
+}
