@@ -427,18 +427,20 @@ static int fio_torus_commit(struct thread_data *td)
 	struct torus_data *d = td->io_ops_data;
 	struct timespec now;
 	unsigned int i;
+	bool stamp;
 	int ret;
 
 	if (!d->nr_uncommitted)
 		return 0;
-	if (fio_fill_issue_time(td)) {
+	stamp = fio_fill_issue_time(td);
+	if (stamp)
 		fio_gettime(&now, NULL);
-		for (i = 0; i < d->nr_uncommitted; i++)
+	for (i = 0; i < d->nr_uncommitted; i++) {
+		if (stamp)
 			memcpy(&d->uncommitted[i]->issue_time, &now,
 			       sizeof(now));
-	}
-	for (i = 0; i < d->nr_uncommitted; i++)
 		io_u_queued(td, d->uncommitted[i]);
+	}
 
 	ret = d->tp->submit(d->conn);
 	io_u_mark_submit(td, d->nr_uncommitted);

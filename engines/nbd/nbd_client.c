@@ -97,7 +97,6 @@ struct nbd_client {
 	struct torus_completion *ready;
 	unsigned int ready_head, ready_count;
 	unsigned int queued;	/* since the last submit */
-	bool ring_ready;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 };
 
@@ -757,7 +756,6 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 	}
 	if (setup_ring(c, fds, err, errlen))
 		goto fail;
-	c->ring_ready = true;
 	for (i = 0; i < nconns; i++)
 		c->conns[i].fd = fds[i];
 	return c;
