@@ -253,6 +253,8 @@ void nbd_hs_restart(struct nbd_hs *hs)
 void nbd_hs_feed(struct nbd_hs *hs, const uint8_t *buf, size_t len)
 {
 	uint32_t opt, type, dlen;
+	uint16_t hflags;
+	bool oldstyle;
 	int ret;
 
 	if (len != hs->want) {
@@ -264,13 +266,11 @@ void nbd_hs_feed(struct nbd_hs *hs, const uint8_t *buf, size_t len)
 	switch (hs->state) {
 	case NBD_HS_MAGIC:
 		/* NBDMAGIC, then IHAVEOPT (newstyle) or the oldstyle magic. */
-		if (nbd_get64(buf) != NBD_MAGIC ||
-		    (nbd_get64(buf + 8) != NBD_IHAVEOPT &&
-		     nbd_get64(buf + 8) != NBD_OLDSTYLE_MAGIC)) {
+		if (nbd_decode_greeting(buf, len, &oldstyle, &hflags) < 0) {
 			hs_fail(hs, "not an NBD server: the greeting has the wrong magic (is the uri's host and port an NBD server?)");
 			return;
 		}
-		if (nbd_get64(buf + 8) == NBD_OLDSTYLE_MAGIC) {
+		if (oldstyle) {
 			hs->exp.oldstyle = true;
 			hs->state = NBD_HS_OLDSTYLE;
 			hs->want = NBD_OLDSTYLE_TAIL_LEN;

@@ -50,9 +50,10 @@ int nbd_decode_greeting(const uint8_t *buf, size_t len, bool *oldstyle,
 	}
 	if (magic2 != NBD_IHAVEOPT)
 		return NBD_PROTO_EMAGIC;
+	/* Known from the magics alone, even while the flags are still due. */
+	*oldstyle = false;
 	if (len < NBD_GREETING_LEN)
 		return 0;
-	*oldstyle = false;
 	*hflags = nbd_get16(buf + 16);
 	return NBD_GREETING_LEN;
 }

@@ -71,6 +71,8 @@ size_t nbd_encode_greeting(uint8_t *buf, uint16_t hflags);
  * Decodes either a newstyle greeting (sets *oldstyle = false, *hflags) or,
  * when the second magic is the oldstyle one, reports *oldstyle = true after
  * consuming only the 16 magic bytes (the rest is nbd_decode_oldstyle_tail).
+ * Given just the 16 magic bytes of a newstyle greeting it returns 0 (the
+ * flags are due) with *oldstyle already set to false.
  */
 int nbd_decode_greeting(const uint8_t *buf, size_t len, bool *oldstyle,
 			uint16_t *hflags);
