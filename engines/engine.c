@@ -113,10 +113,10 @@ static struct fio_option options[] = {
 	{
 		.name	= "poll_us",
 		.lname	= "Busy-poll microseconds",
-		.help	= "With at most 2 requests outstanding, poll for replies this long before sleeping (cuts QD1 latency; 0 disables)",
+		.help	= "With at most 2 requests outstanding, poll for replies this long before sleeping (cuts QD1 latency; costs CPU; 0 disables)",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct torus_options, poll_us),
-		.def	= "0",
+		.def	= "20",
 		.minval	= 0,
 		.maxval	= 1000000,
 		.category = FIO_OPT_C_ENGINE,

@@ -240,13 +240,21 @@ section_randrw64k_qd64() {
 }
 
 section_randread4k_qd1() {
-	local sid=randread4k_qd1
+	local sid=randread4k_qd1 r qd1=(--rw=randread --bs=4k --iodepth=1)
 	record section $sid "4 KiB randread QD1, nbdkit null"
 	record target $sid clat_mean_us torus builtin "<=" 0.85
 	record ratio $sid lat_mean_us torus builtin
 	record ratio $sid cpu_us_per_io torus builtin
+	# The engine's default busy-polls 20 us (poll_us); without it:
+	record ratio $sid clat_mean_us torus-poll0 builtin
+	record ratio $sid cpu_us_per_io torus-poll0 builtin
 	need_null_server
-	alternate $sid "$null_uri" --rw=randread --bs=4k --iodepth=1
+	for ((r = 1; r <= rounds; r++)); do
+		run_fio $sid builtin "$r" "$null_uri" "${qd1[@]}"
+		run_fio $sid torus "$r" "$null_uri" "${qd1[@]}"
+		engine_fio $sid torus-poll0 "$r" "$null_uri" "${qd1[@]}" \
+			--poll_us=0
+	done
 }
 
 section_read256k_qd64() {

@@ -46,6 +46,13 @@ offload --name=offt "${v[@]}" --size=16m --io_submit_mode=offload --thread=1 --r
 expect_fio_ok --name=qd1 "${v[@]}" --size=8m --rw=randwrite --bs=4k --iodepth=1
 expect_fio_ok --name=qd1024 "${v[@]}" --size=64m --rw=randwrite --bs=4k --iodepth=1024
 expect_fio_ok --name=batch "${v[@]}" --size=32m --rw=randwrite --bs=4k --iodepth=64 --iodepth_batch_submit=16 --iodepth_batch_complete_min=8 --iodepth_batch_complete_max=32
+# At depth 16 and over the engine holds new requests back while the server
+# is busy; fio's pauses (rate limit, thinktime, iodepth_low, polling with
+# min 0) must still see every request sent and completed.
+expect_fio_ok --name=rate "${v[@]}" --size=8m --rw=randwrite --bs=4k --iodepth=64 --rate_iops=4000
+expect_fio_ok --name=think "${v[@]}" --size=8m --rw=randwrite --bs=4k --iodepth=64 --thinktime=2000 --thinktime_blocks=48
+expect_fio_ok --name=low "${v[@]}" --size=16m --rw=randrw --bs=4k --iodepth=64 --iodepth_low=40
+expect_fio_ok --name=min0 "${v[@]}" --size=16m --rw=randwrite --bs=4k --iodepth=32 --iodepth_batch_complete_min=0
 expect_fio_ok --name=bs512 "${v[@]}" --size=4m --rw=randwrite --bs=512 --iodepth=32
 expect_fio_ok --name=bsrange "${v[@]}" --size=32m --rw=randwrite --bsrange=512-128k --iodepth=16
 # nbdkit advertises no block size limit: the engine's 32 MiB default maximum.
