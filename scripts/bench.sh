@@ -24,7 +24,7 @@
 #   shims: the NBD shim through the engine (handshake=auto):
 #     shim_std_qd64  4 KiB randread QD64: nbd-shim --profile standard
 #                    --backend null vs nbdkit null (target: >= 2x the
-#                    IOPS); also the shim with --coalesce-us 0
+#                    IOPS)
 #     shim_probe     the same two servers measured by pipe-probe, a lean
 #                    pipelined client (what the servers can do without the
 #                    engine in the way; informational)
@@ -279,17 +279,12 @@ section_shim_std_qd64() {
 	record section $sid "4 KiB randread QD64 through the engine: nbd-shim standard (null) vs nbdkit null"
 	record target $sid iops shim nbdkit ">=" 2.0
 	record ratio $sid cpu_us_per_io shim nbdkit
-	record ratio $sid iops shim-nocoalesce nbdkit
 	need_null_server
 	[[ -S $T/std_shim.sock ]] ||
 		shim_start std_shim --profile standard --backend null --size "$size"
-	shim_start std_shim_c0 --profile standard --backend null --size "$size" \
-		--coalesce-us 0
 	for ((r = 1; r <= rounds; r++)); do
 		shim_fio $sid nbdkit "$r" "$null_uri" "${rr[@]}"
 		shim_fio $sid shim "$r" "nbd+unix:///?socket=$T/std_shim.sock" "${rr[@]}"
-		shim_fio $sid shim-nocoalesce "$r" \
-			"nbd+unix:///?socket=$T/std_shim_c0.sock" "${rr[@]}"
 	done
 }
 

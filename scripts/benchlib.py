@@ -125,7 +125,7 @@ def report(path, md_path=None):
         rounds = max((len(vs) for ms in values.get(sid, {}).values() for vs in ms.values()), default=0)
         out.append("")
         out.append(f"== {titles[sid]} [{sid}] (median of {rounds} round{'s' if rounds != 1 else ''})")
-        # columns of 12, wider for a long label (shim-nocoalesce)
+        # columns of 12, wider for a long label (torus-1gbit)
         w = max([12] + [len(l) + 2 for l in labels])
         head = f"  {'':18}" + "".join(f"{l:>{w}}" for l in labels) + "   ratio"
         out.append(head)

@@ -22,7 +22,7 @@ static const char usage_text[] =
 "             [--redis-meta HOST:PORT] [--vdisk NAME] [--replicas R]\n"
 "             [--latency-us N] [--bandwidth RATE] [--shape-at WHERE]\n"
 "             [--block-size N] [--advertise-trim] [--poll-us N]\n"
-"             [--coalesce-us N] [--pidfile PATH] [--verbose] [--help]\n"
+"             [--pidfile PATH] [--verbose] [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
@@ -93,12 +93,6 @@ static const char usage_text[] =
 "        (default 0). Answers sooner, in smaller batches: it helps a\n"
 "        client that waits for each reply, and costs a batching client\n"
 "        (the engine) more CPU per request.\n"
-"    --coalesce-us N\n"
-"        standard: once a connection has shown a deep queue (16 or more\n"
-"        requests at once), hold a batch's replies until half that many\n"
-"        requests arrived, or N microseconds (default 30; 0: never).\n"
-"        Larger reply batches cost such a client less per request (the\n"
-"        engine at 4 KiB QD64: +20-40% IOPS); shallow queues never wait.\n"
 "    --pidfile PATH\n"
 "        Write the process id to PATH once listening; removed on exit.\n"
 "    --verbose\n"
@@ -119,7 +113,7 @@ enum {
 	OPT_REDIS_META, OPT_VDISK, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
 	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL,
-	OPT_COALESCE, OPT_PIDFILE, OPT_VERBOSE,
+	OPT_PIDFILE, OPT_VERBOSE,
 	OPT_HELP,
 };
 
@@ -138,7 +132,6 @@ static const struct option long_options[] = {
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "advertise-trim", no_argument, NULL, OPT_ADVERTISE_TRIM },
 	{ "poll-us", required_argument, NULL, OPT_POLL },
-	{ "coalesce-us", required_argument, NULL, OPT_COALESCE },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -217,7 +210,6 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	cfg->backend.kind = BACKEND_MEMORY;
 	cfg->replicas = 1;
 	cfg->poll_us = -1;
-	cfg->coalesce_us = -1;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
@@ -292,12 +284,6 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return bad("--poll-us %s: use microseconds, at most 1000000",
 					   optarg);
 			cfg->poll_us = v;
-			break;
-		case OPT_COALESCE:
-			if (parse_uint(optarg, 1000, &v))
-				return bad("--coalesce-us %s: use microseconds, at most 1000",
-					   optarg);
-			cfg->coalesce_us = v;
 			break;
 		case OPT_PIDFILE:
 			cfg->pidfile = optarg;

@@ -32,7 +32,6 @@ struct shim_config {
 	bool shape_storage;		/* --shape-at storage */
 	uint32_t block_size;
 	int64_t poll_us;		/* -1: the profile's default */
-	int64_t coalesce_us;		/* -1: the profile's default */
 	bool advertise_trim;		/* zeroos: SEND_TRIM, answered EIO */
 	const char *pidfile;
 	int verbose;

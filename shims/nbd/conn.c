@@ -15,7 +15,6 @@
 #include "util.h"
 
 unsigned int conn_spin_us;
-unsigned int conn_coalesce_us;
 
 int conn_init(struct conn *c, int fd, struct server *srv)
 {
@@ -83,48 +82,6 @@ static ssize_t conn_recv(struct conn *c)
 			break;
 	}
 	return recv(c->fd, c->in + c->in_end, c->in_cap - c->in_end, 0);
-}
-
-/*
- * Coalescing (--coalesce-us). Through fio's engine at QD64 a client sends
- * about 5 requests per message and spends less per request the more
- * replies it gets at once. So when a connection has shown a deep queue
- * (16 or more requests in one batch lately), the replies of a batch are
- * held until half that many requests have arrived, or for at most
- * conn_coalesce_us: the client always keeps half of its queue to work on.
- * A client with a shallow queue (QD1, QD8) never waits. A window that
- * runs out says the queue got shallower: the estimate drops by 1/8.
- * Returns 1 when more input arrived (keep going without sending).
- */
-static int conn_hold(struct conn *c)
-{
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-	unsigned int target = c->depth_est / 2;
-	uint64_t now, deadline;
-	struct timespec ts;
-	ssize_t got;
-	int ret;
-
-	if (!conn_coalesce_us || c->depth_est < 16 || !c->niov ||
-	    c->batch_reqs >= target)
-		return 0;
-	now = now_ns();
-	deadline = c->batch_start + conn_coalesce_us * 1000ULL;
-	if (now >= deadline)
-		return 0;
-	ts.tv_sec = 0;
-	ts.tv_nsec = deadline - now;
-	ret = ppoll(&pfd, 1, &ts, NULL);
-	if (ret == 0)
-		c->depth_est -= c->depth_est / 8;
-	if (ret <= 0)
-		return 0;
-	got = recv(c->fd, c->in + c->in_end, c->in_cap - c->in_end,
-		   MSG_DONTWAIT);
-	if (got <= 0)
-		return 0;
-	c->in_end += got;
-	return 1;
 }
 
 /* Send iov[0, k) and close the gap: the rest wait for their due time. */
@@ -222,18 +179,12 @@ int conn_need(struct conn *c, size_t n)
 		return 0;
 	if ((c->in_pos || n > c->in_cap) && conn_make_room(c, n))
 		return -1;
-	while (conn_hold(c))
-		if (conn_avail(c) >= n)
-			return 0;
 	if (c->send_when_due) {
 		if (conn_send_due(c) < 0)
 			return -1;
 	} else if (conn_flush(c)) {
 		return -1;
 	}
-	if (c->batch_reqs > c->depth_est)
-		c->depth_est = c->batch_reqs;
-	c->batch_reqs = 0;
 	while (conn_avail(c) < n) {
 		got = conn_recv(c);
 		if (got < 0 && errno == EINTR)

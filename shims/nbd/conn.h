@@ -58,11 +58,6 @@ struct conn {
 	int merge_floor;		/* iovecs below are closed replies */
 	bool send_when_due;
 
-	/* Coalescing: requests since the last send, the queue depth seen. */
-	unsigned int batch_reqs;
-	uint64_t batch_start;
-	unsigned int depth_est;
-
 	/* negotiated */
 	bool no_zeroes;
 	bool structured;
@@ -71,16 +66,6 @@ struct conn {
 
 /* How long to poll for input before sleeping (--poll-us). */
 extern unsigned int conn_spin_us;
-/* How long to let requests gather before answering a deep queue. */
-extern unsigned int conn_coalesce_us;
-
-/* The transmission loop counts requests, for coalescing. */
-static inline void conn_count_request(struct conn *c)
-{
-	if (!c->batch_reqs++ && conn_coalesce_us)
-		c->batch_start = now_ns();
-}
-
 int conn_init(struct conn *c, int fd, struct server *srv);
 void conn_free(struct conn *c);
 

@@ -43,9 +43,7 @@ int main(int argc, char **argv)
 	shim_verbose = cfg.verbose;
 	conn_spin_us = cfg.poll_us >= 0 ? cfg.poll_us :
 		       cfg.profile->default_poll_us;
-	conn_coalesce_us = cfg.coalesce_us >= 0 ? cfg.coalesce_us :
-			   cfg.profile->default_coalesce_us;
-	/* short sleeps (coalescing) should last what they ask */
+	/* short sleeps (shaping) should last what they ask */
 	prctl(PR_SET_TIMERSLACK, 1000UL);
 
 	/* every thread inherits the mask; only the signalfd sees them */

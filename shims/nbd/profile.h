@@ -26,7 +26,6 @@ struct profile {
 	uint32_t max_payload;		/* larger WRITE: connection closed */
 	bool pipelined;			/* replies batched, else one by one */
 	unsigned int default_poll_us;	/* --poll-us default */
-	unsigned int default_coalesce_us; /* --coalesce-us default */
 
 	/* Options phase: 0 enters transmission, -1 closes the connection. */
 	int (*negotiate)(struct conn *c);

@@ -221,7 +221,6 @@ const struct profile profile_standard = {
 	.default_block_size = 4096,
 	.max_payload = 32u << 20,
 	.default_poll_us = 0,
-	.default_coalesce_us = 30,
 	.pipelined = true,
 	.negotiate = std_negotiate,
 	.check = std_check,

@@ -44,7 +44,6 @@ int transmit(struct conn *c)
 			return -1;
 		}
 		conn_consume(c, ret);
-		conn_count_request(c);
 		shim_debug("%s: %s offset %llu length %u flags 0x%x", c->peer,
 			   nbd_cmd_name(req.type),
 			   (unsigned long long)req.offset, req.length,

@@ -101,7 +101,7 @@ trim_job standard-file-trim 64k
 verify_job standard-fua --bs=4k --fua=1
 verify_job standard-structured --bs=4k --structured_replies=1
 
-# coalescing keeps data and order
-start_shim standard --size 64M --coalesce-us 30
-verify_job standard-coalesce --bs=4k --iodepth=64
-verify_job standard-coalesce-mixed --bsrange=512-128k --blockalign=512 --iodepth=32
+# deep queues: the engine holds requests back and sends them in batches
+start_shim standard --size 64M
+verify_job standard-deep --bs=4k --iodepth=64
+verify_job standard-deep-mixed --bsrange=512-128k --blockalign=512 --iodepth=32
