@@ -62,6 +62,18 @@ int hs_reply(struct conn *c, uint32_t opt, uint32_t type)
 	return hs_reserve(c, opt, type, 0) ? 0 : -1;
 }
 
+int hs_abort(struct conn *c, uint32_t opt)
+{
+	hs_reply(c, opt, NBD_REP_ACK);
+	conn_flush(c);
+	return -1;
+}
+
+int hs_refuse(struct conn *c, uint32_t opt, uint32_t len)
+{
+	return conn_skip(c, len) || hs_reply(c, opt, NBD_REP_ERR_UNSUP) ? -1 : 0;
+}
+
 int hs_reply_server(struct conn *c, uint32_t opt, const char *name)
 {
 	size_t n = strlen(name);

@@ -18,6 +18,10 @@ int hs_client_flags(struct conn *c, uint32_t *cflags);
 /* An option header; -1 also on a bad magic (logged). */
 int hs_option(struct conn *c, uint32_t *opt, uint32_t *len);
 int hs_reply(struct conn *c, uint32_t opt, uint32_t type);
+/* NBD_OPT_ABORT: acknowledge it and end the connection (always -1). */
+int hs_abort(struct conn *c, uint32_t opt);
+/* An option not supported: skip its len bytes, answer ERR_UNSUP. */
+int hs_refuse(struct conn *c, uint32_t opt, uint32_t len);
 int hs_reply_server(struct conn *c, uint32_t opt, const char *name);
 int hs_reply_info_export(struct conn *c, uint32_t opt, uint64_t size,
 			 uint16_t tflags);

@@ -127,12 +127,9 @@ static int std_negotiate(struct conn *c)
 				return -1;
 			break;
 		case NBD_OPT_ABORT:
-			hs_reply(c, opt, NBD_REP_ACK);
-			conn_flush(c);
-			return -1;
+			return hs_abort(c, opt);
 		default:
-			if (conn_skip(c, len) ||
-			    hs_reply(c, opt, NBD_REP_ERR_UNSUP))
+			if (hs_refuse(c, opt, len))
 				return -1;
 			break;
 		}
