@@ -4,9 +4,11 @@
  * done (nbd_connect.h). It knows nothing of fio: requests carry an opaque
  * user pointer that comes back with the completion.
  *
- * queue() only records a request; submit() sends everything queued, one
- * sendmsg per connection, in one io_uring_enter; reap() parses replies as
- * they arrive, landing read payloads directly in the callers' buffers.
+ * queue() only records a request; submit() sends what is queued, one
+ * sendmsg per connection, in one io_uring_enter, except that at depth 16
+ * and more a busy connection holds new requests for the next reap();
+ * reap() sends anything held before it waits, and parses replies as they
+ * arrive, landing read payloads directly in the callers' buffers.
  * All memory is allocated by nbd_client_new().
  */
 #ifndef TORUS_NBD_CLIENT_H
@@ -41,7 +43,11 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 		     uint64_t offset, uint32_t len, void *buf, void *user);
 
-/* Sends what was queued. Returns the number of requests handed over. */
+/*
+ * Sends what was queued, or holds it for the next reap() while the
+ * connection is busy (see start_sends()). Returns the number of requests
+ * handed over.
+ */
 int nbd_client_submit(struct nbd_client *c);
 
 /*
