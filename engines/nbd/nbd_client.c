@@ -654,6 +654,13 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		deadline = now_ns() + (uint64_t)timeout->tv_sec * 1000000000ULL +
 			   timeout->tv_nsec;
 
+	/*
+	 * A call that may not wait still lets the kernel post what it has
+	 * (task work is only run on entry); one that may wait enters anyway
+	 * once the ready completions run out.
+	 */
+	if (!min && (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN))
+		io_uring_get_events(&c->ring);
 	process_cqes(c);
 	if (c->ready_count < min) {
 		/* About to wait: everything held goes out with the wait. */
