@@ -17,7 +17,7 @@
 #include <hiredis/hiredis.h>
 
 #include "backend.h"
-#include "blockmath.h"
+#include "blockio.h"
 #include "lba.h"
 #include "log.h"
 #include "util.h"
@@ -31,13 +31,12 @@ struct redis_be {
 	redisContext *meta;
 	struct redis_addr meta_addr;
 	char key[512];			/* lba:<vdisk> */
-	uint32_t bs;
+	struct blk_store blocks;	/* bs-byte blocks, deduped */
 	uint64_t nsectors;
 	uint8_t **sector;		/* cached sectors, NULL = not loaded */
 	uint8_t *dirty;			/* per sector */
 	uint64_t *dirty_list;
 	uint64_t ndirty;
-	uint8_t *scratch;		/* one block */
 	uint8_t zero_hash[LBA_HASH_LEN];
 };
 
@@ -171,7 +170,7 @@ static int block_get(struct redis_be *r, uint64_t block, uint8_t *out)
 	if (!s)
 		return ret;
 	if (!lba_sector_get(s, lba_slot_of(block), hash)) {
-		memset(out, 0, r->bs);
+		memset(out, 0, r->blocks.bs);
 		return 0;
 	}
 	n = dedup_server(hash, r->nstore);
@@ -181,13 +180,13 @@ static int block_get(struct redis_be *r, uint64_t block, uint8_t *out)
 		ret = -EIO;
 	} else if (rep->type == REDIS_REPLY_NIL) {
 		/* 0-Disk reads missing content as zeroes */
-		memset(out, 0, r->bs);
-	} else if (rep->type != REDIS_REPLY_STRING || rep->len != r->bs) {
+		memset(out, 0, r->blocks.bs);
+	} else if (rep->type != REDIS_REPLY_STRING || rep->len != r->blocks.bs) {
 		shim_err("redis: block %llu content has %zu bytes, expected %u",
-			 (unsigned long long)block, (size_t)rep->len, r->bs);
+			 (unsigned long long)block, (size_t)rep->len, r->blocks.bs);
 		ret = -EIO;
 	} else {
-		memcpy(out, rep->str, r->bs);
+		memcpy(out, rep->str, r->blocks.bs);
 	}
 	if (rep)
 		freeReplyObject(rep);
@@ -201,12 +200,12 @@ static int block_put(struct redis_be *r, uint64_t block, const uint8_t *data)
 	unsigned int n;
 	int ret = 0;
 
-	dedup_hash(data, r->bs, hash);
+	dedup_hash(data, r->blocks.bs, hash);
 	if (!memcmp(hash, r->zero_hash, LBA_HASH_LEN))
 		return lba_set(r, block, NULL);
 	n = dedup_server(hash, r->nstore);
 	rep = redis_do(&r->store[n], &r->store_addr[n], "SET %b %b",
-		       hash, (size_t)LBA_HASH_LEN, data, (size_t)r->bs);
+		       hash, (size_t)LBA_HASH_LEN, data, (size_t)r->blocks.bs);
 	if (!rep || rep->type == REDIS_REPLY_ERROR)
 		ret = -EIO;
 	if (rep)
@@ -214,27 +213,30 @@ static int block_put(struct redis_be *r, uint64_t block, const uint8_t *data)
 	return ret ? ret : lba_set(r, block, hash);
 }
 
+static int redis_block_get(void *ctx, uint64_t block, uint8_t *buf)
+{
+	return block_get(ctx, block, buf);
+}
+
+/* A block of zeroes is no content: its map entry goes. */
+static int redis_block_put(void *ctx, uint64_t block, const uint8_t *buf)
+{
+	return buf ? block_put(ctx, block, buf) : lba_set(ctx, block, NULL);
+}
+
+static const struct blk_store_ops redis_store_ops = {
+	.get = redis_block_get,
+	.put = redis_block_put,
+};
+
 static int redis_pread(struct backend *be, void *buf, size_t len,
 		       uint64_t off)
 {
 	struct redis_be *r = to_redis(be);
-	uint64_t end = off + len;
-	uint8_t *p = buf;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&r->lock);
-	while (off < end && !ret) {
-		struct blk_span s = blk_span_at(off, end, r->bs);
-
-		if (blk_span_whole(&s, r->bs)) {
-			ret = block_get(r, s.block, p);
-		} else {
-			ret = block_get(r, s.block, r->scratch);
-			memcpy(p, r->scratch + s.boff, s.blen);
-		}
-		p += s.blen;
-		off += s.blen;
-	}
+	ret = blk_store_read(&r->blocks, buf, len, off);
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
@@ -243,31 +245,10 @@ static int redis_pread(struct backend *be, void *buf, size_t len,
 static int redis_write(struct redis_be *r, const uint8_t *data, size_t len,
 		       uint64_t off)
 {
-	uint64_t end = off + len;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&r->lock);
-	while (off < end && !ret) {
-		struct blk_span s = blk_span_at(off, end, r->bs);
-
-		if (blk_span_whole(&s, r->bs)) {
-			ret = data ? block_put(r, s.block, data) :
-				     lba_set(r, s.block, NULL);
-		} else {
-			ret = block_get(r, s.block, r->scratch);
-			if (!ret) {
-				if (data)
-					memcpy(r->scratch + s.boff, data,
-					       s.blen);
-				else
-					memset(r->scratch + s.boff, 0, s.blen);
-				ret = block_put(r, s.block, r->scratch);
-			}
-		}
-		if (data)
-			data += s.blen;
-		off += s.blen;
-	}
+	ret = blk_store_write(&r->blocks, data, len, off);
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
@@ -356,7 +337,7 @@ static void redis_close(struct backend *be)
 	free(r->sector);
 	free(r->dirty);
 	free(r->dirty_list);
-	free(r->scratch);
+	free(r->blocks.scratch);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -391,19 +372,21 @@ struct backend *backend_redis_open(const struct redis_params *p,
 		return NULL;
 	}
 	pthread_mutex_init(&r->lock, NULL);
-	r->bs = p->block_size;
+	r->blocks.ops = &redis_store_ops;
+	r->blocks.ctx = r;
+	r->blocks.bs = p->block_size;
 	r->nsectors = lba_sector_of(p->size / p->block_size - 1) + 1;
 	r->sector = calloc(r->nsectors, sizeof(*r->sector));
 	r->dirty = calloc(r->nsectors, 1);
 	r->dirty_list = calloc(r->nsectors, sizeof(*r->dirty_list));
-	r->scratch = malloc(r->bs);
-	zero = calloc(1, r->bs);
-	if (!r->sector || !r->dirty || !r->dirty_list || !r->scratch || !zero) {
+	r->blocks.scratch = malloc(r->blocks.bs);
+	zero = calloc(1, r->blocks.bs);
+	if (!r->sector || !r->dirty || !r->dirty_list || !r->blocks.scratch || !zero) {
 		snprintf(err, errlen, "redis backend: out of memory");
 		free(zero);
 		goto fail;
 	}
-	dedup_hash(zero, r->bs, r->zero_hash);
+	dedup_hash(zero, r->blocks.bs, r->zero_hash);
 	free(zero);
 	lba_key(r->key, sizeof(r->key), p->vdisk);
 

@@ -14,14 +14,14 @@
 #include <string.h>
 
 #include "backend.h"
+#include "blockio.h"
 #include "blockmath.h"
 #include "util.h"
 
 struct torus_blocks {
 	struct backend be;
 	struct backend *child;
-	uint32_t bs;
-	uint8_t *scratch;
+	struct blk_store blocks;	/* whole blocks of child */
 	pthread_mutex_t lock;
 };
 
@@ -30,29 +30,34 @@ static struct torus_blocks *to_tb(struct backend *be)
 	return container_of(be, struct torus_blocks, be);
 }
 
+static int tb_get(void *ctx, uint64_t block, uint8_t *buf)
+{
+	struct torus_blocks *t = ctx;
+
+	return backend_pread(t->child, buf, t->blocks.bs, block * t->blocks.bs);
+}
+
+static int tb_put(void *ctx, uint64_t block, const uint8_t *buf)
+{
+	struct torus_blocks *t = ctx;
+	uint64_t off = block * t->blocks.bs;
+
+	return buf ? backend_pwrite(t->child, buf, t->blocks.bs, off) :
+		     backend_zero(t->child, t->blocks.bs, off);
+}
+
+static const struct blk_store_ops tb_store_ops = {
+	.get = tb_get,
+	.put = tb_put,
+};
+
 static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 {
 	struct torus_blocks *t = to_tb(be);
-	uint64_t end = off + len;
-	uint8_t *p = buf;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	while (off < end) {
-		struct blk_span s = blk_span_at(off, end, t->bs);
-
-		if (blk_span_whole(&s, t->bs)) {
-			ret = backend_pread(t->child, p, s.blen, off);
-		} else {
-			ret = backend_pread(t->child, t->scratch, t->bs,
-					    s.block * t->bs);
-			memcpy(p, t->scratch + s.boff, s.blen);
-		}
-		if (ret)
-			break;
-		p += s.blen;
-		off += s.blen;
-	}
+	ret = blk_store_read(&t->blocks, buf, len, off);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
@@ -61,33 +66,10 @@ static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 static int tb_write(struct torus_blocks *t, const uint8_t *data, size_t len,
 		    uint64_t off)
 {
-	uint64_t end = off + len;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	while (off < end && !ret) {
-		struct blk_span s = blk_span_at(off, end, t->bs);
-		uint64_t boff = s.block * t->bs;
-
-		if (blk_span_whole(&s, t->bs)) {
-			ret = data ? backend_pwrite(t->child, data, s.blen, off) :
-				     backend_zero(t->child, s.blen, off);
-		} else {
-			ret = backend_pread(t->child, t->scratch, t->bs, boff);
-			if (!ret) {
-				if (data)
-					memcpy(t->scratch + s.boff, data,
-					       s.blen);
-				else
-					memset(t->scratch + s.boff, 0, s.blen);
-				ret = backend_pwrite(t->child, t->scratch,
-						     t->bs, boff);
-			}
-		}
-		if (data)
-			data += s.blen;
-		off += s.blen;
-	}
+	ret = blk_store_write(&t->blocks, data, len, off);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
@@ -110,10 +92,10 @@ static int tb_trim(struct backend *be, size_t len, uint64_t off)
 	uint64_t first, end;
 	int ret = 0;
 
-	blk_whole_range(off, len, t->bs, &first, &end);
+	blk_whole_range(off, len, t->blocks.bs, &first, &end);
 	if (first < end)
-		ret = backend_zero(t->child, (end - first) * t->bs,
-				   first * t->bs);
+		ret = backend_zero(t->child, (end - first) * t->blocks.bs,
+				   first * t->blocks.bs);
 	return ret;
 }
 
@@ -128,7 +110,7 @@ static void tb_close(struct backend *be)
 
 	backend_close(t->child);
 	pthread_mutex_destroy(&t->lock);
-	free(t->scratch);
+	free(t->blocks.scratch);
 	free(t);
 }
 
@@ -155,14 +137,16 @@ struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
 		goto fail;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->scratch = malloc(block_size))) {
+	if (!t || !(t->blocks.scratch = malloc(block_size))) {
 		free(t);
 		snprintf(err, errlen, "torus: out of memory");
 		goto fail;
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	t->child = child;
-	t->bs = block_size;
+	t->blocks.ops = &tb_store_ops;
+	t->blocks.ctx = t;
+	t->blocks.bs = block_size;
 	t->be.ops = &torus_blocks_ops;
 	t->be.size = child->size;
 	return &t->be;
