@@ -63,6 +63,7 @@ struct torus_transport {
 	/* 0, -EBUSY (no room), or another -errno (fail the request). */
 	int (*queue)(void *conn, enum torus_op op, bool fua, uint64_t offset,
 		     uint32_t len, void *buf, void *user);
+	/* Sends what was queued (or holds it for reap); 0 or -errno. */
 	int (*submit)(void *conn);
 	int (*reap)(void *conn, unsigned int min, unsigned int max,
 		    const struct timespec *timeout,

@@ -96,7 +96,6 @@ struct nbd_client {
 	/* Completions not yet reaped: a ring of depth entries. */
 	struct torus_completion *ready;
 	unsigned int ready_head, ready_count;
-	unsigned int queued;	/* since the last submit */
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
 };
@@ -557,7 +556,6 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 	s->error = 0;
 	s->busy = true;
 	cn->pending[cn->npending++] = s;
-	c->queued++;
 	return 0;
 }
 
@@ -587,19 +585,15 @@ static void start_sends(struct nbd_client *c, bool hold)
 
 int nbd_client_submit(struct nbd_client *c)
 {
-	unsigned int n = c->queued;
 	int ret;
 
 	start_sends(c, true);
-	c->queued = 0;
 	if (!io_uring_sq_ready(&c->ring))
-		return n;
+		return 0;
 	do {
 		ret = io_uring_submit(&c->ring);
 	} while (ret == -EINTR);
-	if (ret < 0)
-		return ret;
-	return n;
+	return ret < 0 ? ret : 0;
 }
 
 /* Requests sent or queued whose reply has not completed (slots in use). */

@@ -45,8 +45,7 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 
 /*
  * Sends what was queued, or holds it for the next reap() while the
- * connection is busy (see start_sends()). Returns the number of requests
- * handed over.
+ * connection is busy (see start_sends()). Returns 0 or a negative errno.
  */
 int nbd_client_submit(struct nbd_client *c);
 
