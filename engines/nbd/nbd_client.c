@@ -610,6 +610,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Completions the kernel holds until we enter it (IORING_SETUP_TASKRUN_FLAG). */
+static bool task_work_pending(struct nbd_client *c)
+{
+	return IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN;
+}
+
 /*
  * With one or two requests in flight the wait is pure latency, and on a
  * VM waking an idle vCPU costs more than the round trip itself (about
@@ -627,7 +633,7 @@ static void busy_poll(struct nbd_client *c, unsigned int min)
 		io_uring_submit(&c->ring);
 	deadline = now_ns() + c->poll_ns;
 	while (c->ready_count < min && now_ns() < deadline) {
-		if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
+		if (task_work_pending(c))
 			io_uring_get_events(&c->ring);
 		else if (!io_uring_cq_ready(&c->ring))
 			continue;
@@ -653,7 +659,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 	 * (task work is only run on entry); one that may wait enters anyway
 	 * once the ready completions run out.
 	 */
-	if (!min && (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN))
+	if (!min && task_work_pending(c))
 		io_uring_get_events(&c->ring);
 	process_cqes(c);
 	if (c->ready_count < min) {
