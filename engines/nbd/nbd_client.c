@@ -25,6 +25,13 @@
 #include "nbd_proto.h"
 
 #define RBUF_SIZE	(256 * 1024)
+/*
+ * Where the staging buffer starts in a cache line. The kernel's copy into
+ * it uses "rep movsb" too (see copy_payload()), from socket buffers that
+ * start on a line: the first reply of a receive then puts its payload 32
+ * bytes into a line, clear of the slow offsets 8 to 31.
+ */
+#define RBUF_SKEW	16
 #define MAX_SEND_IOV	1024		/* UIO_MAXIOV */
 #define MAX_CHUNK_BODY	(RBUF_SIZE / 2)	/* non-data structured chunks */
 
@@ -69,7 +76,8 @@ struct nbd_conn {
 
 	/* Receive side. */
 	bool receiving;
-	uint8_t *rbuf;
+	uint8_t *rbuf_mem;
+	uint8_t *rbuf;		/* rbuf_mem + RBUF_SKEW */
 	size_t rlen;
 	struct iovec riov[2];
 	unsigned int riov_direct;	/* 1 when riov[0] is slot memory */
@@ -382,6 +390,28 @@ static void payload_done(struct nbd_conn *cn)
 		cn->rx = RX_HEADER;
 }
 
+/*
+ * Copies read data out of the staging buffer. Not with memcpy(): glibc
+ * uses "rep movsb" for large copies, and on AMD Zen that runs an order of
+ * magnitude slower when the destination's offset in its cache line is 8
+ * to 31 bytes above the source's (23 us instead of 1.8 for 64 KiB).
+ * Replies are packed back to back in the staging buffer, so payloads land
+ * at every offset. Plain vector moves do not care, and are no slower.
+ */
+static void copy_payload(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	typedef uint8_t block[64];
+
+	for (; n >= sizeof(block); n -= sizeof(block)) {
+		memcpy(dst, src, sizeof(block));
+		dst += sizeof(block);
+		src += sizeof(block);
+		/* Keeps the compiler from turning the loop into memcpy(). */
+		__asm__ __volatile__("" : : : "memory");
+	}
+	memcpy(dst, src, n);
+}
+
 /* Parses everything complete in the staging buffer. */
 static void parse_replies(struct nbd_conn *cn)
 {
@@ -409,7 +439,7 @@ static void parse_replies(struct nbd_conn *cn)
 			n = avail < cn->rx_left ? avail : cn->rx_left;
 			if (!n)
 				goto out;
-			memcpy(cn->rx_dst, cn->rbuf + pos, n);
+			copy_payload(cn->rx_dst, cn->rbuf + pos, n);
 			cn->rx_dst += n;
 			cn->rx_left -= n;
 			pos += n;
@@ -750,7 +780,7 @@ static void free_client(struct nbd_client *c)
 		free(c->conns[i].pending);
 		free(c->conns[i].hdrbuf);
 		free(c->conns[i].iov);
-		free(c->conns[i].rbuf);
+		free(c->conns[i].rbuf_mem);
 	}
 	free(c->conns);
 	free(c->slots);
@@ -796,9 +826,10 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 		cn->pending = calloc(depth, sizeof(*cn->pending));
 		cn->hdrbuf = malloc((size_t)depth * NBD_REQUEST_LEN);
 		cn->iov = calloc(2 * (size_t)depth, sizeof(*cn->iov));
-		cn->rbuf = malloc(RBUF_SIZE);
-		if (!cn->pending || !cn->hdrbuf || !cn->iov || !cn->rbuf)
+		cn->rbuf_mem = aligned_alloc(64, RBUF_SIZE + 64);
+		if (!cn->pending || !cn->hdrbuf || !cn->iov || !cn->rbuf_mem)
 			goto oom;
+		cn->rbuf = cn->rbuf_mem + RBUF_SKEW;
 	}
 	if (setup_ring(c, fds, err, errlen))
 		goto fail;
