@@ -19,8 +19,10 @@
 # Sections (--sections takes ids and the groups engine, shims, all):
 #   engine (the default): the engine vs fio's nbd engine, `nbdkit null` of
 #     --size on a private Unix socket:
-#     randread4k_qd16 randrw64k_qd64 randread4k_qd1 read256k_qd64 (the last
-#     also vs nbdcopy --no-extents reading the whole server)
+#     randread4k_qd16 randrw64k_qd64 randrw64k_qd64_r75 randread4k_qd1
+#     read256k_qd64 (the last also vs nbdcopy --no-extents reading the whole
+#     server; randrw64k_qd64 uses fio's 50/50 mix, _r75 the torus document's
+#     75% reads, as jobs/randrw.fio, and has no target)
 #   shims: the NBD shim through the engine (handshake=auto):
 #     shim_std_qd64  4 KiB randread QD64: nbd-shim --profile standard
 #                    --backend null vs nbdkit null (target: >= 2x the
@@ -63,7 +65,7 @@ out=
 keep=0
 quiet_wait=20
 
-ENGINE_SECTIONS=(randread4k_qd16 randrw64k_qd64 randread4k_qd1 read256k_qd64)
+ENGINE_SECTIONS=(randread4k_qd16 randrw64k_qd64 randrw64k_qd64_r75 randread4k_qd1 read256k_qd64)
 SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
 
 usage() {
@@ -237,6 +239,16 @@ section_randrw64k_qd64() {
 	record ratio $sid iops torus builtin
 	need_null_server
 	alternate $sid "$null_uri" --rw=randrw --bs=64k --iodepth=64
+}
+
+section_randrw64k_qd64_r75() {
+	local sid=randrw64k_qd64_r75
+	record section $sid "64 KiB randrw QD64 with 75% reads (the torus document's mix), nbdkit null"
+	record ratio $sid cpu_us_per_io torus builtin
+	record ratio $sid iops torus builtin
+	need_null_server
+	alternate $sid "$null_uri" --rw=randrw --rwmixread=75 --bs=64k \
+		--iodepth=64
 }
 
 section_randread4k_qd1() {
