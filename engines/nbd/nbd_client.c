@@ -714,9 +714,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		process_cqes(c);
 	}
 	/* Sends due or re-armed while parsing go out now. */
-	start_sends(c, true);
-	if (io_uring_sq_ready(&c->ring))
-		io_uring_submit(&c->ring);
+	nbd_client_submit(c);
 
 	n = c->ready_count < max ? c->ready_count : max;
 	for (i = 0; i < n; i++) {

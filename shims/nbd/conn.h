@@ -18,8 +18,6 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "util.h"
-
 #define CONN_IOV_MAX		1024
 #define CONN_IN_SIZE		(1u << 20)
 #define CONN_OUT_SIZE		(2u << 20)
