@@ -17,6 +17,10 @@ pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
       fio liburing-dev libcmocka-dev libnbd-bin libnbd-dev
       nbdkit nbd-server qemu-utils redis-server libhiredis-dev libb2-dev)
 
+# Hardening: libFuzzer targets (clang), the shim under valgrind, network
+# namespaces for the multi-host test (iproute2).
+pkgs+=(clang libfuzzer-14-dev valgrind iproute2)
+
 # What fio's ./configure must see so that config-host.h matches Debian's fio
 # binary (scripts/fio-source.sh): Debian's fio build-depends on these, and
 # CONFIG_LIBAIO, CONFIG_RDMA (librdmacm + libibverbs) and CONFIG_LIBNUMA change
