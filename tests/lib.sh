@@ -17,6 +17,18 @@ _bg_pids=()
 # fio writes verify state files into its working directory: keep them here.
 cd "$T" || exit 1
 
+# san_reports: print every sanitizer report written so far; false if none.
+san_reports() {
+	local f found=1
+	for f in "$T"/san/*; do
+		[ -s "$f" ] || continue
+		echo "=== sanitizer report ${f##*/} ===" >&2
+		cat "$f" >&2
+		found=0
+	done
+	return $found
+}
+
 cleanup() {
 	local pid
 	for pid in "${_bg_pids[@]}"; do
@@ -25,6 +37,11 @@ cleanup() {
 	for pid in "${_bg_pids[@]}"; do
 		wait "$pid" 2>/dev/null
 	done
+	if [ "${TORUS_SANITIZE:-0}" = 1 ] && san_reports; then
+		echo "FAIL: the sanitizers reported errors (above)" >&2
+		rm -rf "$T"
+		exit 1
+	fi
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -46,6 +63,37 @@ require() {
 			skip "$tool is not installed (scripts/deps.sh installs it)"
 	done
 }
+
+# Sanitized builds (meson setup build-san -Db_sanitize=address,undefined;
+# its test environment sets TORUS_SANITIZE=1 and TORUS_ASAN_RUNTIME, the ASan
+# runtime the compiler links against). Our own programs carry their runtime.
+# The engine is a module that the uninstrumented Debian fio loads, and ASan
+# must be the first library of the process: fio runs with that runtime in
+# LD_PRELOAD, through a wrapper that $FIO and `fio` on PATH both name. Only
+# fio gets it: python3 and the other helpers never do, and nbdkit, which the
+# engine starts from inside fio for its embedded default, is reached through
+# a second wrapper that drops it again. (ld.so --preload would not leak into
+# children, but then ASan names every fio frame after ld.so, wrongly.)
+# Every sanitizer report goes to a file in $T/san; cleanup prints them into
+# the test log and fails the test, also where a report would not show in an
+# exit status (a server in the background, a fio run meant to fail). fio's own
+# leaks are not ours: leak checking is off in fio, on in our programs.
+if [ "${TORUS_SANITIZE:-0}" = 1 ]; then
+	mkdir -p "$T/san" "$T/san-bin"
+	export ASAN_OPTIONS="abort_on_error=1:halt_on_error=1:detect_leaks=1:print_summary=1:log_path=$T/san/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	export UBSAN_OPTIONS="abort_on_error=1:halt_on_error=1:print_stacktrace=1:print_summary=1:log_path=$T/san/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+	_san_fio=$(command -v "${FIO:-fio}") || skip "fio is not installed (scripts/deps.sh installs it)"
+	_san_rt=$(readlink -f "${TORUS_ASAN_RUNTIME:-$(${CC:-cc} -print-file-name=libasan.so)}")
+	[ -f "$_san_rt" ] || fail "TORUS_SANITIZE=1 but no ASan runtime at '$_san_rt'"
+	printf '#!/bin/sh\nexport LD_PRELOAD=%s ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"\nexec %s "$@"\n' \
+		"$_san_rt" "$_san_fio" >"$T/san-bin/fio"
+	if _san_nbdkit=$(command -v nbdkit); then
+		printf '#!/bin/sh\nunset LD_PRELOAD\nexec %s "$@"\n' "$_san_nbdkit" >"$T/san-bin/nbdkit"
+	fi
+	chmod +x "$T"/san-bin/*
+	FIO=$T/san-bin/fio
+	PATH=$T/san-bin:$PATH
+fi
 
 # start_bg CMD...: run a server in the background, remembered for cleanup.
 start_bg() {

@@ -9,7 +9,8 @@ require fio python3 nbdkit nbd-server redis-server
 [ -x "$NBD_SHIM" ] || skip "no shim at $NBD_SHIM (ninja -C build)"
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null ||
 	skip "matplotlib is not installed (python3-matplotlib)"
-R=$TORUS_SRC/scripts/rerun-documents
+# The engine and shim of this build (TORUS_BUILD), not the default build/.
+R() { "$TORUS_SRC/scripts/rerun-documents" --engine "$ENGINE" --nbd-shim "$NBD_SHIM" "$@"; }
 
 # A missing server: the error names what provides it, and nothing runs.
 mkdir -p "$T/bin"
@@ -17,18 +18,18 @@ for tool in fio python3 nbdkit redis-server bash; do
 	ln -s "$(command -v $tool)" "$T/bin/$tool"
 done
 [ -x /usr/bin/python3 ] && ln -sf /usr/bin/python3 "$T/bin/python3"
-if PATH=$T/bin "$R" --short --only zeroos-baseline --results "$T/none" >"$T/out" 2>&1; then
+if PATH=$T/bin R --short --only zeroos-baseline --results "$T/none" >"$T/out" 2>&1; then
 	fail "rerun-documents ran without nbd-server"
 fi
 grep -q "nbd-server not found: install the Debian package nbd-server" "$T/out" ||
 	{ cat "$T/out" >&2; fail "no clear error for a missing nbd-server"; }
-"$R" --short --only torus --nbd-shim "$T/no-shim" --results "$T/none" >"$T/out" 2>&1 &&
+R --short --only torus --nbd-shim "$T/no-shim" --results "$T/none" >"$T/out" 2>&1 &&
 	fail "rerun-documents ran without the shim"
 grep -q "nbd-shim not found: build it" "$T/out" || { cat "$T/out" >&2; fail "no clear error for a missing shim"; }
 [ -e "$T/none" ] && fail "a results folder was made although nothing could run"
 
 # The short mode, end to end.
-if ! "$R" --short --seconds 1 --redis-servers 2 --results "$T/res" >"$T/out" 2>&1; then
+if ! R --short --seconds 1 --redis-servers 2 --results "$T/res" >"$T/out" 2>&1; then
 	cat "$T/out" >&2
 	fail "rerun-documents --short failed"
 fi
