@@ -27,6 +27,14 @@
 #endif
 
 #define DEFAULT_EMBEDDED_SIZE	(1ULL << 30)
+#define MAX_CONNS		64
+#define MAX_POLL_US		1000000
+#define MAX_REQUEST_TIMEOUT	86400
+
+/* Waits are cut into slices of this length so a stopping job is seen. */
+#define WAIT_SLICE_NS		(200 * 1000000ULL)
+/* Once the job stops, outstanding requests get this long to finish. */
+#define STOP_GRACE_NS		(500 * 1000000ULL)
 
 struct torus_options {
 	void *pad;		/* fio writes the thread_data pointer here */
@@ -36,6 +44,7 @@ struct torus_options {
 	unsigned int fua;
 	unsigned int structured;
 	unsigned int poll_us;
+	unsigned int request_timeout;
 };
 
 struct torus_data {
@@ -47,6 +56,8 @@ struct torus_data {
 	struct torus_completion *comps;
 	struct io_u **uncommitted;	/* queued since the last commit */
 	unsigned int nr_uncommitted;
+	unsigned int inflight;		/* queued and not yet reaped */
+	uint64_t stop_seen_ns;		/* when a stopping job was first seen waiting */
 	char uri[512];
 };
 
@@ -68,7 +79,7 @@ static struct fio_option options[] = {
 		.off1	= offsetof(struct torus_options, conns),
 		.def	= "1",
 		.minval	= 1,
-		.maxval	= 64,
+		.maxval	= MAX_CONNS,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -118,7 +129,20 @@ static struct fio_option options[] = {
 		.off1	= offsetof(struct torus_options, poll_us),
 		.def	= "20",
 		.minval	= 0,
-		.maxval	= 1000000,
+		.maxval	= MAX_POLL_US,
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		/* Not "timeout": fio takes that name as an alias of runtime. */
+		.name	= "request_timeout",
+		.lname	= "Request timeout",
+		.help	= "Seconds a request (and the connect + handshake) may wait for the server before it fails with ETIMEDOUT and the connection is closed (0 waits forever)",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct torus_options, request_timeout),
+		.def	= "30",
+		.minval	= 0,
+		.maxval	= MAX_REQUEST_TIMEOUT,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -167,7 +191,8 @@ static uint64_t job_extent(struct thread_data *td)
 	if (!end)
 		return 0;
 	if (!td->o.start_offset_percent)
-		end += td->o.start_offset;
+		end += td->o.start_offset +
+		       (uint64_t)td->subjob_number * td->o.offset_increment;
 	return end;
 }
 
@@ -194,11 +219,38 @@ static uint64_t embedded_size(void)
 	return size ? size : DEFAULT_EMBEDDED_SIZE;
 }
 
+/*
+ * fio 3.33 lets a negative value through when an option's minimum is 0,
+ * and stores it as a huge unsigned one: check every range here.
+ */
+static int check_options(const struct torus_options *o)
+{
+	if (o->conns < 1 || o->conns > MAX_CONNS) {
+		log_err("torus: conns=%d is out of range: use 1 to %d connections\n",
+			(int)o->conns, MAX_CONNS);
+		return 1;
+	}
+	if (o->poll_us > MAX_POLL_US) {
+		log_err("torus: poll_us=%d is out of range: use 0 (never spin) to %d microseconds\n",
+			(int)o->poll_us, MAX_POLL_US);
+		return 1;
+	}
+	if (o->request_timeout > MAX_REQUEST_TIMEOUT) {
+		log_err("torus: request_timeout=%d is out of range: use 0 (wait forever) to %d seconds\n",
+			(int)o->request_timeout, MAX_REQUEST_TIMEOUT);
+		return 1;
+	}
+	return 0;
+}
+
 /* Fills d->params from the options, starting the embedded server if needed. */
 static int resolve_target(struct thread_data *td, struct torus_data *d)
 {
 	struct torus_options *o = td->eo;
 	char err[1024];
+
+	if (check_options(o))
+		return 1;
 
 	if (o->uri && *o->uri) {
 		snprintf(d->uri, sizeof(d->uri), "%s", o->uri);
@@ -221,6 +273,8 @@ static int resolve_target(struct thread_data *td, struct torus_data *d)
 	d->params.fua = o->fua;
 	d->params.structured = o->structured;
 	d->params.poll_us = o->poll_us;
+	d->params.timeout_s = o->request_timeout;
+	d->params.stop = &td->terminate;
 	return 0;
 }
 
@@ -245,17 +299,34 @@ static bool is_pow2(uint64_t v)
 }
 
 /* Checks the job against what the server offers, before any I/O. */
-static int validate_job(struct thread_data *td, const struct torus_data *d)
+static int validate_job(struct thread_data *td, const struct torus_data *d,
+			struct fio_file *f)
 {
 	const struct torus_target *t = &d->target;
 	struct torus_options *o = td->eo;
-	uint64_t extent = job_extent(td);
+	uint64_t start, inc = (uint64_t)td->o.offset_increment;
+	char where[160] = "";
 	int ddir;
 
-	if (extent > t->size) {
-		log_err("torus: %s: the job needs %" PRIu64 " bytes (size=%" PRIu64 " + offset=%" PRIu64 ") but the export has %" PRIu64 ": lower size= or offset=, or use a larger export\n",
-			t->label, extent, (uint64_t)td->o.size,
-			(uint64_t)td->o.start_offset, t->size);
+	if (!t->size) {
+		log_err("torus: %s: the export is empty (0 bytes), so there is nothing to read or write; give the server a non-empty export\n",
+			t->label);
+		return 1;
+	}
+	start = get_start_offset(td, f);
+	if (inc && td->subjob_number)
+		snprintf(where, sizeof(where),
+			 " (offset=%" PRIu64 " + offset_increment=%" PRIu64 " x job %u)",
+			 (uint64_t)td->o.start_offset, inc, td->subjob_number);
+	if (start >= t->size) {
+		log_err("torus: %s: job '%s' starts at offset %" PRIu64 "%s, at or past the end of the export (%" PRIu64 " bytes), so it would do no I/O; lower offset=, offset_increment= or numjobs=\n",
+			t->label, td->o.name, start, where, t->size);
+		return 1;
+	}
+	if (td->o.size && start + td->o.size > t->size) {
+		log_err("torus: %s: the job needs %" PRIu64 " bytes (size=%" PRIu64 " + offset=%" PRIu64 "%s) but the export has %" PRIu64 ": lower size= or offset=, or use a larger export\n",
+			t->label, start + (uint64_t)td->o.size, (uint64_t)td->o.size,
+			start, where, t->size);
 		return 1;
 	}
 	if (td_write(td) && t->read_only) {
@@ -291,7 +362,12 @@ static int validate_job(struct thread_data *td, const struct torus_data *d)
 				t->max_block);
 			return 1;
 		}
-		if (min_bs % t->min_block || (td->o.bs_unaligned && t->min_block > 1)) {
+		if (td->o.bs_unaligned && t->min_block > 1) {
+			log_err("torus: %s: bs_unaligned=1 allows %s block sizes that are not multiples of the server's minimum block size %u; drop bs_unaligned=1 (or use a server whose minimum block size is 1)\n",
+				t->label, name[ddir], t->min_block);
+			return 1;
+		}
+		if (min_bs % t->min_block) {
 			log_err("torus: %s: %s block size %llu is not a multiple of the server's minimum block size %u; use a multiple of %u\n",
 				t->label, name[ddir], min_bs, t->min_block,
 				t->min_block);
@@ -328,8 +404,6 @@ static int fio_torus_setup(struct thread_data *td)
 	}
 	dprint(FD_IO, "torus: %s: %" PRIu64 " bytes, %s\n", d->target.label,
 	       d->target.size, d->target.detail);
-	if (validate_job(td, d))
-		return 1;
 
 	/* One pretend file: the export (as the rbd and nbd engines do). */
 	if (!td->files_index) {
@@ -339,7 +413,7 @@ static int fio_torus_setup(struct thread_data *td)
 	}
 	f = td->files[0];
 	f->real_file_size = d->target.size;
-	return 0;
+	return validate_job(td, d, f);
 }
 
 /*
@@ -419,6 +493,7 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 		return FIO_Q_COMPLETED;
 	}
 	d->uncommitted[d->nr_uncommitted++] = io_u;
+	d->inflight++;
 	return FIO_Q_QUEUED;
 }
 
@@ -452,18 +527,80 @@ static int fio_torus_commit(struct thread_data *td)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The job was told to stop, or its runtime is over. */
+static bool job_stopping(struct thread_data *td)
+{
+	if (td->terminate)
+		return true;
+	return td->o.timeout && !in_ramp_time(td) &&
+	       utime_since_now(&td->epoch) >= td->o.timeout;
+}
+
+/*
+ * A stopping job must not wait on a stalled server: after a short grace,
+ * what is still outstanding is cancelled and comes back as failures.
+ */
+static void stop_if_asked(struct thread_data *td, struct torus_data *d,
+			  uint64_t now)
+{
+	if (!job_stopping(td))
+		return;
+	if (!d->stop_seen_ns)
+		d->stop_seen_ns = now;
+	else if (now - d->stop_seen_ns >= STOP_GRACE_NS)
+		d->tp->cancel(d->conn, ECANCELED);
+}
+
+/*
+ * Waits in slices, so that the end of the runtime, SIGINT or SIGTERM is
+ * seen within a slice however long the server takes.
+ */
 static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 			       unsigned int max, const struct timespec *t)
 {
 	struct torus_data *d = td->io_ops_data;
-	int i, n;
+	struct timespec wait = { .tv_nsec = WAIT_SLICE_NS };
+	uint64_t start = 0, limit = 0, now, left;
+	unsigned int got = 0, i;
+	int n;
 
-	n = d->tp->reap(d->conn, min, max, t, d->comps);
-	if (n < 0) {
-		td_verror(td, -n, "torus getevents");
-		return n;
+	if (t) {
+		limit = (uint64_t)t->tv_sec * 1000000000ULL + t->tv_nsec;
+		if (limit < WAIT_SLICE_NS)
+			wait.tv_nsec = limit;
 	}
-	for (i = 0; i < n; i++) {
+	for (;;) {
+		n = d->tp->reap(d->conn, min > got ? min - got : 0, max - got,
+				&wait, d->comps + got);
+		if (n < 0) {
+			td_verror(td, -n, "torus getevents");
+			return n;
+		}
+		got += n;
+		d->inflight -= n;
+		if (got >= min || !d->inflight)
+			break;
+		now = mono_ns();
+		if (!start)
+			start = now - (t && limit < WAIT_SLICE_NS ? limit : WAIT_SLICE_NS);
+		if (t) {
+			if (now - start >= limit)
+				break;
+			left = limit - (now - start);
+			wait.tv_sec = 0;
+			wait.tv_nsec = left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS;
+		}
+		stop_if_asked(td, d, now);
+	}
+	for (i = 0; i < got; i++) {
 		struct io_u *io_u = d->comps[i].user;
 
 		io_u->error = d->comps[i].error;
@@ -471,7 +608,7 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 			io_u->resid = io_u->xfer_buflen;
 		d->events[i] = io_u;
 	}
-	return n;
+	return got;
 }
 
 static struct io_u *fio_torus_event(struct thread_data *td, int event)

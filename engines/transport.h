@@ -29,6 +29,9 @@ struct torus_params {
 	bool fua;
 	bool structured;
 	unsigned int poll_us;		/* busy-poll budget at low depth */
+	unsigned int timeout_s;		/* per request and per handshake; 0: none */
+	/* Set when the job must stop: blocking set-up gives up early. */
+	const volatile bool *stop;
 };
 
 /* What a probe learned about the target, for validating the job. */
@@ -68,6 +71,11 @@ struct torus_transport {
 	int (*reap)(void *conn, unsigned int min, unsigned int max,
 		    const struct timespec *timeout,
 		    struct torus_completion *out);
+	/*
+	 * The job is stopping and requests are still outstanding: fail them
+	 * all with error (a positive errno); reap() then returns them.
+	 */
+	void (*cancel)(void *conn, int error);
 	void (*close)(void *conn);
 };
 

@@ -3,6 +3,7 @@
  * NBD URI parsing. No I/O: feeds on strings only.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,27 +78,63 @@ static int parse_export(const char *path, size_t len, struct nbd_uri *u,
 	return 0;
 }
 
-static int parse_query_socket(const char *query, struct nbd_uri *u,
-			      const char *uri, char *err, size_t errlen)
+static void add_warning(struct nbd_uri *u, const char *fmt, ...)
+{
+	size_t used = strlen(u->warning);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(u->warning)) {
+		strcpy(u->warning + used, "; ");
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(u->warning + used, sizeof(u->warning) - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The query: socket=PATH for nbd+unix, tls-* refused (no TLS here), any
+ * other parameter ignored with a warning that names it.
+ */
+static int parse_query(const char *query, struct nbd_uri *u, const char *uri,
+		       char *err, size_t errlen)
 {
 	const char *p = query;
+	bool have_socket = false;
 
 	while (p && *p) {
 		const char *end = strchr(p, '&');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+		size_t namelen = eq ? (size_t)(eq - p) : len;
 
-		if (len > 7 && !strncmp(p, "socket=", 7)) {
-			if (pct_decode(p + 7, len - 7, u->socket,
+		if (namelen == 6 && !strncmp(p, "socket", 6) && u->unix_socket &&
+		    have_socket) {
+			add_warning(u, "a second socket= in the uri is ignored");
+		} else if (namelen == 6 && !strncmp(p, "socket", 6) &&
+			   u->unix_socket) {
+			if (!eq || eq + 1 == p + len ||
+			    pct_decode(eq + 1, len - 7, u->socket,
 				       sizeof(u->socket)))
 				return uri_err(err, errlen,
-					       "bad socket path in uri '%s': invalid percent-encoding or longer than %zu bytes",
+					       "bad socket path in uri '%s': empty, invalid percent-encoding or longer than %zu bytes",
 					       uri, sizeof(u->socket) - 1);
-			return 0;
+			have_socket = true;
+		} else if (namelen >= 3 && !strncmp(p, "tls", 3)) {
+			return uri_err(err, errlen,
+				       "uri '%s': TLS parameters are not supported by this engine",
+				       uri);
+		} else if (len) {
+			add_warning(u, "unknown query parameter '%.*s' in the uri is ignored",
+				    (int)(namelen > 64 ? 64 : namelen), p);
 		}
 		p = end ? end + 1 : NULL;
 	}
-	return uri_err(err, errlen, "uri '%s' has no socket=PATH query; %s",
-		       uri, URI_FORMS);
+	if (u->unix_socket && !have_socket)
+		return uri_err(err, errlen,
+			       "uri '%s' has no socket=PATH query; %s", uri,
+			       URI_FORMS);
+	return 0;
 }
 
 static int parse_tcp(const char *rest, struct nbd_uri *u, const char *uri,
@@ -105,7 +142,7 @@ static int parse_tcp(const char *rest, struct nbd_uri *u, const char *uri,
 {
 	const char *slash = strchr(rest, '/');
 	const char *q = strchr(rest, '?');
-	const char *hostend, *authend;
+	const char *hostend, *authend, *at;
 	size_t hostlen;
 	char *endp;
 	long port;
@@ -113,6 +150,14 @@ static int parse_tcp(const char *rest, struct nbd_uri *u, const char *uri,
 	authend = slash ? slash : (q ? q : rest + strlen(rest));
 	if (q && q < authend)
 		authend = q;
+
+	/* user@ names a TLS identity (NBD URI spec): meaningless here. */
+	at = memchr(rest, '@', authend - rest);
+	if (at) {
+		add_warning(u, "the user name '%.*s' in the uri is ignored (it is only used for TLS, which this engine does not speak)",
+			    (int)(at - rest > 64 ? 64 : at - rest), rest);
+		rest = at + 1;
+	}
 
 	if (rest[0] == '[') {
 		const char *rb = memchr(rest, ']', authend - rest);
@@ -154,10 +199,8 @@ static int parse_tcp(const char *rest, struct nbd_uri *u, const char *uri,
 		snprintf(u->port, sizeof(u->port), "%ld", port);
 	}
 
-	if (q && strstr(q, "tls"))
-		return uri_err(err, errlen,
-			       "uri '%s': TLS parameters are not supported by this engine",
-			       uri);
+	if (q && parse_query(q + 1, u, uri, err, errlen))
+		return -1;
 	return parse_export(authend, q ? (size_t)(q - authend) : strlen(authend),
 			    u, uri, err, errlen);
 }
@@ -197,5 +240,5 @@ int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err,
 			       URI_FORMS);
 	if (parse_export(rest, q - rest, u, uri, err, errlen))
 		return -1;
-	return parse_query_socket(q + 1, u, uri, err, errlen);
+	return parse_query(q + 1, u, uri, err, errlen);
 }

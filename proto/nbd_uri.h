@@ -19,11 +19,14 @@ struct nbd_uri {
 	char port[8];				/* TCP: decimal port */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char export_name[NBD_URI_EXPORT_MAX + 1];
+	/* Parts parsed but ignored (user name, unknown query parameters). */
+	char warning[512];
 };
 
 /*
  * Parses uri into *out. On failure returns -1 and writes a message that
- * names the problem and the expected form into err.
+ * names the problem and the expected form into err. On success, a
+ * non-empty out->warning says what was ignored, for the caller to print.
  */
 int nbd_uri_parse(const char *uri, struct nbd_uri *out, char *err,
 		  size_t errlen);

@@ -23,6 +23,7 @@
 #include "nbd_client.h"
 #include "nbd_connect.h"
 #include "nbd_proto.h"
+#include "nbd_replies.h"
 
 #define RBUF_SIZE	(256 * 1024)
 /*
@@ -33,25 +34,18 @@
  */
 #define RBUF_SKEW	16
 #define MAX_SEND_IOV	1024		/* UIO_MAXIOV */
-#define MAX_CHUNK_BODY	(RBUF_SIZE / 2)	/* non-data structured chunks */
-
-enum rx_state {
-	RX_HEADER,		/* waiting for a reply header */
-	RX_PAYLOAD,		/* copying read data into slot->buf */
-	RX_CHUNK_BODY,		/* waiting for a whole non-data chunk body */
-	RX_DATA_OFFSET,		/* waiting for OFFSET_DATA's u64 offset */
-};
+/* Non-data structured chunks are parsed whole from the staging buffer. */
+#define MAX_CHUNK_BODY	(RBUF_SIZE / 2)
 
 struct nbd_slot {
+	struct nbd_rx_req rq;	/* what the reply parser checks against */
 	void *user;
 	struct nbd_conn *conn;
-	uint8_t *buf;
-	uint64_t offset;
-	uint32_t len;
-	uint16_t type;
+	uint64_t sent_ns;	/* when its send started (timeouts) */
+	uint32_t gen;		/* cookie's upper half: catches stale replies */
 	uint16_t flags;
-	int error;		/* first error seen (structured replies) */
 	bool busy;
+	bool sent;
 };
 
 struct nbd_conn {
@@ -74,7 +68,7 @@ struct nbd_conn {
 	/* Sent (or being sent), reply not complete yet. */
 	unsigned int inflight;
 
-	/* Receive side. */
+	/* Receive side: replies are parsed by proto/nbd_replies.c. */
 	bool receiving;
 	uint8_t *rbuf_mem;
 	uint8_t *rbuf;		/* rbuf_mem + RBUF_SKEW */
@@ -82,11 +76,8 @@ struct nbd_conn {
 	struct iovec riov[2];
 	unsigned int riov_direct;	/* 1 when riov[0] is slot memory */
 	struct msghdr rmsg;
-	enum rx_state rx;
-	struct nbd_slot *rx_slot;
-	uint8_t *rx_dst;
-	uint32_t rx_left;
-	struct nbd_reply rx_rep;
+	struct nbd_rx rx;
+	unsigned int notices;	/* server faults reported on stderr */
 };
 
 struct nbd_client {
@@ -94,7 +85,6 @@ struct nbd_client {
 	struct nbd_conn *conns;
 	unsigned int nconns, next_conn, live_conns;
 	unsigned int depth;
-	bool structured;
 	char label[512];
 
 	struct nbd_slot *slots;
@@ -106,6 +96,10 @@ struct nbd_client {
 	unsigned int ready_head, ready_count;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
+
+	unsigned int timeout_s;	/* request timeout; 0: none */
+	uint64_t timeout_ns;
+	uint64_t next_check;	/* next scan for expired requests */
 };
 
 /* At most this many outstanding requests, waiting is latency-bound. */
@@ -121,6 +115,24 @@ struct nbd_client {
 #define UD_RECV		1ULL
 #define ud_conn(ud)	((ud) >> 1)
 
+/* Cookies carry the slot in the low half and its use count in the high. */
+#define COOKIE_SLOT(cookie)	((uint32_t)(cookie))
+#define COOKIE_GEN(cookie)	((uint32_t)((cookie) >> 32))
+
+/* Timed-out requests are looked for this often (at most). */
+#define TIMEOUT_CHECK_MAX_NS	(1000 * 1000000ULL)
+
+/* Server faults reported per connection before going quiet. */
+#define MAX_NOTICES	5
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 {
 	struct torus_completion *comp;
@@ -130,26 +142,22 @@ static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 	comp->error = error;
 	c->ready_count++;
 	s->busy = false;
+	s->sent = false;
 	s->conn->inflight--;
 	c->free_slots[c->nfree++] = s;
 }
 
-/* Fails every request on a lost connection; the others carry on. */
-static void conn_lost(struct nbd_conn *cn, const char *fmt, ...)
+/*
+ * Closes a connection and fails everything outstanding on it with error;
+ * the other connections carry on. The caller has said why.
+ */
+static void drop_conn(struct nbd_conn *cn, int error)
 {
 	struct nbd_client *c = cn->client;
-	char why[256];
-	va_list ap;
 	unsigned int i;
 
 	if (cn->dead)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	fprintf(stderr,
-		"torus: %s: connection %u lost: %s; its %u outstanding requests fail with EIO\n",
-		c->label, cn->idx, why, cn->inflight + cn->npending);
 	cn->dead = true;
 	c->live_conns--;
 	/* Queued-but-unsent requests are failed with the sent ones. */
@@ -159,12 +167,70 @@ static void conn_lost(struct nbd_conn *cn, const char *fmt, ...)
 		struct nbd_slot *s = &c->slots[i];
 
 		if (s->busy && s->conn == cn)
-			complete_slot(c, s, EIO);
+			complete_slot(c, s, error);
 	}
-	cn->rx = RX_HEADER;
+	nbd_rx_init(&cn->rx, cn->rx.ops, cn, cn->rx.structured,
+		    cn->rx.max_body);
 	/* Ends any send or receive still in flight on it. */
 	shutdown(cn->fd, SHUT_RDWR);
 }
+
+/* Fails every request on a lost connection with EIO, saying why once. */
+static void conn_lost(struct nbd_conn *cn, const char *fmt, ...)
+{
+	struct nbd_client *c = cn->client;
+	char why[320];
+	va_list ap;
+
+	if (cn->dead)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	fprintf(stderr,
+		"torus: %s: connection %u lost: %s; its %u outstanding requests fail with EIO\n",
+		c->label, cn->idx + 1, why, cn->inflight + cn->npending);
+	drop_conn(cn, EIO);
+}
+
+static struct nbd_rx_req *rx_lookup(void *owner, uint64_t cookie)
+{
+	struct nbd_conn *cn = owner;
+	struct nbd_client *c = cn->client;
+	uint32_t i = COOKIE_SLOT(cookie);
+	struct nbd_slot *s;
+
+	if (i >= c->depth)
+		return NULL;
+	s = &c->slots[i];
+	if (!s->busy || !s->sent || s->conn != cn || s->gen != COOKIE_GEN(cookie))
+		return NULL;
+	return &s->rq;
+}
+
+static void rx_complete(void *owner, struct nbd_rx_req *rq, int error)
+{
+	struct nbd_conn *cn = owner;
+
+	complete_slot(cn->client, (struct nbd_slot *)rq, error);
+}
+
+static void rx_notice(void *owner, const char *msg)
+{
+	struct nbd_conn *cn = owner;
+
+	if (cn->notices++ >= MAX_NOTICES)
+		return;
+	fprintf(stderr, "torus: %s: connection %u: %s%s\n", cn->client->label,
+		cn->idx + 1, msg,
+		cn->notices == MAX_NOTICES ? " (further such messages suppressed)" : "");
+}
+
+static const struct nbd_rx_ops rx_ops = {
+	.lookup = rx_lookup,
+	.complete = rx_complete,
+	.notice = rx_notice,
+};
 
 static struct io_uring_sqe *get_sqe(struct nbd_client *c)
 {
@@ -197,6 +263,8 @@ static void prep_send(struct nbd_conn *cn)
 /* Moves the pending requests into one send: headers back to back. */
 static void start_send(struct nbd_conn *cn)
 {
+	struct nbd_client *c = cn->client;
+	uint64_t now = c->timeout_ns ? now_ns() : 0;
 	uint8_t *hdr = cn->hdrbuf;
 	struct iovec *run = NULL;
 	unsigned int i;
@@ -207,12 +275,14 @@ static void start_send(struct nbd_conn *cn)
 		struct nbd_slot *s = cn->pending[i];
 		struct nbd_request req = {
 			.flags = s->flags,
-			.type = s->type,
-			.cookie = s - cn->client->slots,
-			.offset = s->offset,
-			.length = s->len,
+			.type = s->rq.type,
+			.cookie = (uint64_t)++s->gen << 32 | (s - c->slots),
+			.offset = s->rq.offset,
+			.length = s->rq.len,
 		};
 
+		s->sent = true;
+		s->sent_ns = now;
 		nbd_encode_request(hdr, &req);
 		if (run) {
 			run->iov_len += NBD_REQUEST_LEN;
@@ -222,9 +292,9 @@ static void start_send(struct nbd_conn *cn)
 			run->iov_len = NBD_REQUEST_LEN;
 		}
 		hdr += NBD_REQUEST_LEN;
-		if (s->type == NBD_CMD_WRITE) {
-			cn->iov[cn->iov_cnt].iov_base = s->buf;
-			cn->iov[cn->iov_cnt].iov_len = s->len;
+		if (s->rq.type == NBD_CMD_WRITE) {
+			cn->iov[cn->iov_cnt].iov_base = s->rq.buf;
+			cn->iov[cn->iov_cnt].iov_len = s->rq.len;
 			cn->iov_cnt++;
 			run = NULL;
 		}
@@ -238,13 +308,17 @@ static void arm_recv(struct nbd_conn *cn)
 {
 	struct io_uring_sqe *sqe;
 	unsigned int n = 0;
+	uint8_t *dst;
+	uint32_t due;
 
 	if (cn->receiving || cn->dead || !cn->inflight)
 		return;
 	cn->riov_direct = 0;
-	if (cn->rx == RX_PAYLOAD) {
-		cn->riov[n].iov_base = cn->rx_dst;
-		cn->riov[n].iov_len = cn->rx_left;
+	/* The rest of a read payload goes straight to its buffer. */
+	due = nbd_rx_payload_dst(&cn->rx, &dst);
+	if (due) {
+		cn->riov[n].iov_base = dst;
+		cn->riov[n].iov_len = due;
 		n++;
 		cn->riov_direct = 1;
 	}
@@ -262,222 +336,18 @@ static void arm_recv(struct nbd_conn *cn)
 	cn->receiving = true;
 }
 
-static struct nbd_slot *lookup_cookie(struct nbd_conn *cn, uint64_t cookie)
-{
-	struct nbd_client *c = cn->client;
-	struct nbd_slot *s;
-
-	if (cookie >= c->depth)
-		return NULL;
-	s = &c->slots[cookie];
-	if (!s->busy || s->conn != cn)
-		return NULL;
-	return s;
-}
-
-/* A reply (simple) or final chunk (structured) finished this request. */
-static void finish_request(struct nbd_conn *cn, struct nbd_slot *s)
-{
-	complete_slot(cn->client, s, s->error);
-	cn->rx = RX_HEADER;
-}
-
-static int start_reply(struct nbd_conn *cn, const struct nbd_reply *rep)
-{
-	struct nbd_slot *s = lookup_cookie(cn, rep->cookie);
-
-	if (!s) {
-		conn_lost(cn, "server replied to unknown cookie %llu",
-			  (unsigned long long)rep->cookie);
-		return -1;
-	}
-	cn->rx_slot = s;
-	cn->rx_rep = *rep;
-
-	if (!rep->structured) {
-		if (rep->error) {
-			s->error = nbd_error_to_errno(rep->error);
-			finish_request(cn, s);
-		} else if (s->type == NBD_CMD_READ && s->len) {
-			cn->rx = RX_PAYLOAD;
-			cn->rx_dst = s->buf;
-			cn->rx_left = s->len;
-		} else {
-			finish_request(cn, s);
-		}
-		return 0;
-	}
-
-	if (!cn->client->structured) {
-		conn_lost(cn, "server sent a structured reply that was not negotiated");
-		return -1;
-	}
-	switch (rep->type) {
-	case NBD_REPLY_TYPE_OFFSET_DATA:
-		if (s->type != NBD_CMD_READ || rep->length <= NBD_CHUNK_OFFSET_LEN) {
-			conn_lost(cn, "malformed OFFSET_DATA chunk");
-			return -1;
-		}
-		cn->rx = RX_DATA_OFFSET;
-		return 0;
-	case NBD_REPLY_TYPE_NONE:
-		if (rep->length || !(rep->flags & NBD_REPLY_FLAG_DONE)) {
-			conn_lost(cn, "malformed NONE chunk");
-			return -1;
-		}
-		finish_request(cn, s);
-		return 0;
-	default:
-		if (rep->length > MAX_CHUNK_BODY) {
-			conn_lost(cn, "structured chunk of %u bytes is too large",
-				  rep->length);
-			return -1;
-		}
-		cn->rx = RX_CHUNK_BODY;
-		return 0;
-	}
-}
-
-static int chunk_body(struct nbd_conn *cn, const uint8_t *body)
-{
-	struct nbd_slot *s = cn->rx_slot;
-	struct nbd_reply *rep = &cn->rx_rep;
-	struct nbd_chunk_error cerr;
-	uint64_t off;
-	uint32_t size;
-
-	switch (rep->type) {
-	case NBD_REPLY_TYPE_OFFSET_HOLE:
-		if (nbd_decode_chunk_hole(body, rep->length, &off, &size) < 0 ||
-		    s->type != NBD_CMD_READ || off < s->offset ||
-		    off + size > s->offset + s->len) {
-			conn_lost(cn, "malformed OFFSET_HOLE chunk");
-			return -1;
-		}
-		memset(s->buf + (off - s->offset), 0, size);
-		break;
-	case NBD_REPLY_TYPE_ERROR:
-	case NBD_REPLY_TYPE_ERROR_OFFSET:
-		if (nbd_decode_chunk_error(body, rep->length, rep->type, &cerr) < 0) {
-			conn_lost(cn, "malformed error chunk");
-			return -1;
-		}
-		if (!s->error)
-			s->error = nbd_error_to_errno(cerr.error);
-		break;
-	default:
-		/* Unknown non-error chunk types must be ignored (proto.md). */
-		if (rep->type & (1U << 15)) {
-			if (!s->error)
-				s->error = EIO;
-		}
-		break;
-	}
-	if (rep->flags & NBD_REPLY_FLAG_DONE)
-		finish_request(cn, s);
-	else
-		cn->rx = RX_HEADER;
-	return 0;
-}
-
-static void payload_done(struct nbd_conn *cn)
-{
-	struct nbd_slot *s = cn->rx_slot;
-
-	if (!cn->rx_rep.structured || (cn->rx_rep.flags & NBD_REPLY_FLAG_DONE))
-		finish_request(cn, s);
-	else
-		cn->rx = RX_HEADER;
-}
-
-/*
- * Copies read data out of the staging buffer. Not with memcpy(): glibc
- * uses "rep movsb" for large copies, and on AMD Zen that runs an order of
- * magnitude slower when the destination's offset in its cache line is 8
- * to 31 bytes above the source's (23 us instead of 1.8 for 64 KiB).
- * Replies are packed back to back in the staging buffer, so payloads land
- * at every offset. Plain vector moves do not care, and are no slower.
- */
-static void copy_payload(uint8_t *dst, const uint8_t *src, size_t n)
-{
-	typedef uint8_t block[64];
-
-	for (; n >= sizeof(block); n -= sizeof(block)) {
-		memcpy(dst, src, sizeof(block));
-		dst += sizeof(block);
-		src += sizeof(block);
-		/* Keeps the compiler from turning the loop into memcpy(). */
-		__asm__ __volatile__("" : : : "memory");
-	}
-	memcpy(dst, src, n);
-}
-
 /* Parses everything complete in the staging buffer. */
 static void parse_replies(struct nbd_conn *cn)
 {
-	size_t pos = 0, avail, n;
-	struct nbd_reply rep;
-	int ret;
+	long used = nbd_rx_feed(&cn->rx, cn->rbuf, cn->rlen);
 
-	while (!cn->dead) {
-		avail = cn->rlen - pos;
-		switch (cn->rx) {
-		case RX_HEADER:
-			ret = nbd_decode_reply(cn->rbuf + pos, avail, &rep);
-			if (ret == 0)
-				goto out;
-			if (ret < 0) {
-				conn_lost(cn, "bad reply magic %#x",
-					  nbd_get32(cn->rbuf + pos));
-				return;
-			}
-			pos += ret;
-			if (start_reply(cn, &rep))
-				return;
-			break;
-		case RX_PAYLOAD:
-			n = avail < cn->rx_left ? avail : cn->rx_left;
-			if (!n)
-				goto out;
-			copy_payload(cn->rx_dst, cn->rbuf + pos, n);
-			cn->rx_dst += n;
-			cn->rx_left -= n;
-			pos += n;
-			if (cn->rx_left)
-				goto out;
-			payload_done(cn);
-			break;
-		case RX_DATA_OFFSET: {
-			struct nbd_slot *s = cn->rx_slot;
-			uint32_t dlen = cn->rx_rep.length - NBD_CHUNK_OFFSET_LEN;
-			uint64_t off;
-
-			if (avail < NBD_CHUNK_OFFSET_LEN)
-				goto out;
-			off = nbd_get64(cn->rbuf + pos);
-			pos += NBD_CHUNK_OFFSET_LEN;
-			if (off < s->offset || off + dlen > s->offset + s->len) {
-				conn_lost(cn, "OFFSET_DATA chunk outside the request");
-				return;
-			}
-			cn->rx = RX_PAYLOAD;
-			cn->rx_dst = s->buf + (off - s->offset);
-			cn->rx_left = dlen;
-			break;
-		}
-		case RX_CHUNK_BODY:
-			if (avail < cn->rx_rep.length)
-				goto out;
-			if (chunk_body(cn, cn->rbuf + pos))
-				return;
-			pos += cn->rx_rep.length;
-			break;
-		}
+	if (used < 0) {
+		conn_lost(cn, "%s", cn->rx.errmsg);
+		return;
 	}
-out:
-	if (pos) {
-		cn->rlen -= pos;
-		memmove(cn->rbuf, cn->rbuf + pos, cn->rlen);
+	if (used) {
+		cn->rlen -= used;
+		memmove(cn->rbuf, cn->rbuf + used, cn->rlen);
 	}
 }
 
@@ -489,17 +359,14 @@ static void handle_recv(struct nbd_conn *cn, int res)
 	if (cn->dead)
 		return;
 	if (res <= 0) {
-		conn_lost(cn, res ? strerror(-res) : "server closed the connection");
+		conn_lost(cn, "%s", res ? strerror(-res) : "server closed the connection");
 		return;
 	}
 	if (cn->riov_direct) {
-		size_t direct = n < cn->rx_left ? n : cn->rx_left;
+		size_t direct = n < cn->riov[0].iov_len ? n : cn->riov[0].iov_len;
 
-		cn->rx_dst += direct;
-		cn->rx_left -= direct;
+		nbd_rx_payload_received(&cn->rx, direct);
 		n -= direct;
-		if (!cn->rx_left)
-			payload_done(cn);
 	}
 	cn->rlen += n;
 	parse_replies(cn);
@@ -578,12 +445,12 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 	s = c->free_slots[--c->nfree];
 	s->user = user;
 	s->conn = cn;
-	s->buf = buf;
-	s->offset = offset;
-	s->len = len;
-	s->type = type;
+	s->rq.buf = buf;
+	s->rq.offset = offset;
+	s->rq.len = len;
+	s->rq.type = type;
+	nbd_rx_req_init(&s->rq);
 	s->flags = flags;
-	s->error = 0;
 	s->busy = true;
 	cn->pending[cn->npending++] = s;
 	return 0;
@@ -632,14 +499,6 @@ static unsigned int outstanding(struct nbd_client *c)
 	return c->depth - c->nfree;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Completions the kernel holds until we enter it (IORING_SETUP_TASKRUN_FLAG). */
 static bool task_work_pending(struct nbd_client *c)
 {
@@ -671,18 +530,57 @@ static void busy_poll(struct nbd_client *c, unsigned int min)
 	}
 }
 
+/*
+ * Fails the oldest expired request with ETIMEDOUT and closes its
+ * connection (the stream cannot be trusted once a reply is missing); the
+ * connection's other requests fail with EIO.
+ */
+static void check_timeouts(struct nbd_client *c, uint64_t now)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->depth; i++) {
+		struct nbd_slot *s = &c->slots[i];
+		struct nbd_conn *cn = s->conn;
+
+		if (!s->busy || !s->sent || now - s->sent_ns < c->timeout_ns ||
+		    cn->dead)
+			continue;
+		fprintf(stderr,
+			"torus: %s: connection %u: no reply for %u s to %s of %u bytes at offset %llu (request_timeout=%u); closing the connection, its %u other outstanding requests fail with EIO\n",
+			c->label, cn->idx + 1, c->timeout_s,
+			nbd_cmd_name(s->rq.type), s->rq.len,
+			(unsigned long long)s->rq.offset, c->timeout_s,
+			cn->inflight + cn->npending - 1);
+		complete_slot(c, s, ETIMEDOUT);
+		drop_conn(cn, EIO);
+	}
+	c->next_check = now + (c->timeout_ns / 8 < TIMEOUT_CHECK_MAX_NS ?
+			       c->timeout_ns / 8 : TIMEOUT_CHECK_MAX_NS);
+}
+
+void nbd_client_cancel(struct nbd_client *c, int error)
+{
+	unsigned int i, n = outstanding(c);
+
+	if (!n)
+		return;
+	fprintf(stderr,
+		"torus: %s: %u requests still outstanding as the job stops; they fail with %s\n",
+		c->label, n, strerror(error));
+	for (i = 0; i < c->nconns; i++)
+		if (c->conns[i].inflight || c->conns[i].npending)
+			drop_conn(&c->conns[i], error);
+}
+
 int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		    const struct timespec *timeout, struct torus_completion *out)
 {
-	struct __kernel_timespec kts, *tsp = NULL;
+	struct __kernel_timespec kts, *tsp;
 	struct io_uring_cqe *cqe;
-	uint64_t deadline = 0, now;
+	uint64_t deadline = 0, now, wait;
 	unsigned int n, i;
 	int ret;
-
-	if (timeout)
-		deadline = now_ns() + (uint64_t)timeout->tv_sec * 1000000000ULL +
-			   timeout->tv_nsec;
 
 	/*
 	 * A call that may not wait still lets the kernel post what it has
@@ -696,15 +594,31 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		/* About to wait: everything held goes out with the wait. */
 		start_sends(c, false);
 		busy_poll(c, min);
+	} else if (!min && c->timeout_ns && outstanding(c)) {
+		/* Pollers never wait here: look for expired requests anyway. */
+		now = now_ns();
+		if (now >= c->next_check)
+			check_timeouts(c, now);
 	}
 	while (c->ready_count < min && outstanding(c)) {
-		if (timeout) {
-			/* The timeout bounds the whole call, not each wait. */
-			now = now_ns();
-			if (now >= deadline)
-				break;
-			kts.tv_sec = (deadline - now) / 1000000000ULL;
-			kts.tv_nsec = (deadline - now) % 1000000000ULL;
+		now = now_ns();
+		if (c->timeout_ns && now >= c->next_check) {
+			check_timeouts(c, now);
+			continue;
+		}
+		/* The timeout bounds the whole call, not each wait. */
+		if (timeout && !deadline)
+			deadline = now + (uint64_t)timeout->tv_sec * 1000000000ULL +
+				   timeout->tv_nsec;
+		if (timeout && now >= deadline)
+			break;
+		wait = timeout ? deadline - now : UINT64_MAX;
+		if (c->timeout_ns && c->next_check - now < wait)
+			wait = c->next_check - now;
+		tsp = NULL;
+		if (wait != UINT64_MAX) {
+			kts.tv_sec = wait / 1000000000ULL;
+			kts.tv_nsec = wait % 1000000000ULL;
 			tsp = &kts;
 		}
 		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
@@ -790,8 +704,8 @@ static void free_client(struct nbd_client *c)
 struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  unsigned int depth,
 				  const struct nbd_export *exp,
-				  unsigned int poll_us, const char *label,
-				  char *err, size_t errlen)
+				  unsigned int poll_us, unsigned int timeout_s,
+				  const char *label, char *err, size_t errlen)
 {
 	struct nbd_client *c;
 	unsigned int i;
@@ -802,9 +716,10 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 	c->nconns = nconns;
 	c->live_conns = nconns;
 	c->depth = depth;
-	c->structured = exp->structured_replies;
 	c->poll_ns = (uint64_t)poll_us * 1000;
 	c->send_batch = depth / 8;
+	c->timeout_s = timeout_s;
+	c->timeout_ns = (uint64_t)timeout_s * 1000000000ULL;
 	snprintf(c->label, sizeof(c->label), "%s", label);
 	c->conns = calloc(nconns, sizeof(*c->conns));
 	c->slots = calloc(depth, sizeof(*c->slots));
@@ -828,6 +743,8 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 		if (!cn->pending || !cn->hdrbuf || !cn->iov || !cn->rbuf_mem)
 			goto oom;
 		cn->rbuf = cn->rbuf_mem + RBUF_SKEW;
+		nbd_rx_init(&cn->rx, &rx_ops, cn, exp->structured_replies,
+			    MAX_CHUNK_BODY);
 	}
 	if (setup_ring(c, fds, err, errlen))
 		goto fail;

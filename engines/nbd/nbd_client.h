@@ -27,13 +27,15 @@ struct nbd_client;
  * Takes ownership of the connected sockets fds[0..nconns). depth is the
  * most requests ever outstanding. With at most two outstanding, reap()
  * busy-polls up to poll_us microseconds before sleeping (0: never).
- * label names the server in messages.
+ * A request with no reply after timeout_s seconds (0: never) fails with
+ * ETIMEDOUT and its connection is closed. label names the server in
+ * messages.
  */
 struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  unsigned int depth,
 				  const struct nbd_export *exp,
-				  unsigned int poll_us, const char *label,
-				  char *err, size_t errlen);
+				  unsigned int poll_us, unsigned int timeout_s,
+				  const char *label, char *err, size_t errlen);
 
 /*
  * Records a request. buf must stay valid until completion (READ: filled;
@@ -56,6 +58,12 @@ int nbd_client_submit(struct nbd_client *c);
  */
 int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		    const struct timespec *timeout, struct torus_completion *out);
+
+/*
+ * Fails everything outstanding with error (a positive errno) and closes
+ * the connections: the job is stopping and the server has not answered.
+ */
+void nbd_client_cancel(struct nbd_client *c, int error);
 
 /* Disconnects politely (NBD_CMD_DISC) and frees everything. */
 void nbd_client_free(struct nbd_client *c);

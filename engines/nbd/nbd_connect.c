@@ -3,6 +3,7 @@
  * Opening and closing NBD connections (see nbd_connect.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nbd_connect.h"
@@ -33,44 +35,118 @@ const char *nbd_uri_label(const struct nbd_uri *uri, char *buf, size_t len)
 	return buf;
 }
 
-static void set_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = NBD_CONNECT_TIMEOUT };
+/* Waits are cut into slices so that a stop request is seen quickly. */
+#define WAIT_SLICE_MS	100
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int open_unix(const struct nbd_uri *uri, char *err, size_t errlen)
+/*
+ * Waits for events on fd until the deadline (0: none). Returns 0, or
+ * -ETIMEDOUT, or -EINTR when the job was told to stop.
+ */
+static int wait_fd(int fd, short events, const struct nbd_connect_limits *lim,
+		   uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	uint64_t now;
+	int ms, ret;
+
+	for (;;) {
+		if (lim->stop && *lim->stop)
+			return -EINTR;
+		ms = WAIT_SLICE_MS;
+		if (deadline) {
+			now = now_ms();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			if (deadline - now < (uint64_t)ms)
+				ms = deadline - now;
+		}
+		ret = poll(&pfd, 1, ms);
+		if (ret > 0)
+			return 0;
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Connects the non-blocking socket fd; 0 or -errno. */
+static int connect_fd(int fd, const struct sockaddr *sa, socklen_t salen,
+		      const struct nbd_connect_limits *lim, uint64_t deadline)
+{
+	socklen_t len = sizeof(int);
+	int ret, soerr = 0;
+
+	if (!connect(fd, sa, salen))
+		return 0;
+	if (errno != EINPROGRESS && errno != EAGAIN)
+		return -errno;
+	ret = wait_fd(fd, POLLOUT, lim, deadline);
+	if (ret)
+		return ret;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+		return -errno;
+	return -soerr;
+}
+
+static void connect_failed(const char *what, int ret,
+			   const struct nbd_connect_limits *lim, char *err,
+			   size_t errlen)
+{
+	if (ret == -ETIMEDOUT && lim->timeout_s)
+		snprintf(err, errlen,
+			 "cannot connect to %s: no answer within %u s (request_timeout=%u; is the address right?)",
+			 what, lim->timeout_s, lim->timeout_s);
+	else if (ret == -EINTR)
+		snprintf(err, errlen, "connecting to %s: interrupted", what);
+	else
+		snprintf(err, errlen,
+			 "cannot connect to %s: %s (is the NBD server running?)",
+			 what, strerror(-ret));
+}
+
+static int open_unix(const struct nbd_uri *uri,
+		     const struct nbd_connect_limits *lim, uint64_t deadline,
+		     char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd;
+	char what[200];
+	int fd, ret;
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
 	memcpy(sun.sun_path, uri->socket, strlen(uri->socket));
-	set_timeouts(fd);
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		snprintf(err, errlen,
-			 "cannot connect to Unix socket %s: %s (is the NBD server running?)",
-			 uri->socket, strerror(errno));
+	ret = connect_fd(fd, (struct sockaddr *)&sun, sizeof(sun), lim,
+			 deadline);
+	if (ret) {
+		snprintf(what, sizeof(what), "Unix socket %s", uri->socket);
+		connect_failed(what, ret, lim, err, errlen);
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-static int open_tcp(const struct nbd_uri *uri, char *err, size_t errlen)
+static int open_tcp(const struct nbd_uri *uri,
+		    const struct nbd_connect_limits *lim, uint64_t deadline,
+		    char *err, size_t errlen)
 {
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
 	};
 	struct addrinfo *res, *ai;
-	int fd = -1, ret, saved = 0, one = 1;
+	int fd = -1, ret, saved = -ECONNREFUSED, one = 1;
+	char what[320];
 
 	ret = getaddrinfo(uri->host, uri->port, &hints, &res);
 	if (ret) {
@@ -79,24 +155,26 @@ static int open_tcp(const struct nbd_uri *uri, char *err, size_t errlen)
 		return -1;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+		fd = socket(ai->ai_family,
+			    ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			    ai->ai_protocol);
 		if (fd < 0) {
-			saved = errno;
+			saved = -errno;
 			continue;
 		}
-		set_timeouts(fd);
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+		saved = connect_fd(fd, ai->ai_addr, ai->ai_addrlen, lim,
+				   deadline);
+		if (!saved)
 			break;
-		saved = errno;
 		close(fd);
 		fd = -1;
+		if (saved == -EINTR || saved == -ETIMEDOUT)
+			break;
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		snprintf(err, errlen,
-			 "cannot connect to %s port %s: %s (is the NBD server running?)",
-			 uri->host, uri->port, strerror(saved));
+		snprintf(what, sizeof(what), "%s port %s", uri->host, uri->port);
+		connect_failed(what, saved, lim, err, errlen);
 		return -1;
 	}
 	/* Requests are batched by the engine; do not let Nagle delay them. */
@@ -104,21 +182,31 @@ static int open_tcp(const struct nbd_uri *uri, char *err, size_t errlen)
 	return fd;
 }
 
-static int open_socket(const struct nbd_uri *uri, char *err, size_t errlen)
+static int open_socket(const struct nbd_uri *uri,
+		       const struct nbd_connect_limits *lim, uint64_t deadline,
+		       char *err, size_t errlen)
 {
-	return uri->unix_socket ? open_unix(uri, err, errlen) :
-				  open_tcp(uri, err, errlen);
+	return uri->unix_socket ? open_unix(uri, lim, deadline, err, errlen) :
+				  open_tcp(uri, lim, deadline, err, errlen);
 }
 
-static int send_all(int fd, const uint8_t *buf, size_t len)
+static int send_all(int fd, const uint8_t *buf, size_t len,
+		    const struct nbd_connect_limits *lim, uint64_t deadline)
 {
+	int ret;
+
 	while (len) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			if (errno != EAGAIN)
+				return -errno;
+			ret = wait_fd(fd, POLLOUT, lim, deadline);
+			if (ret)
+				return ret;
+			continue;
 		}
 		buf += n;
 		len -= n;
@@ -127,8 +215,11 @@ static int send_all(int fd, const uint8_t *buf, size_t len)
 }
 
 /* Returns 0, -ECONNRESET for EOF or reset, or another -errno. */
-static int recv_all(int fd, uint8_t *buf, size_t len)
+static int recv_all(int fd, uint8_t *buf, size_t len,
+		    const struct nbd_connect_limits *lim, uint64_t deadline)
 {
+	int ret;
+
 	while (len) {
 		ssize_t n = recv(fd, buf, len, 0);
 
@@ -139,7 +230,12 @@ static int recv_all(int fd, uint8_t *buf, size_t len)
 				continue;
 			if (errno == ECONNRESET || errno == EPIPE)
 				return -ECONNRESET;
-			return -errno;
+			if (errno != EAGAIN)
+				return -errno;
+			ret = wait_fd(fd, POLLIN, lim, deadline);
+			if (ret)
+				return ret;
+			continue;
 		}
 		buf += n;
 		len -= n;
@@ -147,10 +243,22 @@ static int recv_all(int fd, uint8_t *buf, size_t len)
 	return 0;
 }
 
-int nbd_connect_export(const struct nbd_uri *uri,
-		       const struct nbd_hs_config *cfg, struct nbd_export *exp,
-		       char *err, size_t errlen)
+/* The I/O path waits in io_uring: back to a plain blocking socket. */
+static void set_blocking(int fd)
 {
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+int nbd_connect_export(const struct nbd_uri *uri,
+		       const struct nbd_hs_config *cfg,
+		       const struct nbd_connect_limits *lim,
+		       struct nbd_export *exp, char *err, size_t errlen)
+{
+	uint64_t deadline = lim->timeout_s ?
+			    now_ms() + lim->timeout_s * 1000ULL : 0;
 	uint8_t *inbuf;
 	struct nbd_hs hs;
 	char label[512];
@@ -163,42 +271,31 @@ int nbd_connect_export(const struct nbd_uri *uri,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	fd = open_socket(uri, err, errlen);
+	fd = open_socket(uri, lim, deadline, err, errlen);
 	if (fd < 0)
 		goto out_free;
 
 	nbd_hs_start(&hs, cfg);
 	for (;;) {
 		if (hs.outlen) {
-			ret = send_all(fd, hs.out, hs.outlen);
+			ret = send_all(fd, hs.out, hs.outlen, lim, deadline);
 			hs.outlen = 0;
 			/* A closed peer shows up as EPIPE here or EOF below. */
-			if (ret && ret != -EPIPE && ret != -ECONNRESET) {
-				snprintf(err, errlen, "%s: send: %s", label,
-					 strerror(-ret));
-				goto fail;
-			}
+			if (ret && ret != -EPIPE && ret != -ECONNRESET)
+				goto io_failed;
 		}
 		if (hs.state == NBD_HS_DONE || hs.state == NBD_HS_FAILED)
 			break;
-		ret = recv_all(fd, inbuf, hs.want);
-		if (ret == -ECONNRESET) {
+		ret = recv_all(fd, inbuf, hs.want, lim, deadline);
+		if (ret == -ECONNRESET)
 			nbd_hs_closed(&hs);
-		} else if (ret == -EAGAIN || ret == -EWOULDBLOCK) {
-			snprintf(err, errlen,
-				 "%s: no answer from the server within %d s during the handshake",
-				 label, NBD_CONNECT_TIMEOUT);
-			goto fail;
-		} else if (ret) {
-			snprintf(err, errlen, "%s: recv: %s", label,
-				 strerror(-ret));
-			goto fail;
-		} else {
+		else if (ret)
+			goto io_failed;
+		else
 			nbd_hs_feed(&hs, inbuf, hs.want);
-		}
 		if (hs.state == NBD_HS_RECONNECT) {
 			close(fd);
-			fd = open_socket(uri, err, errlen);
+			fd = open_socket(uri, lim, deadline, err, errlen);
 			if (fd < 0)
 				goto out_free;
 			nbd_hs_restart(&hs);
@@ -209,15 +306,20 @@ int nbd_connect_export(const struct nbd_uri *uri,
 		goto fail;
 	}
 	*exp = hs.exp;
-	/* The I/O path has its own timeouts: return to plain blocking. */
-	{
-		struct timeval tv = { 0 };
-
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	}
+	set_blocking(fd);
 	free(inbuf);
 	return fd;
+io_failed:
+	if (ret == -ETIMEDOUT)
+		snprintf(err, errlen,
+			 "%s: the handshake did not finish within %u s (request_timeout=%u): the server stopped answering or answers too slowly",
+			 label, lim->timeout_s, lim->timeout_s);
+	else if (ret == -EINTR)
+		snprintf(err, errlen, "%s: interrupted during the handshake",
+			 label);
+	else
+		snprintf(err, errlen, "%s: handshake: %s", label,
+			 strerror(-ret));
 fail:
 	close(fd);
 out_free:
@@ -231,8 +333,12 @@ void nbd_disconnect(int fd)
 	uint8_t buf[NBD_REQUEST_LEN];
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
+	/* A server that stopped reading must not hold the job up. */
+	struct timeval tv = { .tv_sec = 1 };
+
 	nbd_encode_request(buf, &req);
-	if (!send_all(fd, buf, sizeof(buf))) {
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (send(fd, buf, sizeof(buf), MSG_NOSIGNAL) == sizeof(buf)) {
 		/*
 		 * Wait (briefly) for the server to close its end, so that a
 		 * server allowing one connection per export (torus) has let

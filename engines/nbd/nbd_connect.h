@@ -12,16 +12,22 @@
 #include "nbd_handshake.h"
 #include "nbd_uri.h"
 
-/* Seconds allowed for connect and for each handshake read. */
-#define NBD_CONNECT_TIMEOUT	10
+#include <stdbool.h>
+
+struct nbd_connect_limits {
+	unsigned int timeout_s;		/* connect + handshake; 0: none */
+	const volatile bool *stop;	/* when set, give up (may be NULL) */
+};
 
 /*
- * Connects to the server in uri and negotiates the export. Returns the
- * connected socket, or -1 with a message naming the server in err.
+ * Connects to the server in uri and negotiates the export, within one
+ * deadline for the whole exchange. Returns the connected (blocking)
+ * socket, or -1 with a message naming the server in err.
  */
 int nbd_connect_export(const struct nbd_uri *uri,
-		       const struct nbd_hs_config *cfg, struct nbd_export *exp,
-		       char *err, size_t errlen);
+		       const struct nbd_hs_config *cfg,
+		       const struct nbd_connect_limits *lim,
+		       struct nbd_export *exp, char *err, size_t errlen);
 
 /* Sends NBD_CMD_DISC, waits briefly for the server to close, closes fd. */
 void nbd_disconnect(int fd);

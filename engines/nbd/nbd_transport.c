@@ -29,8 +29,12 @@ static int connect_one(const struct torus_params *p, const struct nbd_uri *u,
 		.mode = p->handshake,
 		.structured_replies = p->structured,
 	};
+	struct nbd_connect_limits lim = {
+		.timeout_s = p->timeout_s,
+		.stop = p->stop,
+	};
 
-	return nbd_connect_export(u, &cfg, exp, err, errlen);
+	return nbd_connect_export(u, &cfg, &lim, exp, err, errlen);
 }
 
 static void describe(const struct nbd_uri *u, const struct nbd_export *e,
@@ -61,6 +65,17 @@ static void describe(const struct nbd_uri *u, const struct nbd_export *e,
 		 e->structured_replies ? ", structured replies" : "");
 }
 
+/* Every job probes: say what the uri ignores once, not once per job. */
+static void warn_once(const char *uri, const char *warning)
+{
+	static char last[512];
+
+	if (!warning[0] || !strncmp(last, uri, sizeof(last)))
+		return;
+	snprintf(last, sizeof(last), "%s", uri);
+	fprintf(stderr, "torus: warning: %s: %s\n", uri, warning);
+}
+
 static int nbd_probe(const struct torus_params *p, struct torus_target *t,
 		     char *err, size_t errlen)
 {
@@ -70,6 +85,7 @@ static int nbd_probe(const struct torus_params *p, struct torus_target *t,
 
 	if (nbd_uri_parse(p->uri, &u, err, errlen))
 		return -1;
+	warn_once(p->uri, u.warning);
 	fd = connect_one(p, &u, &exp, err, errlen);
 	if (fd < 0)
 		return -1;
@@ -129,8 +145,8 @@ static void *nbd_open(const struct torus_params *p, unsigned int depth,
 		goto fail;
 	}
 	describe(&u, &first, t);
-	c = nbd_client_new(fds, p->conns, depth, &first, p->poll_us, label,
-			   err, errlen);
+	c = nbd_client_new(fds, p->conns, depth, &first, p->poll_us,
+			   p->timeout_s, label, err, errlen);
 	return c;
 fail:
 	while (i--)
@@ -165,6 +181,11 @@ static int nbd_reap(void *conn, unsigned int min, unsigned int max,
 	return nbd_client_reap(conn, min, max, timeout, out);
 }
 
+static void nbd_cancel(void *conn, int error)
+{
+	nbd_client_cancel(conn, error);
+}
+
 static void nbd_close(void *conn)
 {
 	nbd_client_free(conn);
@@ -178,5 +199,6 @@ const struct torus_transport torus_nbd_transport = {
 	.queue = nbd_queue,
 	.submit = nbd_submit,
 	.reap = nbd_reap,
+	.cancel = nbd_cancel,
 	.close = nbd_close,
 };

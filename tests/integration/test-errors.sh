@@ -70,6 +70,31 @@ _bg_pids+=($!)
 wait_socket "$T/http.sock"
 expect_fio_error "not an NBD server: the greeting has the wrong magic" --name=u --uri="nbd+unix:///?socket=$T/http.sock" --rw=read --size=1m
 
+# The job against the export's extent and block size.
+nbdkit_sock u_empty empty memory 0
+expect_fio_error "the export is empty (0 bytes), so there is nothing to read or write; give the server a non-empty export" \
+	--name=e --uri="$u_empty" --rw=read
+expect_fio_error "job 'oi' starts at offset 16777216 (offset=0 + offset_increment=8388608 x job 2), at or past the end of the export (16777216 bytes), so it would do no I/O; lower offset=, offset_increment= or numjobs=" \
+	--name=oi --uri="$u_mem" --rw=read --size=4m --numjobs=3 --offset_increment=8m
+nbdkit_sock u_512 b512 --filter=blocksize-policy memory 16M blocksize-minimum=512
+expect_fio_error "bs_unaligned=1 allows read block sizes that are not multiples of the server's minimum block size 512; drop bs_unaligned=1" \
+	--name=bu --uri="$u_512" --rw=randread --bsrange=512-4k --bs_unaligned=1 --size=1m
+
+# What a uri carries but this engine ignores is named, once.
+expect_fio_ok --name=q --uri="$u_mem&foo=1" --rw=read --size=1m --numjobs=2
+[ "$(grep -c "torus: warning: $u_mem&foo=1: unknown query parameter 'foo' in the uri is ignored" "$T/fio.out")" = 1 ] ||
+	fail "unknown query parameter not warned about exactly once: $(cat "$T/fio.out")"
+port=$(free_port)
+expect_fio_error "cannot connect to 127.0.0.1 port $port" --name=u --uri="nbd://me@127.0.0.1:$port/" --rw=read --size=1m
+grep -qF "the user name 'me' in the uri is ignored (it is only used for TLS" "$T/fio.out" ||
+	fail "user@ not warned about: $(cat "$T/fio.out")"
+
+# Engine options out of range, including negatives fio 3.33 lets through.
+expect_fio_error "poll_us=-1 is out of range: use 0 (never spin) to 1000000 microseconds" \
+	--name=p --uri="$u_mem" --poll_us=-1 --rw=read --size=1m
+expect_fio_error "request_timeout=-1 is out of range: use 0 (wait forever) to 86400 seconds" \
+	--name=p --uri="$u_mem" --request_timeout=-1 --rw=read --size=1m
+
 # Option values fio itself checks.
 expect_fio_error "conns" --name=c --uri="$u_mem" --conns=0 --rw=read --size=1m
 expect_fio_error "handshake" --name=h --uri="$u_mem" --handshake=bogus --rw=read --size=1m

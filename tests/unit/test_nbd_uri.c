@@ -201,6 +201,29 @@ static void test_unix_query(void **state)
 	parse_unix("nbd+unix:///e?socket=/tmp/a%26b", "/tmp/a&b", "e");
 }
 
+/* Parts that are parsed but ignored are named in u.warning. */
+static void test_warnings(void **state)
+{
+	struct nbd_uri u;
+
+	parse_ok("nbd://h/e", &u);
+	assert_string_equal(u.warning, "");
+	parse_ok("nbd://user@host:1234/e", &u);
+	assert_string_equal(u.host, "host");
+	assert_string_equal(u.port, "1234");
+	assert_string_equal(u.warning,
+			    "the user name 'user' in the uri is ignored (it is only used for TLS, which this engine does not speak)");
+	parse_ok("nbd+unix:///e?foo=1&socket=/tmp/s&bar", &u);
+	assert_string_equal(u.socket, "/tmp/s");
+	assert_string_equal(u.warning,
+			    "unknown query parameter 'foo' in the uri is ignored; unknown query parameter 'bar' in the uri is ignored");
+	parse_ok("nbd://h/e?socket=/x", &u);
+	assert_string_equal(u.warning,
+			    "unknown query parameter 'socket' in the uri is ignored");
+	parse_err("nbd://h/e?tls-certificates=/etc/pki", "TLS parameters are not supported");
+	parse_ok("nbd://h/e?attls=1", &u);
+}
+
 static void test_unix_socket_limits(void **state)
 {
 	char uri[256];
@@ -387,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_unix),
 		cmocka_unit_test(test_unix_query),
 		cmocka_unit_test(test_unix_socket_limits),
+		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_unix_errors),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_unknown_scheme),
