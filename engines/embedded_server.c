@@ -25,7 +25,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t server_pid;	/* 0: none */
 static pid_t owner_pid;		/* process that started it */
 static uint64_t server_size;
-static char dir[64], sock[96];
+static char dir[64], sock[96], pidfile[96];
 
 static int find_in_path(const char *prog)
 {
@@ -58,6 +58,7 @@ static void stop_server(void)
 	waitpid(server_pid, &status, 0);
 	server_pid = 0;
 	unlink(sock);
+	unlink(pidfile);
 	rmdir(dir);
 }
 
@@ -79,6 +80,7 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(sock, sizeof(sock), "%s/nbd.sock", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/nbdkit.pid", dir);
 	snprintf(sizearg, sizeof(sizearg), "size=%" PRIu64, size);
 
 	pid = fork();
@@ -94,12 +96,17 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 		if (null >= 0)
 			dup2(null, STDIN_FILENO);
 		execlp(NBDKIT, NBDKIT, "--foreground", "--exit-with-parent",
-		       "-U", sock, "memory", sizearg, (char *)NULL);
+		       "-U", sock, "--pidfile", pidfile, "memory", sizearg,
+		       (char *)NULL);
 		_exit(127);
 	}
 
+	/*
+	 * nbdkit writes its pid file once it accepts connections; the socket
+	 * exists a moment before that, when a connection is still refused.
+	 */
 	for (i = 0; i < START_TIMEOUT_MS / 10; i++) {
-		if (!stat(sock, &st) && S_ISSOCK(st.st_mode))
+		if (!stat(pidfile, &st) && st.st_size > 0)
 			break;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			snprintf(err, errlen,
@@ -115,8 +122,10 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 		kill(pid, SIGTERM);
 		waitpid(pid, &status, 0);
 		snprintf(err, errlen,
-			 "the embedded nbdkit server did not create %s within %d s",
+			 "the embedded nbdkit server was not ready on %s within %d s",
 			 sock, START_TIMEOUT_MS / 1000);
+		unlink(sock);
+		unlink(pidfile);
 		rmdir(dir);
 		return -1;
 	}
