@@ -10,10 +10,15 @@
  * end of a socketpair. A client thread writes the input to the other end,
  * shuts its writing side and reads and drops every reply until the shim
  * closes. The export's backend is wrapped in one that checks every
- * operation lies inside the export.
+ * operation lies inside the export, and fails some on demand so that the
+ * profiles' error paths run too.
  *
  * Input:
- *   byte 0     the configuration (bits 0-2), from the table below
+ *   byte 0     bits 0-2 the configuration, from the table below;
+ *              bit 3 the backend offers no zero-copy peek (replies are
+ *              copied, as from a file); bit 4 the client hangs up as soon
+ *              as it has written everything, replies unread; bits 5-7
+ *              f: with f > 0, every f-th backend operation fails with EIO
  *   the rest   the client's bytes
  *
  * The shim's messages are dropped; FUZZ_SHIM_LOG=1 shows them, and its
@@ -46,7 +51,7 @@ static const char *const configs[8][15] = {
 	  "--advertise-trim" },
 	{ "--profile", "standard", "--size", "1M" },
 	{ "--profile", "standard", "--backend", "null", "--size", "1T",
-	  "--export", "disk" },
+	  "--export", "disk", "--poll-us", "5" },
 	{ "--profile", "standard", "--size", "64K", "--latency-us", "1" },
 	{ "--profile", "zeroos", "--size", "64K", "--block-size", "512",
 	  "--latency-us", "1" },
@@ -104,48 +109,69 @@ void shim_debug_line(const char *fmt, ...)
 struct checked {
 	struct backend be;
 	struct backend *inner;
+	bool no_peek;
+	unsigned int fail_every;	/* 0: never */
+	unsigned int ops;
 };
 
-static struct backend *inner(struct backend *be, size_t len, uint64_t off)
+static struct checked *checked(struct backend *be, size_t len, uint64_t off)
 {
 	FUZZ_CHECK(off <= be->size && len <= be->size - off);
-	return ((struct checked *)be)->inner;
+	return (struct checked *)be;
+}
+
+/* This operation fails (it is the fail_every-th since the last). */
+static bool fault(struct checked *ck)
+{
+	return ck->fail_every && ++ck->ops % ck->fail_every == 0;
 }
 
 static int ck_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 {
-	return backend_pread(inner(be, len, off), buf, len, off);
+	struct checked *ck = checked(be, len, off);
+
+	return fault(ck) ? -EIO : backend_pread(ck->inner, buf, len, off);
 }
 
 static int ck_pwrite(struct backend *be, const void *buf, size_t len,
 		     uint64_t off)
 {
-	return backend_pwrite(inner(be, len, off), buf, len, off);
+	struct checked *ck = checked(be, len, off);
+
+	return fault(ck) ? -EIO : backend_pwrite(ck->inner, buf, len, off);
 }
 
 static int ck_zero(struct backend *be, size_t len, uint64_t off)
 {
-	return backend_zero(inner(be, len, off), len, off);
+	struct checked *ck = checked(be, len, off);
+
+	return fault(ck) ? -EIO : backend_zero(ck->inner, len, off);
 }
 
 static int ck_trim(struct backend *be, size_t len, uint64_t off)
 {
-	return backend_trim(inner(be, len, off), len, off);
+	struct checked *ck = checked(be, len, off);
+
+	return fault(ck) ? -EIO : backend_trim(ck->inner, len, off);
 }
 
 static int ck_flush(struct backend *be)
 {
-	return backend_flush(inner(be, 0, 0));
+	struct checked *ck = checked(be, 0, 0);
+
+	return fault(ck) ? -EIO : backend_flush(ck->inner);
 }
 
 static const void *ck_peek(struct backend *be, size_t len, uint64_t off)
 {
-	return backend_peek(inner(be, len, off), len, off);
+	struct checked *ck = checked(be, len, off);
+
+	return ck->no_peek ? NULL : backend_peek(ck->inner, len, off);
 }
 
 static void ck_close(struct backend *be)
 {
-	backend_close(inner(be, 0, 0));
+	backend_close(checked(be, 0, 0)->inner);
 	free(be);
 }
 
@@ -207,9 +233,14 @@ struct client {
 	int fd;
 	const uint8_t *data;
 	size_t len;
+	bool hang_up;		/* close as soon as all is written */
 };
 
-/* Writes the input, then reads replies until the shim closes. */
+/*
+ * Writes the input, reading replies meanwhile (the shim may not read more
+ * until it has sent them), then reads the rest until the shim closes, or
+ * hangs up at once.
+ */
 static void *client_run(void *arg)
 {
 	struct client *cl = arg;
@@ -218,6 +249,8 @@ static void *client_run(void *arg)
 	size_t off = 0;
 	ssize_t n;
 
+	if (!cl->len && cl->hang_up)
+		goto out;
 	if (!cl->len)
 		shutdown(cl->fd, SHUT_WR);
 	for (;;) {
@@ -233,6 +266,8 @@ static void *client_run(void *arg)
 				off += n;
 			else if (n < 0 && errno != EAGAIN && errno != EINTR)
 				off = cl->len;	/* the shim hung up */
+			if (off == cl->len && cl->hang_up)
+				break;
 			if (off == cl->len)
 				shutdown(cl->fd, SHUT_WR);
 		}
@@ -242,6 +277,7 @@ static void *client_run(void *arg)
 				break;
 		}
 	}
+out:
 	close(cl->fd);
 	return NULL;
 }
@@ -249,6 +285,8 @@ static void *client_run(void *arg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct client cl;
+	pthread_attr_t attr;
+	struct checked *ck;
 	struct shim *s;
 	struct conn *c;
 	pthread_t th;
@@ -257,11 +295,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	s = shim_get(data[0] & 7);
+	ck = (struct checked *)s->srv.exp.be;
+	ck->no_peek = data[0] & 8;
+	ck->fail_every = data[0] >> 5;
+	ck->ops = 0;
+	conn_spin_us = s->cfg.poll_us >= 0 ? s->cfg.poll_us :
+		       s->srv.prof->default_poll_us;
 	FUZZ_CHECK(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	cl.fd = sv[0];
 	cl.data = data + 1;
 	cl.len = size - 1;
-	FUZZ_CHECK(!pthread_create(&th, NULL, client_run, &cl));
+	cl.hang_up = data[0] & 16;
+	/*
+	 * A small stack: ASan clears the shadow of a thread's whole stack
+	 * when it starts and ends, and 8 MiB of it cost more than the rest.
+	 */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	FUZZ_CHECK(!pthread_create(&th, &attr, client_run, &cl));
+	pthread_attr_destroy(&attr);
 
 	/* server.c's server_accept() and conn_thread(), on this thread. */
 	c = malloc(sizeof(*c));

@@ -383,6 +383,21 @@ def seeds_shim():
                      req(CMD_READ, 1, mb, 1) + req(CMD_WRITE, 2, mb, 1, 0, b"x") +
                      req(CMD_READ, 3, 0, 0) + req(CMD_READ, 4, 0, 1, 0x80) +
                      req(CMD_BS, 5, 0, 1) + req(CMD_WRITE, 6, 0, (32 << 20) + 1)))
+    # The same sessions with the backend copying, failing, and a client
+    # that hangs up without reading its replies (byte 0's high bits).
+    sessions = {
+        "torus0": (0, be32(1) + opt(OPT_EXPORT_NAME, b"torus") + io(mb, "torus")),
+        "zeroos2": (2, be32(3) + go_zeroos(OPT_GO, b"") + io(mb, "zeroos")),
+        "standard4": (4, be32(3) + opt(OPT_STRUCTURED) + go_std(OPT_GO, b"") +
+                      io(mb, "standard")),
+        "standard5": (5, be32(1) + go_std(OPT_GO, b"disk") + io(1 << 40, "standard")),
+    }
+    for name, (cfg, data) in sessions.items():
+        write("shim", f"{name}-no-peek", shim_input(cfg | 8, data))
+        write("shim", f"{name}-hang-up", shim_input(cfg | 16, data))
+        for every in (1, 2, 3):
+            write("shim", f"{name}-fail-every-{every}",
+                  shim_input(cfg | 8 | (every << 5), data))
     write("shim", "standard-bad-cflags", shim_input(4, be32(0x80)))
     write("shim", "standard-bad-option-magic", shim_input(4, be32(3) + b"X" * 16))
     write("shim", "standard-huge-option", shim_input(4, be32(3) + be64(IHAVEOPT) + be32(99) + be32(1 << 20)))
