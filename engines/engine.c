@@ -17,6 +17,7 @@
 
 #include "fio.h"
 #include "optgroup.h"
+#include "fio_compat.h"
 
 #include "embedded_server.h"
 #include "nbd_handshake.h"
@@ -204,18 +205,16 @@ static bool uses_torus(struct thread_data *td)
 /* Largest extent among this run's jobs on the embedded server. */
 static uint64_t embedded_size(void)
 {
-	struct thread_data *td;
 	uint64_t size = 0;
-	int i;
 
-	for_each_td(td, i) {
+	torus_for_each_td(td) {
 		struct torus_options *o = td->eo;
 
 		if (!uses_torus(td) || (o && o->uri))
 			continue;
 		if (job_extent(td) > size)
 			size = job_extent(td);
-	}
+	} torus_end_for_each();
 	return size ? size : DEFAULT_EMBEDDED_SIZE;
 }
 
