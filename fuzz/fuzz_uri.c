@@ -38,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_field(u.port, sizeof(u.port));
 		check_field(u.socket, sizeof(u.socket));
 		check_field(u.export_name, sizeof(u.export_name));
+		check_field(u.warning, sizeof(u.warning));
 		if (u.unix_socket) {
 			FUZZ_CHECK(u.socket[0]);
 		} else {

@@ -80,6 +80,13 @@ URIS = {
     "other": "http://h/e",
     "badpct": "nbd://h/%4",
     "long": "nbd://h/" + "e" * 4100,
+    "tcp-user": "nbd://alice@h:10809/e",
+    "tcp-user-ipv6": "nbd://bob@[::1]/e?x=1&y",
+    "tcp-unknown-params": "nbd://h/e?a=1&b&&" + "c" * 100 + "=2",
+    "tcp-socket-param": "nbd://h/e?socket=/s",
+    "unix-two-sockets": "nbd+unix:///e?socket=/a&socket=/b&tls=off",
+    "unix-empty-socket": "nbd+unix:///e?socket=&socket",
+    "unix-many-warnings": "nbd+unix:///e?socket=/s&" + "&".join("p%d=%d" % (i, i) for i in range(30)),
 }
 
 
