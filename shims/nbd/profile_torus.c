@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The torus profile: `torusblk nbdserve` (coreos/torus internal/nbd), as
- * observed on the wire (../shared/reference/legacy-nbd-servers.md):
+ * observed on the wire (docs/legacy-servers.md; what it does not reproduce
+ * is in that page's fidelity table):
  *
  * - fixed newstyle, handshake flags 0x0001; client flags read and ignored;
  * - options: EXPORT_NAME (empty or unknown name, or a volume already in

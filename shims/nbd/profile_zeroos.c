@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The zeroos profile: ZeroOS 0-Disk's `nbdserver` (zero-os/0-Disk
- * nbd/gonbdserver), as observed on the wire
- * (../shared/reference/legacy-nbd-servers.md):
+ * nbd/gonbdserver), as observed on the wire (docs/legacy-servers.md; what
+ * it does not reproduce is in that page's fidelity table):
  *
  * - fixed newstyle, handshake flags 0x0003; the client's NO_ZEROES is
  *   honoured;

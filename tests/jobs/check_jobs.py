@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Static checks of jobs/*.fio against scripts/docs_tests.py (used by test-parse.sh).
 
+- every test of the documents (jobs/documents.tsv) has its job file in jobs/, an entry in
+  docs_tests.TESTS with the same job and server, and a mention in docs/documents.md;
 - every job file is listed once in docs_tests.TESTS, and every listed job exists;
 - no job names an ioengine or a target (ioengine, filename, directory, uri);
 - every job has the header: which document, the original, how to run, how to scale;
@@ -97,21 +99,45 @@ for t in docs_tests.TESTS:
         if got != {t["nrfiles"]}:
             err(f"{t['job']}: nrfiles defaults {sorted(got)}, want {t['nrfiles']}")
 
-# the documents: every test of ../shared/reference/documents.md has its job
-want_tests = {
-    "000": {"torus-ddwrite", "torus-ddreadback", "torus-randrw-64k", "torus-randrw-4k"},
-    "001": {"zeroos-baseline-randrw-4k"},
-    "002": {"gluster-dd-1g-fsync", "gluster-smallfiles-extract", "gluster-smallfiles-delete"},
-    "003": {"lustre-single-writer", "lustre-seq-buffered", "lustre-rand-buffered",
-            "lustre-seq-direct", "lustre-rand-direct", "lustre-bs-sweep"},
-    "004": {"zerodisk-fs-randrw", "zerodisk-fs-readwrite", "zerodisk-device"},
-}
+# the documents: every test in jobs/documents.tsv (the list behind docs/documents.md)
+# has its job file, its docs_tests entry, and its place in docs/documents.md
+TSV = os.path.join(JOBS, "documents.tsv")
+want_tests = {}
+rows = []
+with open(TSV) as f:
+    lines = [l.rstrip("\n") for l in f if l.strip() and not l.startswith("#")]
+columns = lines[0].split("\t") if lines else []
+for n, line in enumerate(lines[1:], 2):
+    fields = line.split("\t")
+    if len(fields) != len(columns):
+        err(f"jobs/documents.tsv: row {n} has {len(fields)} fields, want {len(columns)}")
+        continue
+    row = dict(zip(columns, fields))
+    rows.append(row)
+    want_tests.setdefault(row["doc"], set()).add(row["id"])
+if sorted(want_tests) != ["000", "001", "002", "003", "004"] or len(rows) < 17:
+    err(f"jobs/documents.tsv: {len(rows)} tests of documents {sorted(want_tests)} "
+        "(want the 17 tests of documents 000 to 004)")
 have = {}
 for t in docs_tests.TESTS:
     have.setdefault(t["doc"][:3], set()).add(t["id"])
 for doc, ids in want_tests.items():
     if not ids <= have.get(doc, set()):
         err(f"document {doc}: no test for {sorted(ids - have.get(doc, set()))}")
+documents_md = open(os.path.join(src, "docs", "documents.md")).read()
+for row in rows:
+    if row["job"] not in files:
+        err(f"jobs/documents.tsv: {row['id']}: no job file jobs/{row['job']}")
+    try:
+        t = docs_tests.by_id(row["id"])
+    except KeyError:
+        continue
+    if t["job"] != row["job"] or t["server"] != row["server"]:
+        err(f"{row['id']}: jobs/documents.tsv says {row['job']} on {row['server']}, "
+            f"scripts/docs_tests.py {t['job']} on {t['server']}")
+    for word in (row["id"], row["job"]):
+        if word not in documents_md:
+            err(f"docs/documents.md does not name {word}")
 sweep = [m["job"] for m in docs_tests.by_id("lustre-bs-sweep")["metrics"]]
 if sweep != ["bs-1m", "bs-4m", "bs-8m", "bs-16m"]:
     err(f"lustre-bs-sweep: sections {sweep}")

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Every row of the torus and 0-Disk tables in
-# ../shared/reference/legacy-nbd-servers.md, checked on the wire by a raw
+# The torus and 0-Disk wire behaviour the shim reproduces
+# (docs/legacy-servers.md, docs/shims.md), checked on the wire by a raw
 # client (wire-probe.py), plus the basics of the standard profile.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Wire-level conformance probe for nbd-shim's profiles.
 
-Starts nbd-shim on private Unix sockets and checks, byte by byte, every
-row of the torus and 0-Disk tables in ../shared/reference/legacy-nbd-servers.md
-(and the basics of the standard profile) with a raw client written here,
-independent of the project's codec.
+Starts nbd-shim on private Unix sockets and checks, byte by byte, the
+torus and 0-Disk wire behaviour the shim reproduces (docs/legacy-servers.md,
+the row-by-row tables in docs/shims.md) and the basics of the standard
+profile, with a raw client written here, independent of the project's codec.
 
     wire-probe.py NBD_SHIM [torus|zeroos|standard ...]
 
