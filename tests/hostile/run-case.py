@@ -248,8 +248,9 @@ def run(name):
         print(f'SKIP: {FIO} is not installed (scripts/deps.sh installs it)')
         return 77
     if not os.path.exists(ENGINE):
-        print(f'SKIP: {ENGINE} is not built')
-        return 77
+        # meson builds it first (depends), so this is a wrong path: fail.
+        print(f'FAIL: no engine at {ENGINE} (set TORUS_BUILD to the build directory)')
+        return 1
 
     tmp = tempfile.mkdtemp(prefix='torus-hostile.')
     sock = os.path.join(tmp, 'nbd.sock')
