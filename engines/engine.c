@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * torus: fio external ioengine that speaks a storage transport from
- * userspace (NBD today), so the transport's own cost can be measured.
+ * userspace, so the transport's own cost can be measured.
  *
  * This file is the fio glue only: options, job validation, and the
- * queue/commit/getevents/event hooks. The wire lives behind
- * struct torus_transport (transport.h).
+ * queue/commit/getevents/event hooks. Transports live behind
+ * struct torus_transport (transport.h); this file names none of them.
  *
  *	fio --ioengine=external:./libtorus.so --uri=nbd://host/export job.fio
  */
@@ -19,8 +19,6 @@
 #include "optgroup.h"
 #include "fio_compat.h"
 
-#include "embedded_server.h"
-#include "nbd_handshake.h"
 #include "transport.h"
 
 #ifndef TORUS_FIO_VERSION
@@ -28,23 +26,22 @@
 #endif
 
 #define DEFAULT_EMBEDDED_SIZE	(1ULL << 30)
-#define MAX_CONNS		64
-#define MAX_POLL_US		1000000
 #define MAX_REQUEST_TIMEOUT	86400
+#define MAX_OPTIONS		64	/* common and every transport's, + end */
+#define MAX_TRANSPORTS		8
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* Waits are cut into slices of this length so a stopping job is seen. */
 #define WAIT_SLICE_NS		(200 * 1000000ULL)
 /* Once the job stops, outstanding requests get this long to finish. */
 #define STOP_GRACE_NS		(500 * 1000000ULL)
 
+/* Transports' options follow this block at offsets set at load. */
 struct torus_options {
 	void *pad;		/* fio writes the thread_data pointer here */
 	char *uri;
-	unsigned int conns;
-	unsigned int handshake;
+	char *transport;
 	unsigned int fua;
-	unsigned int structured;
-	unsigned int poll_us;
 	unsigned int request_timeout;
 };
 
@@ -62,43 +59,22 @@ struct torus_data {
 	char uri[512];
 };
 
-static struct fio_option options[] = {
+static const struct fio_option common_options[] = {
 	{
 		.name	= "uri",
-		.lname	= "NBD URI",
-		.help	= "Target: nbd://host[:port]/export or nbd+unix:///export?socket=PATH (default: start an embedded nbdkit memory server sized to the job)",
+		.lname	= "Target URI",
+		.help	= "Target, e.g. nbd://host[:port]/export or nbd+unix:///export?socket=PATH (default: start the transport's embedded server, sized to the job)",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, uri),
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "conns",
-		.lname	= "NBD connections",
-		.help	= "Connections per job; requests are spread across them (needs a server that advertises multi-conn when > 1)",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct torus_options, conns),
-		.def	= "1",
-		.minval	= 1,
-		.maxval	= MAX_CONNS,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "handshake",
-		.lname	= "NBD handshake",
-		.help	= "How to negotiate the export",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct torus_options, handshake),
-		.def	= "auto",
-		.posval	= {
-			{ .ival = "auto", .oval = NBD_HS_MODE_AUTO,
-			  .help = "NBD_OPT_GO, falling back to NBD_OPT_EXPORT_NAME for legacy servers (torus, 0-Disk)" },
-			{ .ival = "go", .oval = NBD_HS_MODE_GO,
-			  .help = "NBD_OPT_GO only (with block size info)" },
-			{ .ival = "export-name", .oval = NBD_HS_MODE_EXPORT_NAME,
-			  .help = "NBD_OPT_EXPORT_NAME only" },
-		},
+		.name	= "transport",
+		.lname	= "Transport",
+		.help	= "Which transport's embedded server to start when no uri is given (a uri names its own transport)",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct torus_options, transport),
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -109,28 +85,6 @@ static struct fio_option options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct torus_options, fua),
 		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "structured_replies",
-		.lname	= "NBD structured replies",
-		.help	= "Negotiate structured replies (simple replies are cheaper; this exercises servers that split reads)",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct torus_options, structured),
-		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "poll_us",
-		.lname	= "Busy-poll microseconds",
-		.help	= "With at most 2 requests outstanding, poll for replies this long before sleeping (cuts QD1 latency; costs CPU; 0 disables)",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct torus_options, poll_us),
-		.def	= "20",
-		.minval	= 0,
-		.maxval	= MAX_POLL_US,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -147,10 +101,12 @@ static struct fio_option options[] = {
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
-	{
-		.name	= NULL,
-	},
 };
+
+/* The common options and every transport's, filled in at load. */
+static struct fio_option options[MAX_OPTIONS];
+/* Where each transport's block starts in the option struct. */
+static size_t opts_offset[MAX_TRANSPORTS];
 
 /* The one exported symbol: fio looks it up by this name. */
 extern struct ioengine_ops ioengine __attribute__((visibility("default")));
@@ -170,18 +126,44 @@ static void __attribute__((constructor)) torus_check_fio_version(void)
 	ioengine.version = 0;
 }
 
-static const struct torus_transport *transports[] = {
-	&torus_nbd_transport,
-};
+/*
+ * fio parses engine options into one struct through one table. Each
+ * transport's options are written against its own block; lay the blocks
+ * out after the common part and move their offsets there.
+ */
+static void __attribute__((constructor)) torus_build_options(void)
+{
+	size_t off = sizeof(struct torus_options), n = 0;
+	unsigned int i, k;
 
-static const struct torus_transport *find_transport(const char *uri)
+	for (k = 0; k < ARRAY_SIZE(common_options); k++)
+		options[n++] = common_options[k];
+	for (i = 0; i < torus_ntransports && i < MAX_TRANSPORTS; i++) {
+		const struct torus_transport *tp = torus_transports[i];
+		const struct fio_option *o;
+
+		off = (off + 7) & ~(size_t)7;
+		opts_offset[i] = off;
+		for (o = tp->options; o && o->name && n < MAX_OPTIONS - 1; o++) {
+			options[n] = *o;
+			options[n].off1 += off;
+			n++;
+		}
+		off += tp->opts_size;
+	}
+	options[n].name = NULL;
+	ioengine.option_struct_size = off;
+}
+
+static const void *transport_opts(struct thread_data *td,
+				  const struct torus_transport *tp)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
-		if (transports[i]->handles(uri))
-			return transports[i];
-	return NULL;
+	for (i = 0; i < torus_ntransports; i++)
+		if (torus_transports[i] == tp)
+			break;
+	return (const char *)td->eo + opts_offset[i];
 }
 
 /* Bytes the job touches, for sizing the embedded server. */
@@ -202,15 +184,23 @@ static bool uses_torus(struct thread_data *td)
 	return td->io_ops && td->io_ops->setup == ioengine.setup;
 }
 
-/* Largest extent among this run's jobs on the embedded server. */
-static uint64_t embedded_size(void)
+static const char *transport_name(const struct torus_options *o)
+{
+	/* The first transport listed is the default. */
+	return o->transport && *o->transport ? o->transport :
+	       torus_transports[0]->name;
+}
+
+/* Largest extent among this run's jobs on one transport's embedded server. */
+static uint64_t embedded_size(const char *transport)
 {
 	uint64_t size = 0;
 
 	torus_for_each_td(td) {
 		struct torus_options *o = td->eo;
 
-		if (!uses_torus(td) || (o && o->uri))
+		if (!uses_torus(td) || !o || (o->uri && *o->uri) ||
+		    strcmp(transport_name(o), transport))
 			continue;
 		if (job_extent(td) > size)
 			size = job_extent(td);
@@ -219,59 +209,48 @@ static uint64_t embedded_size(void)
 }
 
 /*
- * fio 3.33 lets a negative value through when an option's minimum is 0,
- * and stores it as a huge unsigned one: check every range here.
+ * Picks the transport (from the uri, or transport= with the embedded
+ * server), checks option ranges (fio 3.33 lets a negative value through
+ * when an option's minimum is 0) and fills d->params.
  */
-static int check_options(const struct torus_options *o)
-{
-	if (o->conns < 1 || o->conns > MAX_CONNS) {
-		log_err("torus: conns=%d is out of range: use 1 to %d connections\n",
-			(int)o->conns, MAX_CONNS);
-		return 1;
-	}
-	if (o->poll_us > MAX_POLL_US) {
-		log_err("torus: poll_us=%d is out of range: use 0 (never spin) to %d microseconds\n",
-			(int)o->poll_us, MAX_POLL_US);
-		return 1;
-	}
-	if (o->request_timeout > MAX_REQUEST_TIMEOUT) {
-		log_err("torus: request_timeout=%d is out of range: use 0 (wait forever) to %d seconds\n",
-			(int)o->request_timeout, MAX_REQUEST_TIMEOUT);
-		return 1;
-	}
-	return 0;
-}
-
-/* Fills d->params from the options, starting the embedded server if needed. */
 static int resolve_target(struct thread_data *td, struct torus_data *d)
 {
 	struct torus_options *o = td->eo;
 	char err[1024];
 
-	if (check_options(o))
+	if (o->request_timeout > MAX_REQUEST_TIMEOUT) {
+		log_err("torus: request_timeout=%d is out of range: use 0 (wait forever) to %d seconds\n",
+			(int)o->request_timeout, MAX_REQUEST_TIMEOUT);
 		return 1;
-
+	}
 	if (o->uri && *o->uri) {
 		snprintf(d->uri, sizeof(d->uri), "%s", o->uri);
+		d->tp = torus_transport_for_uri(d->uri);
+		if (!d->tp) {
+			log_err("torus: unsupported uri '%s': expected %s\n",
+				d->uri, torus_transport_uri_forms());
+			return 1;
+		}
 	} else {
-		if (embedded_server_get(embedded_size(), d->uri, sizeof(d->uri),
-					err, sizeof(err))) {
-			log_err("torus: %s\n", err);
+		d->tp = torus_transport_named(transport_name(o));
+		if (!d->tp) {
+			log_err("torus: unknown transport=%s: use one of %s\n",
+				transport_name(o), torus_transport_names());
 			return 1;
 		}
 	}
-	d->tp = find_transport(d->uri);
-	if (!d->tp) {
-		log_err("torus: unsupported uri '%s': expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH\n",
-			d->uri);
+	d->params.opts = transport_opts(td, d->tp);
+	if (d->tp->check_options(d->params.opts, err, sizeof(err))) {
+		log_err("torus: %s\n", err);
+		return 1;
+	}
+	if (!d->uri[0] &&
+	    d->tp->embedded(embedded_size(d->tp->name), d->uri, sizeof(d->uri),
+			    err, sizeof(err))) {
+		log_err("torus: %s\n", err);
 		return 1;
 	}
 	d->params.uri = d->uri;
-	d->params.conns = o->conns;
-	d->params.handshake = o->handshake;
-	d->params.fua = o->fua;
-	d->params.structured = o->structured;
-	d->params.poll_us = o->poll_us;
 	d->params.timeout_s = o->request_timeout;
 	d->params.stop = &td->terminate;
 	return 0;
@@ -304,7 +283,8 @@ static int validate_job(struct thread_data *td, const struct torus_data *d,
 	const struct torus_target *t = &d->target;
 	struct torus_options *o = td->eo;
 	uint64_t start, inc = (uint64_t)td->o.offset_increment;
-	char where[160] = "";
+	struct torus_job job;
+	char where[160] = "", err[1024];
 	int ddir;
 
 	if (!t->size) {
@@ -333,19 +313,11 @@ static int validate_job(struct thread_data *td, const struct torus_data *d,
 			t->label);
 		return 1;
 	}
-	if (td_trim(td) && !t->can_trim) {
-		log_err("torus: %s: the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job\n",
-			t->label);
-		return 1;
-	}
-	if (o->fua && !t->can_fua) {
-		log_err("torus: %s: fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1\n",
-			t->label);
-		return 1;
-	}
-	if (o->conns > 1 && !t->multi_conn) {
-		log_err("torus: %s: conns=%u but the server does not advertise multi-conn (NBD_FLAG_CAN_MULTI_CONN), so connections could see each other's writes out of order; use conns=1 (qemu-nbd needs -e %u to allow it)\n",
-			t->label, o->conns, o->conns);
+	job.writes = td_write(td);
+	job.trims = td_trim(td);
+	job.fua = o->fua;
+	if (d->tp->check(&d->params, &job, t, err, sizeof(err))) {
+		log_err("torus: %s\n", err);
 		return 1;
 	}
 	for (ddir = DDIR_READ; ddir <= DDIR_TRIM; ddir++) {
@@ -651,7 +623,7 @@ static int fio_torus_invalidate(struct thread_data *td, struct fio_file *f)
  * FIO_RAWIO makes fio page-align the I/O buffers. The kernel copies
  * payloads between them and socket buffers with "rep movsb", which is
  * several times slower on AMD Zen when the two sit at unfavourable offsets
- * in their cache lines (see copy_payload() in nbd/nbd_client.c); malloc
+ * in their cache lines (see copy_payload() in proto/nbd/nbd_replies.c); malloc
  * leaves fio's buffers 16 bytes into a line, which is one of them.
  */
 struct ioengine_ops ioengine = {

@@ -68,7 +68,7 @@ struct nbd_conn {
 	/* Sent (or being sent), reply not complete yet. */
 	unsigned int inflight;
 
-	/* Receive side: replies are parsed by proto/nbd_replies.c. */
+	/* Receive side: replies are parsed by proto/nbd/nbd_replies.c. */
 	bool receiving;
 	uint8_t *rbuf_mem;
 	uint8_t *rbuf;		/* rbuf_mem + RBUF_SKEW */
@@ -92,7 +92,7 @@ struct nbd_client {
 	unsigned int nfree;
 
 	/* Completions not yet reaped: a ring of depth entries. */
-	struct torus_completion *ready;
+	struct nbd_completion *ready;
 	unsigned int ready_head, ready_count;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
@@ -135,7 +135,7 @@ static uint64_t now_ns(void)
 
 static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 {
-	struct torus_completion *comp;
+	struct nbd_completion *comp;
 
 	comp = &c->ready[(c->ready_head + c->ready_count) % c->depth];
 	comp->user = s->user;
@@ -574,7 +574,7 @@ void nbd_client_cancel(struct nbd_client *c, int error)
 }
 
 int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
-		    const struct timespec *timeout, struct torus_completion *out)
+		    const struct timespec *timeout, struct nbd_completion *out)
 {
 	struct __kernel_timespec kts, *tsp;
 	struct io_uring_cqe *cqe;

@@ -18,10 +18,15 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../completion.h"
 #include "nbd_handshake.h"
 
 struct nbd_client;
+
+/* A finished request, handed back by nbd_client_reap(). */
+struct nbd_completion {
+	void *user;
+	int error;		/* 0 or a positive errno */
+};
 
 /*
  * Takes ownership of the connected sockets fds[0..nconns). depth is the
@@ -57,7 +62,7 @@ int nbd_client_submit(struct nbd_client *c);
  * number moved, or a negative errno.
  */
 int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
-		    const struct timespec *timeout, struct torus_completion *out);
+		    const struct timespec *timeout, struct nbd_completion *out);
 
 /*
  * Fails everything outstanding with error (a positive errno) and closes

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Opening NBD connections: socket, handshake (proto/nbd_handshake.c driven
+ * Opening NBD connections: socket, handshake (proto/nbd/nbd_handshake.c driven
  * over a blocking socket with a timeout), and a polite disconnect. Runs at
  * job start only, never in the I/O path.
  */

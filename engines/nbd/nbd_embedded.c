@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The embedded default NBD server (see embedded_server.h).
+ * The embedded default NBD server (see nbd_embedded.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "embedded_server.h"
+#include "nbd_embedded.h"
 
 #define NBDKIT		"nbdkit"
 #define START_TIMEOUT_MS 10000
@@ -139,7 +139,7 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 	return 0;
 }
 
-int embedded_server_get(uint64_t size, char *uri, size_t urilen, char *err,
+int nbd_embedded_get(uint64_t size, char *uri, size_t urilen, char *err,
 			size_t errlen)
 {
 	int ret = 0;

@@ -1,20 +1,118 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The NBD transport: nbd_connect.c for handshakes, nbd_client.c for I/O.
+ * The NBD transport: its options and messages, the embedded nbdkit, and
+ * the binding of client/nbd (connect + io_uring client) to transport.h.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "parse.h"
+#include "optgroup.h"
+
 #include "../transport.h"
 #include "nbd_client.h"
 #include "nbd_connect.h"
+#include "nbd_embedded.h"
 #include "nbd_proto.h"
 #include "nbd_uri.h"
 
 #define MAX_CONNS	64
+#define MAX_POLL_US	1000000
+
+/* One job's connections, and room for the completions of one reap. */
+struct nbd_job {
+	struct nbd_client *client;
+	struct nbd_completion *done;	/* depth entries */
+};
+
+/* The options block the glue lays out for this transport. */
+struct nbd_opts {
+	unsigned int conns;
+	unsigned int handshake;		/* enum nbd_hs_mode */
+	unsigned int structured;
+	unsigned int poll_us;
+};
+
+static struct fio_option nbd_options[] = {
+	{
+		.name	= "conns",
+		.lname	= "NBD connections",
+		.help	= "Connections per job; requests are spread across them (needs a server that advertises multi-conn when > 1)",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct nbd_opts, conns),
+		.def	= "1",
+		.minval	= 1,
+		.maxval	= MAX_CONNS,
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "handshake",
+		.lname	= "NBD handshake",
+		.help	= "How to negotiate the export",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct nbd_opts, handshake),
+		.def	= "auto",
+		.posval	= {
+			{ .ival = "auto", .oval = NBD_HS_MODE_AUTO,
+			  .help = "NBD_OPT_GO, falling back to NBD_OPT_EXPORT_NAME for legacy servers (torus, 0-Disk)" },
+			{ .ival = "go", .oval = NBD_HS_MODE_GO,
+			  .help = "NBD_OPT_GO only (with block size info)" },
+			{ .ival = "export-name", .oval = NBD_HS_MODE_EXPORT_NAME,
+			  .help = "NBD_OPT_EXPORT_NAME only" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "structured_replies",
+		.lname	= "NBD structured replies",
+		.help	= "Negotiate structured replies (simple replies are cheaper; this exercises servers that split reads)",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct nbd_opts, structured),
+		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "poll_us",
+		.lname	= "Busy-poll microseconds",
+		.help	= "With at most 2 requests outstanding, poll for replies this long before sleeping (cuts QD1 latency; costs CPU; 0 disables)",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct nbd_opts, poll_us),
+		.def	= "20",
+		.minval	= 0,
+		.maxval	= MAX_POLL_US,
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= NULL,
+	},
+};
+
+/* fio 3.33 lets negatives through when the minimum is 0: check here. */
+static int nbd_check_options(const void *opts, char *err, size_t errlen)
+{
+	const struct nbd_opts *o = opts;
+
+	if (o->conns < 1 || o->conns > MAX_CONNS) {
+		snprintf(err, errlen, "conns=%d is out of range: use 1 to %d connections",
+			 (int)o->conns, MAX_CONNS);
+		return -1;
+	}
+	if (o->poll_us > MAX_POLL_US) {
+		snprintf(err, errlen,
+			 "poll_us=%d is out of range: use 0 (never spin) to %d microseconds",
+			 (int)o->poll_us, MAX_POLL_US);
+		return -1;
+	}
+	return 0;
+}
 
 static bool nbd_handles(const char *uri)
 {
@@ -24,10 +122,11 @@ static bool nbd_handles(const char *uri)
 static int connect_one(const struct torus_params *p, const struct nbd_uri *u,
 		       struct nbd_export *exp, char *err, size_t errlen)
 {
+	const struct nbd_opts *o = p->opts;
 	struct nbd_hs_config cfg = {
 		.export_name = u->export_name,
-		.mode = p->handshake,
-		.structured_replies = p->structured,
+		.mode = o->handshake,
+		.structured_replies = o->structured,
 	};
 	struct nbd_connect_limits lim = {
 		.timeout_s = p->timeout_s,
@@ -35,6 +134,15 @@ static int connect_one(const struct torus_params *p, const struct nbd_uri *u,
 	};
 
 	return nbd_connect_export(u, &cfg, &lim, exp, err, errlen);
+}
+
+/*
+ * Servers that cannot do OPT_GO predate CAN_MULTI_CONN; 0-Disk used bit 8
+ * for its own SEND_CLOSE. Do not trust the bit from them.
+ */
+static bool multi_conn(const struct nbd_export *e)
+{
+	return (e->tflags & NBD_FLAG_CAN_MULTI_CONN) && !e->via_export_name;
 }
 
 static void describe(const struct nbd_uri *u, const struct nbd_export *e,
@@ -46,14 +154,7 @@ static void describe(const struct nbd_uri *u, const struct nbd_export *e,
 	t->can_flush = e->tflags & NBD_FLAG_SEND_FLUSH;
 	t->can_trim = e->tflags & NBD_FLAG_SEND_TRIM;
 	t->can_fua = e->tflags & NBD_FLAG_SEND_FUA;
-	/*
-	 * Servers that cannot do OPT_GO predate CAN_MULTI_CONN; 0-Disk used
-	 * bit 8 for its own SEND_CLOSE. Do not trust the bit from them.
-	 */
-	t->multi_conn = (e->tflags & NBD_FLAG_CAN_MULTI_CONN) &&
-			!e->via_export_name;
 	t->min_block = e->min_block;
-	t->pref_block = e->pref_block;
 	t->max_block = e->max_block;
 	snprintf(t->detail, sizeof(t->detail),
 		 "%s%s, transmission flags %#06x%s%s",
@@ -76,6 +177,20 @@ static void warn_once(const char *uri, const char *warning)
 	fprintf(stderr, "torus: warning: %s: %s\n", uri, warning);
 }
 
+static int check_multi_conn(const struct torus_params *p,
+			    const struct nbd_export *e, const char *label,
+			    char *err, size_t errlen)
+{
+	const struct nbd_opts *o = p->opts;
+
+	if (o->conns <= 1 || multi_conn(e))
+		return 0;
+	snprintf(err, errlen,
+		 "%s: conns=%u but the server does not advertise multi-conn (NBD_FLAG_CAN_MULTI_CONN), so connections could see each other's writes out of order; use conns=1 (qemu-nbd needs -e %u to allow it)",
+		 label, o->conns, o->conns);
+	return -1;
+}
+
 static int nbd_probe(const struct torus_params *p, struct torus_target *t,
 		     char *err, size_t errlen)
 {
@@ -91,28 +206,42 @@ static int nbd_probe(const struct torus_params *p, struct torus_target *t,
 		return -1;
 	describe(&u, &exp, t);
 	nbd_disconnect(fd);
+	return check_multi_conn(p, &exp, t->label, err, errlen);
+}
+
+static int nbd_check(const struct torus_params *p, const struct torus_job *job,
+		     const struct torus_target *t, char *err, size_t errlen)
+{
+	if (job->trims && !t->can_trim) {
+		snprintf(err, errlen,
+			 "%s: the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job",
+			 t->label);
+		return -1;
+	}
+	if (job->fua && !t->can_fua) {
+		snprintf(err, errlen,
+			 "%s: fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1",
+			 t->label);
+		return -1;
+	}
 	return 0;
 }
 
 static void *nbd_open(const struct torus_params *p, unsigned int depth,
 		      struct torus_target *t, char *err, size_t errlen)
 {
+	const struct nbd_opts *o = p->opts;
 	int fds[MAX_CONNS];
 	struct nbd_export exp, first;
-	struct nbd_client *c;
+	struct nbd_job *job = NULL;
 	struct nbd_uri u;
 	char label[512];
 	unsigned int i;
 
-	if (p->conns < 1 || p->conns > MAX_CONNS) {
-		snprintf(err, errlen, "conns=%u is out of range (1 to %d)",
-			 p->conns, MAX_CONNS);
-		return NULL;
-	}
 	if (nbd_uri_parse(p->uri, &u, err, errlen))
 		return NULL;
 	nbd_uri_label(&u, label, sizeof(label));
-	for (i = 0; i < p->conns; i++) {
+	for (i = 0; i < o->conns; i++) {
 		char why[512];
 
 		fds[i] = connect_one(p, &u, &exp, why, sizeof(why));
@@ -120,7 +249,7 @@ static void *nbd_open(const struct torus_params *p, unsigned int depth,
 			if (i)
 				snprintf(err, errlen,
 					 "connection %u of conns=%u: %s", i + 1,
-					 p->conns, why);
+					 o->conns, why);
 			else
 				snprintf(err, errlen, "%s", why);
 			goto fail;
@@ -144,10 +273,30 @@ static void *nbd_open(const struct torus_params *p, unsigned int depth,
 			 (unsigned long long)first.size);
 		goto fail;
 	}
+	if (check_multi_conn(p, &first, label, err, errlen))
+		goto fail;
 	describe(&u, &first, t);
-	c = nbd_client_new(fds, p->conns, depth, &first, p->poll_us,
-			   p->timeout_s, label, err, errlen);
-	return c;
+	job = calloc(1, sizeof(*job));
+	if (job)
+		job->done = calloc(depth, sizeof(*job->done));
+	if (!job || !job->done) {
+		snprintf(err, errlen, "out of memory for iodepth=%u", depth);
+		goto fail_job;
+	}
+	/* From here the client owns the sockets, even when it fails. */
+	job->client = nbd_client_new(fds, o->conns, depth, &first, o->poll_us,
+				     p->timeout_s, label, err, errlen);
+	if (!job->client) {
+		free(job->done);
+		free(job);
+		return NULL;
+	}
+	return job;
+fail_job:
+	if (job)
+		free(job->done);
+	free(job);
+	i = o->conns;
 fail:
 	while (i--)
 		close(fds[i]);
@@ -164,37 +313,61 @@ static const uint16_t op_to_cmd[] = {
 static int nbd_queue(void *conn, enum torus_op op, bool fua, uint64_t offset,
 		     uint32_t len, void *buf, void *user)
 {
-	return nbd_client_queue(conn, op_to_cmd[op],
+	struct nbd_job *job = conn;
+
+	return nbd_client_queue(job->client, op_to_cmd[op],
 				fua ? NBD_CMD_FLAG_FUA : 0, offset, len, buf,
 				user);
 }
 
 static int nbd_submit(void *conn)
 {
-	return nbd_client_submit(conn);
+	struct nbd_job *job = conn;
+
+	return nbd_client_submit(job->client);
 }
 
 static int nbd_reap(void *conn, unsigned int min, unsigned int max,
 		    const struct timespec *timeout,
 		    struct torus_completion *out)
 {
-	return nbd_client_reap(conn, min, max, timeout, out);
+	struct nbd_job *job = conn;
+	int i, n;
+
+	n = nbd_client_reap(job->client, min, max, timeout, job->done);
+	for (i = 0; i < n; i++) {
+		out[i].user = job->done[i].user;
+		out[i].error = job->done[i].error;
+	}
+	return n;
 }
 
 static void nbd_cancel(void *conn, int error)
 {
-	nbd_client_cancel(conn, error);
+	struct nbd_job *job = conn;
+
+	nbd_client_cancel(job->client, error);
 }
 
 static void nbd_close(void *conn)
 {
-	nbd_client_free(conn);
+	struct nbd_job *job = conn;
+
+	nbd_client_free(job->client);
+	free(job->done);
+	free(job);
 }
 
 const struct torus_transport torus_nbd_transport = {
 	.name = "nbd",
+	.uri_forms = "nbd://host[:port]/export or nbd+unix:///export?socket=PATH",
+	.options = nbd_options,
+	.opts_size = sizeof(struct nbd_opts),
+	.check_options = nbd_check_options,
 	.handles = nbd_handles,
+	.embedded = nbd_embedded_get,
 	.probe = nbd_probe,
+	.check = nbd_check,
 	.open = nbd_open,
 	.queue = nbd_queue,
 	.submit = nbd_submit,

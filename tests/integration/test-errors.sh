@@ -95,6 +95,8 @@ expect_fio_error "poll_us=-1 is out of range: use 0 (never spin) to 1000000 micr
 expect_fio_error "request_timeout=-1 is out of range: use 0 (wait forever) to 86400 seconds" \
 	--name=p --uri="$u_mem" --request_timeout=-1 --rw=read --size=1m
 
+expect_fio_error "unknown transport=bogus: use one of nbd" --name=t --transport=bogus --rw=read --size=1m
+
 # Option values fio itself checks.
 expect_fio_error "conns" --name=c --uri="$u_mem" --conns=0 --rw=read --size=1m
 expect_fio_error "handshake" --name=h --uri="$u_mem" --handshake=bogus --rw=read --size=1m
