@@ -12,17 +12,15 @@
  * replies, so it works with every shim profile and nbdkit.
  */
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "nbd_handshake.h"
+#include "nbd_connect.h"
 #include "nbd_proto.h"
 
 #define MAX_DEPTH	1024
@@ -33,50 +31,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static int dial(const char *where)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
-	char host[256], *port;
-	int fd;
-
-	if (!strncmp(where, "unix:", 5)) {
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", where + 5);
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)))
-			return -1;
-		return fd;
-	}
-	if (strncmp(where, "tcp:", 4))
-		return -1;
-	snprintf(host, sizeof(host), "%s", where + 4);
-	port = strrchr(host, ':');
-	if (!port)
-		return -1;
-	*port++ = '\0';
-	if (getaddrinfo(host, port, &hints, &ai))
-		return -1;
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen))
-		fd = -1;
-	freeaddrinfo(ai);
-	return fd;
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = read(fd, buf, len);
-		if (n <= 0)
-			return -1;
-		buf = (char *)buf + n;
-		len -= n;
-	}
-	return 0;
 }
 
 static int write_full(int fd, const void *buf, size_t len)
@@ -94,9 +48,9 @@ static int write_full(int fd, const void *buf, size_t len)
 }
 
 /*
- * The project's handshake machine (proto/nbd_handshake.h) in auto mode:
- * OPT_GO, or EXPORT_NAME on a new connection for the legacy profiles.
- * Returns the connected socket, or -1.
+ * The project's NBD client connects (client/nbd/nbd_connect.h) in auto
+ * mode: OPT_GO, or EXPORT_NAME on a new connection for the legacy
+ * profiles. Returns the connected socket, or -1.
  */
 static int handshake(const char *where, const char *name, uint64_t *size)
 {
@@ -104,43 +58,32 @@ static int handshake(const char *where, const char *name, uint64_t *size)
 		.export_name = name,
 		.mode = NBD_HS_MODE_AUTO,
 	};
-	static uint8_t buf[NBD_HS_REPLY_MAX];
-	struct nbd_hs hs;
-	int fd = dial(where);
+	struct nbd_connect_limits lim = { .timeout_s = 10 };
+	struct nbd_export exp;
+	struct nbd_uri u = { 0 };
+	char err[1024], *port;
+	int fd;
 
-	if (fd < 0)
-		return -1;
-	nbd_hs_start(&hs, &cfg);
-	for (;;) {
-		if (hs.outlen && write_full(fd, hs.out, hs.outlen))
-			nbd_hs_closed(&hs);
-		hs.outlen = 0;
-		if (hs.state == NBD_HS_DONE)
-			break;
-		if (hs.state == NBD_HS_FAILED) {
-			fprintf(stderr, "pipe-probe: %s\n", hs.errmsg);
-			close(fd);
-			return -1;
-		}
-		if (hs.state == NBD_HS_RECONNECT) {
-			close(fd);
-			fd = dial(where);
-			if (fd < 0)
-				return -1;
-			nbd_hs_restart(&hs);
-			continue;
-		}
-		if (read_full(fd, buf, hs.want))
-			nbd_hs_closed(&hs);
-		else
-			nbd_hs_feed(&hs, buf, hs.want);
-	}
-	if (hs.exp.structured_replies) {
-		fprintf(stderr, "pipe-probe: structured replies were agreed\n");
-		close(fd);
+	snprintf(u.export_name, sizeof(u.export_name), "%s", name);
+	if (!strncmp(where, "unix:", 5)) {
+		u.unix_socket = true;
+		snprintf(u.socket, sizeof(u.socket), "%s", where + 5);
+	} else if (!strncmp(where, "tcp:", 4) &&
+		   (port = strrchr(where + 4, ':'))) {
+		snprintf(u.host, sizeof(u.host), "%.*s",
+			 (int)(port - where - 4), where + 4);
+		snprintf(u.port, sizeof(u.port), "%s", port + 1);
+	} else {
+		fprintf(stderr, "pipe-probe: %s: expected unix:PATH or tcp:HOST:PORT\n",
+			where);
 		return -1;
 	}
-	*size = hs.exp.size;
+	fd = nbd_connect_export(&u, &cfg, &lim, &exp, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "pipe-probe: %s\n", err);
+		return -1;
+	}
+	*size = exp.size;
 	return fd;
 }
 
@@ -180,11 +123,8 @@ int main(int argc, char **argv)
 	}
 	where = argv[optind];
 	fd = handshake(where, name, size ? &(uint64_t){0} : &size);
-	if (fd < 0) {
-		fprintf(stderr, "pipe-probe: cannot connect to %s: %s\n", where,
-			strerror(errno));
+	if (fd < 0)
 		return 1;
-	}
 	if (!size) {
 		fprintf(stderr, "pipe-probe: export size unknown\n");
 		return 1;
