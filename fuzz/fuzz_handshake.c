@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The client handshake machine (proto/nbd_handshake.h) driven as the
+ * The client handshake machine (proto/nbd/nbd_handshake.h) driven as the
  * engine's connect loop drives it, by whatever a server sends.
  *
  * Input:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The client's reply stream parser (proto/nbd_replies.h) fed whatever a
+ * The client's reply stream parser (proto/nbd/nbd_replies.h) fed whatever a
  * server sends, the way the engine feeds it: bytes staged in a receive
  * buffer and presented again until consumed (nbd_rx_feed), and read
  * payloads received in place (nbd_rx_payload_dst/_received).

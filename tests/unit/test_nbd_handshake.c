@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests for the NBD client handshake state machine
- * (proto/nbd_handshake.c). Each test plays a server byte for byte the way
+ * (proto/nbd/nbd_handshake.c). Each test plays a server byte for byte the way
  * the driver loop in nbd_handshake.h does: it takes what the machine wants
  * to send, checks it against hand-written bytes, and feeds exactly hs.want
  * bytes of server messages back.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the NBD codec (proto/nbd_proto.c). Every encoder is checked
+ * Unit tests for the NBD codec (proto/nbd/nbd_proto.c). Every encoder is checked
  * against byte arrays written by hand from the layouts in the NBD protocol
  * document (NetworkBlockDevice/nbd doc/proto.md); every decoder is fed those
  * bytes, every truncation of them and corrupted variants.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The client's reply stream parser (proto/nbd_replies.c), fed bytes: what
+ * The client's reply stream parser (proto/nbd/nbd_replies.c), fed bytes: what
  * completes, with which error, what lands in the buffers, and every
  * server fault that must end the stream rather than reach memory.
  */

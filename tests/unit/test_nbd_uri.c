@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the NBD URI parser (proto/nbd_uri.c): the accepted forms,
+ * Unit tests for the NBD URI parser (proto/nbd/nbd_uri.c): the accepted forms,
  * what they parse to, and the message each rejected form gets.
  */
 #include <setjmp.h>
