@@ -130,8 +130,12 @@ for t in "${targets[@]}"; do
 	arts=("$work"/artifacts/{crash,timeout,oom,leak,slow-unit}-*)
 	shopt -u nullglob
 	if [[ $rc -ne 0 || ${#arts[@]} -gt 0 ]]; then
-		tail -n 60 "$work/log" >&2
-		[[ $jobs -gt 1 ]] && tail -n 60 "$work"/fuzz-*.log >&2 2>/dev/null
+		# The report, from its first line (or the log's end).
+		for log in "$work/log" "$work"/fuzz-*.log; do
+			[[ -f $log ]] || continue
+			first=$(grep -n -m1 -E 'ERROR: |invariant broken|runtime error:|deadly signal|ALARM: |out-of-memory' "$log" | cut -d: -f1)
+			tail -n +"${first:-1}" "$log" | { [[ -n $first ]] && head -n 120 || tail -n 60; } >&2
+		done
 		for a in "${arts[@]}"; do
 			[[ ${a##*/} == slow-unit-* ]] && continue
 			mkdir -p fuzz/regressions/"$t"
