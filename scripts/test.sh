@@ -7,34 +7,50 @@
 #                 fio run with the ASan runtime preloaded (tests/lib.sh); any
 #                 sanitizer report fails its test
 #   3. fuzz       scripts/fuzz.sh --seconds 60, when that script exists
+#   4. newer fio  scripts/fio-upstream.sh builds the fio in Debian unstable
+#                 (cached in .deps/fio-upstream), the engine is built against
+#                 it in build-fio-new/, and the integration suite runs under
+#                 that fio ($FIO and `fio` on PATH); when the fio source
+#                 cannot be fetched the pass says SKIP and does not fail
 # Every pass runs even when an earlier one failed; the last lines name the
 # passes that failed, and the exit status is 1 if any did.
 #
 #   scripts/test.sh                   all passes (what CI runs)
 #   scripts/test.sh --quick           the normal suite only
 #   scripts/test.sh --sanitized       the sanitized suite only (leaves build/ alone)
+#   scripts/test.sh --newer-fio       the newer-fio pass only (leaves build/ alone)
 #   scripts/test.sh --suite unit      extra arguments go to both meson test runs
 #
-# SAN_BUILD=DIR puts the sanitized build elsewhere (default build-san).
+# SAN_BUILD=DIR puts the sanitized build elsewhere (default build-san);
+# NEWER_FIO_BUILD=DIR the newer-fio build (default build-fio-new),
+# NEWER_FIO_SRC=DIR that fio's tree (default .deps/fio-upstream).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-normal=1 sanitized=1 fuzz=1
+normal=1 sanitized=1 fuzz=1 newer=1
 case "${1:-}" in
---quick) sanitized=0 fuzz=0; shift ;;
---sanitized) normal=0 fuzz=0; shift ;;
+--quick) sanitized=0 fuzz=0 newer=0; shift ;;
+--sanitized) normal=0 fuzz=0 newer=0; shift ;;
+--newer-fio) normal=0 sanitized=0 fuzz=0; shift ;;
 esac
 san_build=${SAN_BUILD:-build-san}
-failed=()
+newer_build=${NEWER_FIO_BUILD:-build-fio-new}
+newer_src=${NEWER_FIO_SRC:-$top/.deps/fio-upstream}
+failed=() skipped=()
 
-# pass NAME CMD...: run one pass, remember it if it fails
+# pass NAME CMD...: run one pass, remember it if it fails (or, when CMD
+# exits 77, if it was skipped)
 pass() {
-	local name=$1 start=$SECONDS
+	local name=$1 start=$SECONDS rc=0
 	shift
 	echo "=== test.sh: $name ==="
-	if "$@"; then
+	"$@" || rc=$?
+	if [ $rc = 0 ]; then
 		echo "=== test.sh: $name passed ($((SECONDS - start)) s) ==="
+	elif [ $rc = 77 ]; then
+		echo "=== test.sh: $name SKIPPED ($((SECONDS - start)) s) ==="
+		skipped+=("$name")
 	else
 		echo "=== test.sh: $name FAILED ($((SECONDS - start)) s) ===" >&2
 		failed+=("$name")
@@ -58,20 +74,50 @@ sanitized_suite() {
 	meson test -C "$san_build" --print-errorlogs "$@"
 }
 
+# The engine against the newer fio that scripts/fio-upstream.sh builds, and
+# the integration suite run by that fio. Exits 77 (skip) when that fio's
+# source cannot be fetched and no earlier build of it is cached.
+newer_fio_suite() {
+	local rc=0 log=${newer_build%/}.log
+
+	scripts/fio-upstream.sh "$newer_src" || rc=$?
+	if [ $rc = 77 ]; then
+		echo "SKIP: newer fio: Debian unstable's fio source could not be fetched (above), so the engine was not built or tested against a newer fio"
+		return 77
+	fi
+	[ $rc = 0 ] || return 1
+	if { if [ ! -f "$newer_build/build.ninja" ]; then
+		meson setup "$newer_build" -Dfio_src="$newer_src" -Dshims=false
+	     else
+		meson configure "$newer_build" -Dfio_src="$newer_src"
+	     fi && ninja -C "$newer_build"; } >"$log" 2>&1; then
+		rm -f "$log"
+	else
+		tail -n 40 "$log" >&2
+		echo "test.sh: building the engine against $("$newer_src/fio" --version) in $newer_build failed (above; whole log: $log)" >&2
+		return 1
+	fi
+	echo "test.sh: integration suite under $("$newer_src/fio" --version) ($newer_src/fio)"
+	PATH=$newer_src/bin:$PATH FIO=$newer_src/fio \
+		meson test -C "$newer_build" --suite integration --print-errorlogs
+}
+
 if [ $normal = 1 ]; then
 	scripts/build.sh
 	pass "normal suite (build/)" meson test -C build --print-errorlogs "$@"
 else
 	scripts/deps.sh
-	[ -n "${FIO_SRC:-}" ] || scripts/fio-source.sh "$top/.deps/fio"
+	[ $sanitized = 0 ] || [ -n "${FIO_SRC:-}" ] || scripts/fio-source.sh "$top/.deps/fio"
 fi
 [ $sanitized = 0 ] || pass "sanitized suite ($san_build/, ASan+UBSan)" sanitized_suite "$@"
 if [ $fuzz = 1 ] && [ -f scripts/fuzz.sh ]; then
 	pass "fuzz (scripts/fuzz.sh --seconds 60)" bash scripts/fuzz.sh --seconds 60
 fi
+[ $newer = 0 ] || pass "newer fio ($newer_build/, integration suite under Debian unstable's fio)" newer_fio_suite
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "test.sh: FAILED: ${failed[*]}" >&2
 	exit 1
 fi
+[ ${#skipped[@]} -eq 0 ] || echo "test.sh: SKIPPED: ${skipped[*]}"
 echo "test.sh: all passes passed"
