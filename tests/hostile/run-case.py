@@ -15,6 +15,7 @@ its own session, and at the end every process left below this one (fio's
 job processes start their own sessions) is killed and reported.
 """
 
+import atexit
 import ctypes
 import os
 import re
@@ -253,6 +254,8 @@ def run(name):
         return 1
 
     tmp = tempfile.mkdtemp(prefix='torus-hostile.')
+    # Removed however the test ends (even if printing the report fails).
+    atexit.register(shutil.rmtree, tmp, True)
     sock = os.path.join(tmp, 'nbd.sock')
     trig = os.path.join(tmp, 'trigger')
     portf = os.path.join(tmp, 'port')
@@ -360,14 +363,12 @@ def run(name):
         print('command: ' + ' '.join(cmd))
         print('--- fio output:\n' + output.rstrip())
         print('--- server log (tail):\n' + tail(slog).rstrip())
-        shutil.rmtree(tmp, ignore_errors=True)
         return 1
     print(f'PASS: {desc}')
     if VERBOSE:
         print('command: ' + ' '.join(cmd))
         print('--- fio output:\n' + output.rstrip())
         print('--- server log (tail):\n' + tail(slog).rstrip())
-    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
