@@ -17,11 +17,45 @@ else
 	fio_src=$top/.deps/fio
 fi
 
+# meson's and ninja's output goes to a log, shown (its end) when a step fails.
+log=$(mktemp "${TMPDIR:-/tmp}/torus-build.XXXXXX.log")
+
+# failed WHAT: say why the build stopped and what to try, then exit 1.
+failed() {
+	local version=unknown
+	[ -f "$fio_src/FIO-VERSION-FILE" ] &&
+		version=$(sed -n 's/^FIO_VERSION = //p' "$fio_src/FIO-VERSION-FILE")
+	{
+		if grep -q '^FAILED: ' "$log"; then
+			echo "build: $1 failed; what failed first:"
+			sed -n '/^FAILED: /,$p' "$log" | head -n 60 | sed 's/^/  /'
+		else
+			echo "build: $1 failed; the end of its output:"
+			tail -n 40 "$log" | sed 's/^/  /'
+		fi
+		echo "build: the whole output is in $log"
+		echo "build: the engine is compiled against the fio source tree $fio_src (${version:-unknown})."
+		echo "build: it must be a configured fio tree (./configure run: config-host.h and FIO-VERSION-FILE"
+		echo "build: present) of a supported fio, 3.33 (Debian 12) to 3.42, and the tree of the fio that"
+		echo "build: will load the engine. Then:"
+		if [ -n "${FIO_SRC:-}" ]; then
+			echo "build:   against another tree:        FIO_SRC=/path/to/configured/fio scripts/build.sh"
+			echo "build:   against the installed fio:   unset FIO_SRC; rm -rf build && scripts/build.sh"
+		else
+			echo "build:   refetch the installed fio's source: rm -rf .deps/fio build && scripts/build.sh"
+			echo "build:   against your own tree:          FIO_SRC=/path/to/configured/fio scripts/build.sh"
+		fi
+		echo "build:   a stale build directory:     rm -rf build && scripts/build.sh"
+	} >&2
+	exit 1
+}
+
 if [ ! -f build/build.ninja ]; then
-	meson setup build -Dfio_src="$fio_src" >/dev/null
+	meson setup build -Dfio_src="$fio_src" >>"$log" 2>&1 || failed "meson setup build"
 else
-	meson configure build -Dfio_src="$fio_src" >/dev/null
+	meson configure build -Dfio_src="$fio_src" >>"$log" 2>&1 || failed "meson configure build"
 fi
-ninja -C build >/dev/null
+ninja -C build >>"$log" 2>&1 || failed "ninja -C build"
+rm -f "$log"
 ln -sfn build/engines/libtorus.so libtorus.so
 echo "build: ./libtorus.so -> build/engines/libtorus.so (fio source: $fio_src)"
