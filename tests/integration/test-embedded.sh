@@ -37,7 +37,7 @@ expect_fio_ok --name=et --size=16m --rw=randwrite --bs=4k --iodepth=8 --verify=c
 
 # No nbdkit on PATH: a clear error naming the package and the uri option.
 mkdir "$T/bin"
-ln -s "$(command -v fio)" "$T/bin/fio"
+ln -s "$(command -v "$FIO")" "$T/bin/fio"
 if PATH=$T/bin fio --ioengine="external:$ENGINE" --name=nok --size=1m --rw=read >"$T/fio.out" 2>&1; then
 	fail "fio succeeded without nbdkit"
 fi
