@@ -80,7 +80,7 @@ build=${FUZZ_BUILD:-$top/build-fuzz}
 fio_src=${FIO_SRC:-$top/.deps/fio}
 if ! command -v clang >/dev/null ||
    ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
-	echo "fuzz: clang with the libFuzzer runtime is missing: run scripts/deps.sh" >&2
+	echo "fuzz: clang or its sanitizer and libFuzzer runtimes are missing (Debian: clang libclang-rt-14-dev; scripts/deps.sh)" >&2
 	exit 1
 fi
 if [[ ! -f $build/build.ninja ]]; then
