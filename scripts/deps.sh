@@ -19,7 +19,7 @@ pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
 
 # Hardening: libFuzzer targets (clang), the shim under valgrind, network
 # namespaces for the multi-host test (iproute2).
-pkgs+=(clang libfuzzer-14-dev valgrind iproute2)
+pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 
 # What fio's ./configure must see so that config-host.h matches Debian's fio
 # binary (scripts/fio-source.sh): Debian's fio build-depends on these, and
