@@ -19,6 +19,8 @@
 #include "optgroup.h"
 #include "fio_compat.h"
 
+#include "torus_bits.h"
+#include "torus_clock.h"
 #include "transport.h"
 
 #ifndef TORUS_FIO_VERSION
@@ -271,11 +273,6 @@ static struct torus_data *get_data(struct thread_data *td)
 	return d;
 }
 
-static bool is_pow2(uint64_t v)
-{
-	return v && !(v & (v - 1));
-}
-
 /* Checks the job against what the server offers, before any I/O. */
 static int validate_job(struct thread_data *td, const struct torus_data *d,
 			struct fio_file *f)
@@ -498,14 +495,6 @@ static int fio_torus_commit(struct thread_data *td)
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* The job was told to stop, or its runtime is over. */
 static bool job_stopping(struct thread_data *td)
 {
@@ -559,7 +548,7 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 		d->inflight -= n;
 		if (got >= min || !d->inflight)
 			break;
-		now = mono_ns();
+		now = now_ns();
 		if (!start)
 			start = now - (t && limit < WAIT_SLICE_NS ? limit : WAIT_SLICE_NS);
 		if (t) {

@@ -24,6 +24,7 @@
 #include "nbd_connect.h"
 #include "nbd_proto.h"
 #include "nbd_replies.h"
+#include "torus_clock.h"
 
 #define RBUF_SIZE	(256 * 1024)
 /*
@@ -124,14 +125,6 @@ struct nbd_client {
 
 /* Server faults reported per connection before going quiet. */
 #define MAX_NOTICES	5
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 {

@@ -20,6 +20,7 @@
 
 #include "nbd_connect.h"
 #include "nbd_proto.h"
+#include "torus_clock.h"
 
 const char *nbd_uri_label(const struct nbd_uri *uri, char *buf, size_t len)
 {
@@ -37,14 +38,6 @@ const char *nbd_uri_label(const struct nbd_uri *uri, char *buf, size_t len)
 
 /* Waits are cut into slices so that a stop request is seen quickly. */
 #define WAIT_SLICE_MS	100
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Waits for events on fd until the deadline (0: none). Returns 0, or

@@ -22,16 +22,9 @@
 
 #include "nbd_connect.h"
 #include "nbd_proto.h"
+#include "torus_clock.h"
 
 #define MAX_DEPTH	1024
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int write_full(int fd, const void *buf, size_t len)
 {
