@@ -127,15 +127,15 @@ shim_start() {
 	"${pin_server[@]}" "$shim_bin" --listen "unix:$T/$name.sock" "$@" \
 		2>"$T/$name.log" &
 	server_pids+=($!)
-	wait_socket "$T/$name.sock" "$T/$name.log" "nbd-shim $*"
+	wait_socket "$T/$name.sock" "$T/$name.log" "nbd-shim $*" $!
 }
 
 # The redis servers for zeroos: 8 storage + 1 metadata, as in document 004;
 # sets shim_redis_storage and shim_redis_meta.
 shim_redis_start() {
-	local i j port storage=
+	local i port storage=
 	for i in $(seq 0 8); do
-		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+		port=$(free_port)
 		mkdir -p "$T/redis$i"
 		redis-server --port "$port" --bind 127.0.0.1 --save '' \
 			--appendonly no --dir "$T/redis$i" --loglevel warning \
@@ -146,10 +146,7 @@ shim_redis_start() {
 		else
 			shim_redis_meta=127.0.0.1:$port
 		fi
-		for ((j = 0; j < 200; j++)); do
-			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-			sleep 0.05
-		done
+		wait_port "$port" "$T/redis$i/log" "redis-server $i" $!
 	done
 	shim_redis_storage=$storage
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Helpers for scripts/bench.sh: read fio's JSON, build the report.
+"""Helpers for scripts/bench.sh: build the report. fio's JSON is read by
+scripts/harness.py (`harness.py fio-summary FIO_JSON`, which bench.sh uses).
 
   benchlib.py extract FIO_JSON
-      print "metric value" lines for one fio run (read and write summed)
+      the same as harness.py fio-summary: "metric value" lines for one fio
+      run (read and write summed)
   benchlib.py report RECORDS [--md FILE]
       print the per-section tables (medians over rounds, ratios, targets)
 
@@ -14,9 +16,12 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
   target   ID         metric  num     den     op  threshold
 """
 
-import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 # metric -> (row title, format)
 METRICS = {
@@ -29,54 +34,6 @@ METRICS = {
     "seconds": ("seconds", "{:.2f}", 1),
 }
 METRIC_ORDER = list(METRICS)
-
-
-def load_fio_json(path):
-    """fio may print engine messages before the JSON object: skip them."""
-    with open(path) as f:
-        text = f.read()
-    start = text.find("{")
-    if start < 0:
-        raise ValueError(f"{path}: no JSON object in fio's output")
-    obj, _ = json.JSONDecoder().raw_decode(text[start:])
-    return obj
-
-
-def extract(path):
-    data = load_fio_json(path)
-    jobs = data.get("jobs") or []
-    if len(jobs) != 1:
-        raise ValueError(f"{path}: expected one job (group_reporting), got {len(jobs)}")
-    job = jobs[0]
-    if job.get("error"):
-        raise ValueError(f"{path}: fio job error {job['error']}")
-    ios = iops = bw = clat = lat = 0.0
-    for ddir in ("read", "write", "trim"):
-        d = job.get(ddir) or {}
-        n = d.get("total_ios", 0)
-        if not n:
-            continue
-        ios += n
-        iops += d["iops"]
-        bw += d["bw_bytes"]
-        clat += d["clat_ns"]["mean"] * n
-        lat += d["lat_ns"]["mean"] * n
-    if not ios:
-        raise ValueError(f"{path}: the job did no I/O")
-    runtime_s = job["job_runtime"] / 1000.0
-    cpu_pct = job["usr_cpu"] + job["sys_cpu"]
-    out = {
-        "iops": iops,
-        "bw_mib": bw / 2**20,
-        "cpu_us_per_io": cpu_pct / 100.0 * runtime_s / ios * 1e6,
-        "clat_mean_us": clat / ios / 1e3,
-        "lat_mean_us": lat / ios / 1e3,
-        "cpu_pct": cpu_pct,
-        "ios": ios,
-        "runtime_s": runtime_s,
-    }
-    for k, v in out.items():
-        print(f"{k} {v:.6g}")
 
 
 def fmt(metric, v):
@@ -181,8 +138,7 @@ def report(path, md_path=None):
 
 def main(argv):
     if len(argv) >= 2 and argv[0] == "extract":
-        extract(argv[1])
-        return 0
+        return harness.main(["fio-summary", argv[1]])
     if len(argv) >= 2 and argv[0] == "report":
         md = None
         if len(argv) >= 4 and argv[2] == "--md":

@@ -1,15 +1,16 @@
 # shellcheck shell=bash
 # The machinery of scripts/bench.sh, sourced by it: pinning, the scratch
 # directory and its servers, waiting for a quiet machine, one measured fio
-# run, the records and the report (scripts/benchlib.py reads fio's JSON and
-# builds the tables). What is measured (the section_* functions) lives in
-# bench.sh.
+# run, the records and the report (scripts/harness.py waits for the servers
+# and reads fio's JSON, scripts/benchlib.py builds the tables). What is
+# measured (the section_* functions) lives in bench.sh.
 #
 # The sourcing script sets repo and bench_name (for messages) before it
 # sources this file, and runtime, quiet_wait, keep and out (the report;
 # empty: print only) before bench_setup.
 
 bench_lib=$repo/scripts/benchlib.py
+bench_harness=$repo/scripts/harness.py
 runs_total=0
 runs_busy=0
 server_pids=()
@@ -91,16 +92,36 @@ record() {
 	echo "$*" >>"$records"
 }
 
-# wait_socket SOCK LOG WHAT: wait for a server started in the background
-# to create SOCK; on failure show LOG (if any) and die.
-wait_socket() {
-	local sock=$1 log=$2 what=$3 i
-	for ((i = 0; i < 200; i++)); do
-		[[ -S $sock ]] && return 0
-		sleep 0.05
-	done
+# free_port: print a TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	python3 "$bench_harness" free-port
+}
+
+# bench_wait KIND TARGET LOG WHAT [PID]: wait up to 10 s for a server started
+# in the background (process PID, when given) to create the socket TARGET
+# (KIND socket) or listen on the port TARGET (KIND port); on failure show
+# LOG (if any) and die.
+bench_wait() {
+	local kind=$1 target=$2 log=$3 what=$4 pid=${5:-} msg rc=0
+	msg=$(python3 "$bench_harness" "wait-$kind" "$target" 10 --what "$what" \
+		${pid:+--pid "$pid"} 2>&1) || rc=$?
+	((rc != 0)) || return 0
+	# 3: the server had gone; its exit status is ours to collect
+	if ((rc == 3)); then
+		rc=0
+		wait "$pid" || rc=$?
+		msg+=" (exit status $rc)"
+	fi
 	[[ -n $log && -f $log ]] && cat "$log" >&2
-	die "$what did not create $sock"
+	die "$msg"
+}
+
+# wait_socket SOCK LOG WHAT [PID], wait_port PORT LOG WHAT [PID]: bench_wait.
+wait_socket() {
+	bench_wait socket "$@"
+}
+wait_port() {
+	bench_wait port "$@"
 }
 
 # start_nbdkit SOCK ARGS...: nbdkit ARGS on a private socket, server CPU.
@@ -110,7 +131,7 @@ start_nbdkit() {
 	"${pin_server[@]}" nbdkit --exit-with-parent -f -U "$sock" "$@" \
 		2>"$sock.log" &
 	server_pids+=($!)
-	wait_socket "$sock" "$sock.log" "nbdkit $*"
+	wait_socket "$sock" "$sock.log" "nbdkit $*" $!
 }
 
 # bench_fio SID LABEL ROUND FIO-ARGS...: one time-based fio run on the
@@ -134,10 +155,10 @@ bench_fio() {
 	if ((rc != 0)); then
 		# fio's own messages; the JSON (if any) is of no help here.
 		cat "$T/fio.log" >&2
-		[[ -f $json ]] && sed -n '/^{/q;p' "$json" >&2
+		[[ -f $json ]] && python3 "$bench_harness" fio-messages "$json" >&2
 		die "fio failed: $sid, $label, round $round (output above)"
 	fi
-	metrics=$(python3 "$bench_lib" extract "$json") ||
+	metrics=$(python3 "$bench_harness" fio-summary "$json") ||
 		die "cannot read fio's JSON for $sid, $label, round $round"
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"

@@ -101,29 +101,41 @@ start_bg() {
 	_bg_pids+=($!)
 }
 
+# Ports and waiting are scripts/harness.py's (shared with the scripts).
+_harness() {
+	python3 "$TORUS_SRC/scripts/harness.py" "$@"
+}
+
+# _harness_wait KIND TARGET [PID WHAT]: wait up to 10 s for the Unix socket
+# TARGET (KIND socket) or for 127.0.0.1:TARGET to listen (KIND port); with
+# PID, fail as soon as that server has exited, naming WHAT and its status.
+_harness_wait() {
+	local kind=$1 target=$2 pid=${3:-} what=${4:-} msg rc=0
+	msg=$(_harness "wait-$kind" "$target" 10 ${pid:+--pid "$pid" --what "$what"} 2>&1) ||
+		rc=$?
+	[ $rc = 0 ] && return 0
+	# 3: the server had gone; its exit status is ours to collect
+	if [ $rc = 3 ]; then
+		rc=0
+		wait "$pid" || rc=$?
+		msg="$msg (exit status $rc)"
+	fi
+	fail "$msg"
+}
+
 # wait_socket PATH: wait up to 10 s for a Unix socket to appear.
 wait_socket() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -S "$1" ] && return 0
-		sleep 0.05
-	done
-	fail "socket $1 did not appear within 10 s"
+	_harness_wait socket "$1"
 }
 
 # wait_port PORT: wait up to 10 s for a TCP port on 127.0.0.1 to listen.
 wait_port() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "nothing listens on 127.0.0.1:$1 within 10 s"
+	_harness_wait port "$1"
 }
 
 # free_port: print a TCP port on loopback that nothing listens on.
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	_harness free-port
 }
 
 # start_nbdkit SOCKET PLUGIN ARGS...: nbdkit on a private Unix socket.
@@ -132,7 +144,7 @@ start_nbdkit() {
 	shift
 	require nbdkit
 	start_bg nbdkit --foreground --exit-with-parent -U "$sock" "$@"
-	wait_socket "$sock"
+	_harness_wait socket "$sock" "${_bg_pids[-1]}" "nbdkit $*"
 }
 
 # run_fio ARGS...: fio with the engine loaded; engine options may follow.
