@@ -19,7 +19,7 @@ static const char usage_text[] =
 "SYNOPSIS\n"
 "    nbd-shim --profile torus|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
 "             [--export NAME] [--size SIZE] [--backend BACKEND]\n"
-"             [--redis-meta HOST:PORT] [--vdisk NAME] [--replicas R]\n"
+"             [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--replicas R]\n"
 "             [--latency-us N] [--bandwidth RATE] [--shape-at WHERE]\n"
 "             [--block-size N] [--advertise-trim] [--poll-us N]\n"
 "             [--pidfile PATH] [--verbose] [--help]\n"
@@ -33,10 +33,12 @@ static const char usage_text[] =
 "              always 124 zeroes, one request at a time, one connection\n"
 "              per volume, 512 KiB blocks with read-modify-write, R-way\n"
 "              replication with write level all.\n"
-"    zeroos    zero-os/0-Disk `nbdserver`: NO_ZEROES, ERR_UNSUP for unknown\n"
-"              options, INFO/GO in the pre-standard field order, flags\n"
-"              0x014d, TRIM answers EIO, bad requests drop the connection,\n"
-"              one request at a time; optionally the deduped Redis layout.\n"
+"    zeroos    zero-os/0-Disk `nbdserver`: NO_ZEROES, no default export\n"
+"              (clients must name it), ERR_UNSUP for unknown options,\n"
+"              INFO/GO in the pre-standard field order, flags 0x014d, TRIM\n"
+"              answers EIO, bad requests drop the connection, one request\n"
+"              at a time; optionally the deduped Redis layout, with a copy\n"
+"              of the block map per connection.\n"
 "    standard  a conformant server (GO with block sizes, structured\n"
 "              replies, multi-conn), batched and fast.\n"
 "\n"
@@ -51,7 +53,7 @@ static const char usage_text[] =
 "        free port; the ready line shows it.\n"
 "    --export NAME\n"
 "        The export's name (default: torus \"torus\", zeroos \"default\",\n"
-"        standard \"\").\n"
+"        standard \"\"). torus and zeroos serve it under that name only.\n"
 "    --size SIZE\n"
 "        The export's size, with an optional K, M, G, T suffix (powers of\n"
 "        1024). Required unless the file backend's file gives it. torus\n"
@@ -62,10 +64,12 @@ static const char usage_text[] =
 "        redis (zeroos only) is the 0-Disk deduped layout: each 4 KiB block\n"
 "        once, as SET <blake2b-256> <block> on server hash[0] % N of the\n"
 "        list, and the block map in the hash lba:<vdisk>.\n"
-"    --redis-meta HOST:PORT\n"
-"        The metadata server holding lba:<vdisk> (default: the first\n"
-"        server of --backend redis:). \"8 storage + 1 metadata\" is\n"
-"        --backend redis:H:P1,...,H:P8 --redis-meta H:P9.\n"
+"    --redis-meta HOST:PORT[,HOST:PORT...]\n"
+"        The metadata servers holding lba:<vdisk>, sector S on server\n"
+"        S % M of the M listed (default: the --backend redis: servers, as\n"
+"        0-Disk keeps the map on its storage cluster). \"8 storage + 1\n"
+"        metadata\" (0-Disk of 2017) is --backend redis:H:P1,...,H:P8\n"
+"        --redis-meta H:P9.\n"
 "    --vdisk NAME\n"
 "        The vdisk id in the Redis keys (default: the export name).\n"
 "    --replicas R\n"
@@ -200,8 +204,9 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 
 int args_parse(int argc, char **argv, struct shim_config *cfg)
 {
-	struct redis_addr meta;
+	struct redis_addr meta[REDIS_MAX_SERVERS];
 	bool meta_given = false;
+	int nmeta = 0;
 	uint64_t v;
 	int opt;
 
@@ -239,8 +244,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 					   optarg);
 			break;
 		case OPT_REDIS_META:
-			if (parse_hostport(optarg, &meta))
-				return bad("--redis-meta %s: use HOST:PORT",
+			if (parse_hostport_list(optarg, meta, REDIS_MAX_SERVERS,
+						&nmeta))
+				return bad("--redis-meta %s: use HOST:PORT[,HOST:PORT...]",
 					   optarg);
 			meta_given = true;
 			break;
@@ -301,8 +307,8 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	}
 	if (optind < argc)
 		return bad("unexpected argument: %s", argv[optind]);
-	cfg->backend.has_meta = meta_given;
-	if (meta_given)
-		cfg->backend.meta = meta;
+	/* --backend may come after --redis-meta and resets the spec */
+	cfg->backend.nmeta = nmeta;
+	memcpy(cfg->backend.meta, meta, nmeta * sizeof(meta[0]));
 	return args_check(cfg, meta_given);
 }

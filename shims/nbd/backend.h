@@ -28,6 +28,14 @@ struct backend_ops {
 	 * without a copy (memory, null). NULL when not available.
 	 */
 	const void *(*peek)(struct backend *be, size_t len, uint64_t off);
+	/*
+	 * Optional: a new backend over the same data for one connection,
+	 * with state of its own (the Redis layout: its own copy of the block
+	 * map, as each 0-Disk connection has), closed by the caller. NULL
+	 * here means the backend is shared as it is.
+	 */
+	struct backend *(*session)(struct backend *be, char *err,
+				   size_t errlen);
 	void (*close)(struct backend *be);
 };
 
@@ -56,8 +64,9 @@ struct backend_spec {
 	char path[4096];			/* file */
 	int nservers;				/* redis storage servers */
 	struct redis_addr servers[REDIS_MAX_SERVERS];
-	struct redis_addr meta;			/* holds lba:<vdisk> */
-	int has_meta;
+	/* hold lba:<vdisk>, sector s on meta[s % nmeta]; 0: the servers */
+	int nmeta;
+	struct redis_addr meta[REDIS_MAX_SERVERS];
 };
 
 /*
@@ -119,6 +128,17 @@ static inline const void *backend_peek(struct backend *be, size_t len,
 				       uint64_t off)
 {
 	return be->ops->peek ? be->ops->peek(be, len, off) : NULL;
+}
+
+/*
+ * The backend a connection should use: be itself when it is shared, else
+ * a new one of its own (see backend_ops.session); NULL on failure, with
+ * the reason in err.
+ */
+static inline struct backend *backend_session(struct backend *be, char *err,
+					      size_t errlen)
+{
+	return be->ops->session ? be->ops->session(be, err, errlen) : be;
 }
 
 static inline void backend_close(struct backend *be)

@@ -1,15 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The 0-Disk deduped volume in Redis (layout in lba.h): block contents on N
- * storage servers by hash[0] % N, the block map lba:<vdisk> on a metadata
- * server. The block map is cached by sector; changed sectors are written
- * back on FLUSH (also on FUA, disconnect and shutdown), as 0-Disk does.
- * Unaligned I/O is read-merge-write of whole blocks. One mutex: hiredis
- * contexts are not thread-safe, and 0-Disk serves one request at a time.
+ * storage servers by hash[0] % N, the block map lba:<vdisk> spread over the
+ * metadata servers by sector % M (by default the storage servers
+ * themselves, as in 0-Disk since it dropped its separate metadata
+ * cluster). The block map is cached by sector and changed sectors are
+ * written back on FLUSH (also on FUA and DISC), after which the cache is
+ * emptied, as 0-Disk's LBA does.
+ *
+ * Each connection gets a backend of its own (redis_session), with its own
+ * servers' connections and its own copy of the block map, as each 0-Disk
+ * connection builds its own backend: a connection does not see the map
+ * entries another has not flushed, nor, while it holds a sector, those
+ * flushed since it loaded it; and flushing a sector writes its whole copy
+ * over what others flushed. Closing does not flush (0-Disk's backend does
+ * not), so a client that goes away without FLUSH or DISC loses its map
+ * changes; the server flushes every connection on SIGTERM as 0-Disk does.
+ *
+ * Unaligned I/O is read-merge-write of whole blocks. One mutex per
+ * backend: hiredis contexts are not thread-safe.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +42,20 @@ struct redis_be {
 	int nstore;
 	redisContext *store[REDIS_MAX_SERVERS];
 	struct redis_addr store_addr[REDIS_MAX_SERVERS];
-	redisContext *meta;
-	struct redis_addr meta_addr;
+	int nmeta;
+	redisContext *meta[REDIS_MAX_SERVERS];
+	struct redis_addr meta_addr[REDIS_MAX_SERVERS];
 	char key[512];			/* lba:<vdisk> */
 	struct blk_store blocks;	/* bs-byte blocks, deduped */
 	uint64_t nsectors;
 	uint8_t **sector;		/* cached sectors, NULL = not loaded */
 	uint8_t *dirty;			/* per sector */
-	uint64_t *dirty_list;
-	uint64_t ndirty;
+	uint64_t *loaded;		/* the cached sectors' indices */
+	uint64_t nloaded;
 	uint8_t zero_hash[LBA_HASH_LEN];
+	/* what a session needs to open the same volume again */
+	struct backend_spec spec;
+	char *vdisk;
 };
 
 static struct redis_be *to_redis(struct backend *be)
@@ -105,6 +123,7 @@ static redisReply *redis_do(redisContext **slot, const struct redis_addr *a,
 /* The cached sector, loaded with HGET on first use. */
 static uint8_t *sector_get(struct redis_be *r, uint64_t idx, int *ret)
 {
+	unsigned int m = idx % r->nmeta;
 	char field[32];
 	redisReply *rep;
 	uint8_t *s;
@@ -117,7 +136,8 @@ static uint8_t *sector_get(struct redis_be *r, uint64_t idx, int *ret)
 		return NULL;
 	}
 	lba_field(field, sizeof(field), idx);
-	rep = redis_do(&r->meta, &r->meta_addr, "HGET %s %s", r->key, field);
+	rep = redis_do(&r->meta[m], &r->meta_addr[m], "HGET %s %s", r->key,
+		       field);
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
 		*ret = -EIO;
 		goto fail;
@@ -133,6 +153,7 @@ static uint8_t *sector_get(struct redis_be *r, uint64_t idx, int *ret)
 	}
 	freeReplyObject(rep);
 	r->sector[idx] = s;
+	r->loaded[r->nloaded++] = idx;
 	return s;
 fail:
 	if (rep)
@@ -151,10 +172,7 @@ static int lba_set(struct redis_be *r, uint64_t block, const uint8_t *hash)
 	if (!s)
 		return ret;
 	lba_sector_set(s, lba_slot_of(block), hash);
-	if (!r->dirty[idx]) {
-		r->dirty[idx] = 1;
-		r->dirty_list[r->ndirty++] = idx;
-	}
+	r->dirty[idx] = 1;
 	return 0;
 }
 
@@ -264,21 +282,30 @@ static int redis_zero(struct backend *be, size_t len, uint64_t off)
 	return redis_write(to_redis(be), NULL, len, off);
 }
 
-/* Dirty sectors go out pipelined: HSET, or HDEL when all nil. */
+/*
+ * Dirty sectors go out pipelined, each to its metadata server: HSET, or
+ * HDEL when all nil. Then the cache is emptied whatever happened, as
+ * 0-Disk's LBA flush empties its buckets: the next access loads the
+ * sectors again, with what other connections flushed meanwhile.
+ */
 static int redis_flush_locked(struct redis_be *r)
 {
-	redisContext *c = redis_ctx(&r->meta, &r->meta_addr);
+	redisContext *c;
 	char field[32];
 	redisReply *rep;
 	uint64_t i, idx;
-	int ret = 0;
+	int m, ret = 0;
 
-	if (!r->ndirty)
-		return 0;
-	if (!c)
-		return -EIO;
-	for (i = 0; i < r->ndirty; i++) {
-		idx = r->dirty_list[i];
+	for (i = 0; i < r->nloaded; i++) {
+		idx = r->loaded[i];
+		if (!r->dirty[idx])
+			continue;
+		m = idx % r->nmeta;
+		c = redis_ctx(&r->meta[m], &r->meta_addr[m]);
+		if (!c) {
+			ret = -EIO;
+			continue;
+		}
 		lba_field(field, sizeof(field), idx);
 		if (lba_sector_is_nil(r->sector[idx]))
 			redisAppendCommand(c, "HDEL %s %s", r->key, field);
@@ -287,25 +314,34 @@ static int redis_flush_locked(struct redis_be *r)
 					   r->sector[idx],
 					   (size_t)LBA_SECTOR_LEN);
 	}
-	for (i = 0; i < r->ndirty; i++) {
+	/* replies come back in order on each server's connection */
+	for (i = 0; i < r->nloaded; i++) {
+		idx = r->loaded[i];
+		m = idx % r->nmeta;
+		c = r->meta[m];
+		if (!r->dirty[idx] || !c || c->err)
+			continue;
 		if (redisGetReply(c, (void **)&rep) != REDIS_OK) {
-			shim_err("redis %s:%d: %s", r->meta_addr.host,
-				 r->meta_addr.port, c->errstr);
-			return -EIO;
+			shim_err("redis %s:%d: %s", r->meta_addr[m].host,
+				 r->meta_addr[m].port, c->errstr);
+			ret = -EIO;
+			continue;
 		}
 		if (rep->type == REDIS_REPLY_ERROR) {
-			shim_err("redis %s:%d: %s", r->meta_addr.host,
-				 r->meta_addr.port, rep->str);
+			shim_err("redis %s:%d: %s", r->meta_addr[m].host,
+				 r->meta_addr[m].port, rep->str);
 			ret = -EIO;
 		}
 		freeReplyObject(rep);
 	}
-	if (ret)
-		return ret;
-	for (i = 0; i < r->ndirty; i++)
-		r->dirty[r->dirty_list[i]] = 0;
-	r->ndirty = 0;
-	return 0;
+	for (i = 0; i < r->nloaded; i++) {
+		idx = r->loaded[i];
+		free(r->sector[idx]);
+		r->sector[idx] = NULL;
+		r->dirty[idx] = 0;
+	}
+	r->nloaded = 0;
+	return ret;
 }
 
 static int redis_flush(struct backend *be)
@@ -319,27 +355,50 @@ static int redis_flush(struct backend *be)
 	return ret;
 }
 
+/* No write-back: 0-Disk's backend does not flush when it is closed. */
 static void redis_close(struct backend *be)
 {
 	struct redis_be *r = to_redis(be);
 	uint64_t i;
 	int n;
 
-	if (redis_flush_locked(r))
-		shim_err("redis: could not write the block map back on close");
 	for (n = 0; n < r->nstore; n++)
 		if (r->store[n])
 			redisFree(r->store[n]);
-	if (r->meta)
-		redisFree(r->meta);
-	for (i = 0; i < r->nsectors; i++)
-		free(r->sector[i]);
+	for (n = 0; n < r->nmeta; n++)
+		if (r->meta[n])
+			redisFree(r->meta[n]);
+	for (i = 0; i < r->nloaded; i++)
+		free(r->sector[r->loaded[i]]);
 	free(r->sector);
 	free(r->dirty);
-	free(r->dirty_list);
+	free(r->loaded);
 	free(r->blocks.scratch);
+	free(r->vdisk);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
+}
+
+static struct backend *redis_open(const struct redis_params *p,
+				  bool connect_now, char *err, size_t errlen);
+
+/*
+ * A connection's own backend: same volume, own connections and map. They
+ * connect on first use, as 0-Disk's pools dial when asked: a vdisk whose
+ * servers are down can still be chosen, its I/O fails.
+ */
+static struct backend *redis_session(struct backend *be, char *err,
+				     size_t errlen)
+{
+	struct redis_be *r = to_redis(be);
+	struct redis_params p = {
+		.spec = &r->spec,
+		.vdisk = r->vdisk,
+		.block_size = r->blocks.bs,
+		.size = r->be.size,
+	};
+
+	return redis_open(&p, false, err, errlen);
 }
 
 static const struct backend_ops redis_ops = {
@@ -349,11 +408,12 @@ static const struct backend_ops redis_ops = {
 	.zero = redis_zero,
 	.trim = redis_zero,
 	.flush = redis_flush,
+	.session = redis_session,
 	.close = redis_close,
 };
 
-struct backend *backend_redis_open(const struct redis_params *p,
-				   char *err, size_t errlen)
+static struct backend *redis_open(const struct redis_params *p,
+				  bool connect_now, char *err, size_t errlen)
 {
 	const struct backend_spec *spec = p->spec;
 	struct redis_be *r;
@@ -378,10 +438,13 @@ struct backend *backend_redis_open(const struct redis_params *p,
 	r->nsectors = lba_sector_of(p->size / p->block_size - 1) + 1;
 	r->sector = calloc(r->nsectors, sizeof(*r->sector));
 	r->dirty = calloc(r->nsectors, 1);
-	r->dirty_list = calloc(r->nsectors, sizeof(*r->dirty_list));
+	r->loaded = calloc(r->nsectors, sizeof(*r->loaded));
 	r->blocks.scratch = malloc(r->blocks.bs);
+	r->vdisk = strdup(p->vdisk);
+	r->spec = *spec;
 	zero = calloc(1, r->blocks.bs);
-	if (!r->sector || !r->dirty || !r->dirty_list || !r->blocks.scratch || !zero) {
+	if (!r->sector || !r->dirty || !r->loaded || !r->blocks.scratch ||
+	    !r->vdisk || !zero) {
 		snprintf(err, errlen, "redis backend: out of memory");
 		free(zero);
 		goto fail;
@@ -393,20 +456,35 @@ struct backend *backend_redis_open(const struct redis_params *p,
 	r->nstore = spec->nservers;
 	for (i = 0; i < r->nstore; i++) {
 		r->store_addr[i] = spec->servers[i];
+		if (!connect_now)
+			continue;
 		r->store[i] = redis_connect(&spec->servers[i], err, errlen);
 		if (!r->store[i])
 			goto fail;
 	}
-	r->meta_addr = spec->has_meta ? spec->meta : spec->servers[0];
-	r->meta = redis_connect(&r->meta_addr, err, errlen);
-	if (!r->meta)
-		goto fail;
+	/* no metadata servers given: the map shares the storage servers */
+	r->nmeta = spec->nmeta ? spec->nmeta : spec->nservers;
+	for (i = 0; i < r->nmeta; i++) {
+		r->meta_addr[i] = spec->nmeta ? spec->meta[i] :
+				  spec->servers[i];
+		if (!connect_now)
+			continue;
+		r->meta[i] = redis_connect(&r->meta_addr[i], err, errlen);
+		if (!r->meta[i])
+			goto fail;
+	}
 
 	r->be.ops = &redis_ops;
 	r->be.size = p->size;
 	return &r->be;
 fail:
-	r->nsectors = r->sector ? r->nsectors : 0;
 	redis_close(&r->be);
 	return NULL;
+}
+
+/* The export's backend: its servers must answer now (exit 1 if not). */
+struct backend *backend_redis_open(const struct redis_params *p,
+				   char *err, size_t errlen)
+{
+	return redis_open(p, true, err, errlen);
 }

@@ -72,6 +72,18 @@ static int shaped_flush(struct backend *be)
 	return backend_flush(s->child);
 }
 
+/* A connection's own view below is shaped on the same link. */
+static struct backend *shaped_session(struct backend *be, char *err,
+				      size_t errlen)
+{
+	struct shaped *s = to_shaped(be);
+	struct backend *child = backend_session(s->child, err, errlen);
+
+	if (!child || child == s->child)
+		return child ? be : NULL;
+	return shaped_open(child, s->sh, s->write_factor, err, errlen);
+}
+
 static void shaped_close(struct backend *be)
 {
 	struct shaped *s = to_shaped(be);
@@ -87,6 +99,7 @@ static const struct backend_ops shaped_ops = {
 	.zero = shaped_zero,
 	.trim = shaped_trim,
 	.flush = shaped_flush,
+	.session = shaped_session,
 	.close = shaped_close,
 };
 

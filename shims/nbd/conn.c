@@ -21,6 +21,7 @@ int conn_init(struct conn *c, int fd, struct server *srv)
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->srv = srv;
+	c->exact = true;
 	c->in_cap = CONN_IN_SIZE;
 	c->out_cap = CONN_OUT_SIZE;
 	c->in = malloc(c->in_cap);
@@ -66,14 +67,13 @@ static int conn_make_room(struct conn *c, size_t n)
  * machines, more than serving a batch: poll the socket for a while before
  * sleeping in recv, as long as the client keeps sending.
  */
-static ssize_t conn_recv(struct conn *c)
+static ssize_t conn_recv(struct conn *c, size_t len)
 {
 	uint64_t until = 0;
 	ssize_t got;
 
 	while (conn_spin_us) {
-		got = recv(c->fd, c->in + c->in_end, c->in_cap - c->in_end,
-			   MSG_DONTWAIT);
+		got = recv(c->fd, c->in + c->in_end, len, MSG_DONTWAIT);
 		if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return got;
 		if (!until)
@@ -81,7 +81,7 @@ static ssize_t conn_recv(struct conn *c)
 		else if (now_ns() > until)
 			break;
 	}
-	return recv(c->fd, c->in + c->in_end, c->in_cap - c->in_end, 0);
+	return recv(c->fd, c->in + c->in_end, len, 0);
 }
 
 /* Send iov[0, k) and close the gap: the rest wait for their due time. */
@@ -186,7 +186,8 @@ int conn_need(struct conn *c, size_t n)
 		return -1;
 	}
 	while (conn_avail(c) < n) {
-		got = conn_recv(c);
+		got = conn_recv(c, c->exact ? n - conn_avail(c) :
+				   c->in_cap - c->in_end);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0) {
@@ -294,4 +295,12 @@ int conn_flush(struct conn *c)
 	}
 	c->nmarks = 0;
 	return conn_send_prefix(c, c->niov);
+}
+
+void conn_reset(struct conn *c)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	conn_flush(c);
+	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 }

@@ -9,6 +9,11 @@
  * The rule that keeps batching safe: conn_need() sends whatever is queued
  * before it blocks waiting for input, so a client never waits on a reply
  * the server is sitting on.
+ *
+ * During the handshake (until transmit() starts) input is read exactly as
+ * asked, never ahead: torus and 0-Disk read their options field by field
+ * from the socket, so what they leave unread when they hang up is still
+ * in the kernel, and the client sees a reset instead of a close.
  */
 #ifndef SHIM_CONN_H
 #define SHIM_CONN_H
@@ -32,9 +37,15 @@ struct conn {
 	struct server *srv;
 	struct export *exp;
 	const struct profile *prof;
+	/*
+	 * The backend this connection uses, once it chose the export (zeroos:
+	 * its own view, see backend_session()); the export's own otherwise.
+	 */
+	struct backend *be;
 
 	uint8_t *in;			/* received, [in_pos, in_end) unparsed */
 	size_t in_cap, in_pos, in_end;
+	bool exact;			/* read only what is needed (handshake) */
 
 	uint8_t *out;			/* staging for headers and copied data */
 	size_t out_cap, out_used;
@@ -107,5 +118,11 @@ int conn_queue_ref(struct conn *c, const void *p, size_t len);
 int conn_mark(struct conn *c, uint64_t due);
 /* Send everything queued (after waiting for due_ns); -1 on error. */
 int conn_flush(struct conn *c);
+/*
+ * Send what is queued, then make the coming close a TCP reset (SO_LINGER
+ * 0), as when the real server hangs up on input it has not read. On a
+ * Unix socket the peer sees ECONNRESET only if input is left unread.
+ */
+void conn_reset(struct conn *c);
 
 #endif /* SHIM_CONN_H */

@@ -171,12 +171,30 @@ int parse_hostport(const char *s, struct redis_addr *out)
 			      6379);
 }
 
-int parse_backend(const char *s, struct backend_spec *out)
+int parse_hostport_list(const char *s, struct redis_addr *out, int max,
+			int *n)
 {
 	char item[300];
 	const char *p, *comma;
-	size_t n;
+	size_t len;
 
+	*n = 0;
+	for (p = s; ; p = comma + 1) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!len || len >= sizeof(item) || *n == max)
+			return -1;
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (parse_hostport(item, &out[(*n)++]))
+			return -1;
+		if (!comma)
+			return 0;
+	}
+}
+
+int parse_backend(const char *s, struct backend_spec *out)
+{
 	memset(out, 0, sizeof(*out));
 	if (!strcmp(s, "memory")) {
 		out->kind = BACKEND_MEMORY;
@@ -196,18 +214,6 @@ int parse_backend(const char *s, struct backend_spec *out)
 	if (strncmp(s, "redis:", 6))
 		return -1;
 	out->kind = BACKEND_REDIS;
-	for (p = s + 6; ; p = comma + 1) {
-		comma = strchr(p, ',');
-		n = comma ? (size_t)(comma - p) : strlen(p);
-		if (!n || n >= sizeof(item) ||
-		    out->nservers == REDIS_MAX_SERVERS)
-			return -1;
-		memcpy(item, p, n);
-		item[n] = '\0';
-		if (parse_hostport(item, &out->servers[out->nservers++]))
-			return -1;
-		if (!comma)
-			break;
-	}
-	return 0;
+	return parse_hostport_list(s + 6, out->servers, REDIS_MAX_SERVERS,
+				   &out->nservers);
 }

@@ -31,6 +31,10 @@ int parse_listen(const char *s, struct listen_addr *out);
 /* HOST:PORT or HOST (port 6379). */
 int parse_hostport(const char *s, struct redis_addr *out);
 
+/* HOST:PORT[,HOST:PORT...] (ports default to 6379), at most max. */
+int parse_hostport_list(const char *s, struct redis_addr *out, int max,
+			int *n);
+
 /* memory, null, file:PATH or redis:HOST:PORT[,HOST:PORT...]. */
 int parse_backend(const char *s, struct backend_spec *out);
 

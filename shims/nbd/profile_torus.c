@@ -7,8 +7,10 @@
  * - fixed newstyle, handshake flags 0x0001; client flags read and ignored;
  * - options: EXPORT_NAME (empty or unknown name, or a volume already in
  *   use: connection closed), LIST (its payload is not read), ABORT (acked
- *   as LIST, then the connection ends); any other option, or one longer
- *   than 4096 bytes, closes the connection without a reply;
+ *   as LIST, then the connection ends; torus itself then crashes, which
+ *   the shim does not imitate); any other option, or one longer than 4096
+ *   bytes, closes the connection without a reply, and without reading
+ *   the option's data: a TCP reset when there was some;
  * - export reply: size, flags 0x0025, always 124 zeroes;
  * - READ, WRITE, FLUSH, TRIM (which also syncs), DISC; FUA ignored; any
  *   other command closes the connection; simple replies only;
@@ -70,15 +72,22 @@ static int torus_negotiate(struct conn *c)
 		if (len > TORUS_MAX_OPTION) {
 			shim_info("%s: strange option length %u; closing",
 				  c->peer, len);
+			conn_reset(c);
 			return -1;
 		}
 		switch (opt) {
 		case NBD_OPT_EXPORT_NAME:
 			return torus_export_name(c, len);
 		case NBD_OPT_ABORT:
-			/* torus acks it as LIST, then has no volume to serve */
+			/*
+			 * torus acks it as LIST, then serves a nil volume and
+			 * the whole process dies; here only this connection
+			 * ends (reset if ABORT carried data torus never read)
+			 */
 			hs_reply(c, NBD_OPT_LIST, NBD_REP_ACK);
 			conn_flush(c);
+			if (len)
+				conn_reset(c);
 			return -1;
 		case NBD_OPT_LIST:
 			/* the payload stays in the stream, as in torus */
@@ -89,6 +98,9 @@ static int torus_negotiate(struct conn *c)
 		default:
 			shim_info("%s: unknown option %s (%u): torus closes the connection",
 				  c->peer, nbd_opt_name(opt), opt);
+			/* torus never reads the data: the kernel resets */
+			if (len)
+				conn_reset(c);
 			return -1;
 		}
 	}

@@ -6,13 +6,20 @@
  *
  * - fixed newstyle, handshake flags 0x0003; the client's NO_ZEROES is
  *   honoured;
- * - options: EXPORT_NAME (empty = the default export; unknown: connection
- *   closed), LIST, STARTTLS (ERR_UNSUP; payload left in the stream, as
- *   0-Disk does), ABORT (ACK, then closed), anything else ERR_UNSUP;
- *   INFO and GO are read in the pre-standard order (u16 info count, the
- *   infos, u32 name length, name) straight from the stream, so a
- *   conformant OPT_GO for a named export fails with "Name is too long"
- *   and the connection is dropped; an unknown name gets ERR_UNKNOWN;
+ * - options: EXPORT_NAME (unknown or empty name: connection closed, as
+ *   the nbdserver program sets no default export), LIST, STARTTLS
+ *   (ERR_UNSUP; payload left in the stream, as 0-Disk does), ABORT (ACK,
+ *   then closed), anything else ERR_UNSUP; INFO and GO are read in the
+ *   pre-standard order (u16 info count, the infos, u32 name length, name)
+ *   straight from the stream, so a conformant OPT_GO for a named export
+ *   fails with "Name is too long" and the connection is reset with the
+ *   rest of the option unread; an unknown or empty name gets ERR_UNKNOWN;
+ *   a known one gets INFO_EXPORT, INFO_NAME, INFO_DESCRIPTION ("boot
+ *   vdisk": 0-Disk says "<vdisk type> vdisk", and the deduped layout is
+ *   the boot type's) and INFO_BLOCK_SIZE, unasked, then ACK;
+ * - each connection gets its own view of the backend (backend_session):
+ *   over Redis, its own copy of the block map, as each 0-Disk connection
+ *   builds its own backend;
  * - transmission flags 0x014d; block sizes 1 / --block-size / 32 MiB;
  * - READ, WRITE, FLUSH, WRITE_ZEROES, DISC; FUA flushes the backend; TRIM
  *   (not advertised, unless --advertise-trim asks so that clients send
@@ -40,6 +47,31 @@
 			 NBD_FLAG_CAN_MULTI_CONN)
 #define ZEROOS_MAX_OPTION	65536
 #define ZEROOS_MAX_NAME		4096
+/* ExportConfig.Description of nbdserver: "<vdisk type> vdisk" */
+#define ZEROOS_DESCRIPTION	"boot vdisk"
+
+/*
+ * The backend for this connection: 0-Disk builds one per connection
+ * (connectExport), so over Redis each has its own block map. NULL (logged)
+ * when the storage cannot be reached.
+ */
+static struct backend *zeroos_attach(struct conn *c)
+{
+	struct backend *be;
+	char err[512];
+
+	be = backend_session(c->exp->be, err, sizeof(err));
+	if (!be)
+		shim_info("%s: cannot open vdisk \"%s\": %s", c->peer,
+			  c->exp->name, err);
+	return be;
+}
+
+static void zeroos_detach(struct conn *c, struct backend *be)
+{
+	if (be != c->exp->be)
+		backend_close(be);
+}
 
 static int zeroos_export_name(struct conn *c, uint32_t len)
 {
@@ -48,11 +80,19 @@ static int zeroos_export_name(struct conn *c, uint32_t len)
 
 	if (!name)
 		return -1;
-	if (len && !export_name_is(e, name, len)) {
+	if (!len) {
+		shim_info("%s: empty export name and no default export (as the nbdserver program); closing",
+			  c->peer);
+		return -1;
+	}
+	if (!export_name_is(e, name, len)) {
 		shim_info("%s: no export \"%.*s\" (serving \"%s\"); closing",
 			  c->peer, (int)len, name, e->name);
 		return -1;
 	}
+	c->be = zeroos_attach(c);
+	if (!c->be)
+		return -1;
 	return hs_export_name_reply(c, e->size,
 				    ZEROOS_TFLAGS | e->extra_tflags,
 				    c->no_zeroes);
@@ -67,8 +107,10 @@ static int zeroos_export_name(struct conn *c, uint32_t len)
 static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 {
 	struct export *e = c->exp;
+	struct backend *be;
 	const uint8_t *p;
 	uint32_t ninfo, namelen, used;
+	bool known;
 
 	p = conn_read(c, 2);
 	if (!p)
@@ -82,37 +124,51 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 	if (!p)
 		return -1;
 	namelen = nbd_get32(p);
+	used = 2 + 2 * ninfo + 4;
 	if (namelen > ZEROOS_MAX_NAME) {
 		shim_info("%s: %s: Name is too long (%u: the option was not in 0-Disk's pre-standard field order); closing",
 			  c->peer, nbd_opt_name(opt), namelen);
+		/* 0-Disk hangs up on the rest of the option: a reset */
+		if (optlen > used)
+			conn_reset(c);
 		return -1;
 	}
 	p = conn_read(c, namelen);
 	if (!p)
 		return -1;
-	used = 2 + 2 * ninfo + 4 + namelen;
+	used += namelen;
 	if (optlen < used) {
 		shim_info("%s: Option length too short; closing", c->peer);
 		return -1;
 	}
-	if (namelen && !export_name_is(e, p, namelen)) {
+	/* the empty name is the default export, and nbdserver has none */
+	known = export_name_is(e, p, namelen) && namelen;
+	if (!known)
 		shim_info("%s: %s: no export \"%.*s\" (%u bytes)", c->peer,
 			  nbd_opt_name(opt), (int)namelen, p, namelen);
-		if (conn_skip(c, optlen - used))
-			return -1;
-		return hs_reply(c, opt, NBD_REP_ERR_UNKNOWN);
-	}
 	if (conn_skip(c, optlen - used))
 		return -1;
+	/* 0-Disk connects the backend for INFO too, and lets it go */
+	be = known ? zeroos_attach(c) : NULL;
+	if (!be)
+		return hs_reply(c, opt, NBD_REP_ERR_UNKNOWN);
 	if (hs_reply_info_export(c, opt, e->size,
 				 ZEROOS_TFLAGS | e->extra_tflags) ||
 	    hs_reply_info_text(c, opt, NBD_INFO_NAME, e->name) ||
-	    hs_reply_info_text(c, opt, NBD_INFO_DESCRIPTION, "") ||
+	    hs_reply_info_text(c, opt, NBD_INFO_DESCRIPTION,
+			       ZEROOS_DESCRIPTION) ||
 	    hs_reply_info_block_size(c, opt, e->min_block, e->pref_block,
 				     e->max_block) ||
-	    hs_reply(c, opt, NBD_REP_ACK))
+	    hs_reply(c, opt, NBD_REP_ACK)) {
+		zeroos_detach(c, be);
 		return -1;
-	return opt == NBD_OPT_GO ? 1 : 0;
+	}
+	if (opt != NBD_OPT_GO) {
+		zeroos_detach(c, be);
+		return 0;
+	}
+	c->be = be;
+	return 1;
 }
 
 static int zeroos_negotiate(struct conn *c)
@@ -129,6 +185,7 @@ static int zeroos_negotiate(struct conn *c)
 		if (len > ZEROOS_MAX_OPTION) {
 			shim_info("%s: Option is too long (%u); closing",
 				  c->peer, len);
+			conn_reset(c);
 			return -1;
 		}
 		switch (opt) {
@@ -202,7 +259,7 @@ static int zeroos_read(struct conn *c, const struct nbd_request *req)
 	if (!p)
 		return REQ_CLOSE;
 	nbd_encode_simple_reply(p, 0, req->cookie);
-	ret = backend_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN, req->length,
+	ret = backend_pread(c->be, p + NBD_SIMPLE_REPLY_LEN, req->length,
 			    req->offset);
 	if (ret) {
 		shim_info("%s: read I/O error: %s; closing", c->peer,
@@ -217,7 +274,7 @@ static int zeroos_read(struct conn *c, const struct nbd_request *req)
 static int zeroos_request(struct conn *c, const struct nbd_request *req,
 			  const uint8_t *payload)
 {
-	struct backend *be = c->exp->be;
+	struct backend *be = c->be;
 	bool fua = req->flags & NBD_CMD_FLAG_FUA;
 	int ret = 0;
 

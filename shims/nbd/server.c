@@ -162,6 +162,24 @@ static void server_remove(struct server *s, struct conn_node *n)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * The connection's own backend (zeroos over Redis: its block map) goes
+ * with it, unflushed as 0-Disk's, unless the server is stopping: 0-Disk
+ * flushes every vdisk on SIGTERM.
+ */
+static void conn_detach(struct server *s, struct conn *c)
+{
+	bool stopping;
+
+	pthread_mutex_lock(&s->lock);
+	stopping = s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	if (stopping && backend_flush(c->be))
+		shim_err("%s: flushing on shutdown failed", c->peer);
+	backend_close(c->be);
+	c->be = NULL;
+}
+
 static void *conn_thread(void *arg)
 {
 	struct conn_node *n = arg;
@@ -175,6 +193,8 @@ static void *conn_thread(void *arg)
 	}
 	if (c->holds_export)
 		export_unlock(&s->exp);
+	if (c->be && c->be != s->exp.be)
+		conn_detach(s, c);
 	shim_debug("%s: closed", c->peer);
 	conn_free(c);
 	server_remove(s, n);
@@ -258,6 +278,7 @@ int server_run(struct server *s, int sigfd)
 	close(s->lfd);
 	s->lfd = -1;
 	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
 	for (n = s->conns; n; n = n->next)
 		shutdown(n->conn.fd, SHUT_RDWR);
 	while (s->nconns)

@@ -8,6 +8,7 @@
 #define SHIM_SERVER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "export.h"
@@ -29,6 +30,7 @@ struct server {
 	pthread_cond_t idle;
 	struct conn_node *conns;	/* live connections */
 	int nconns;
+	bool stopping;			/* SIGTERM/SIGINT: closing them all */
 	unsigned long nextid;
 };
 

@@ -3,7 +3,15 @@
  * torus's block layer: the volume is stored in fixed blocks (512 KiB by
  * default). Reads fetch whole blocks; a write that covers part of a block
  * reads the block, changes it and writes it back whole. TRIM clears only
- * the blocks the range covers entirely and then syncs, as torus does.
+ * the blocks the range covers entirely, as torus's File.Trim does.
+ *
+ * torus never overwrites a block in place: a write makes a new version and
+ * the one of the last sync stays in storage. A TRIM of a block written
+ * since the last flush brings that version back instead of clearing the
+ * block (observed on the real server: the old data reads back). So the
+ * first write to a block after a flush keeps the block's content (nothing
+ * for a block of zeroes), TRIM restores it, and FLUSH forgets them all.
+ *
  * One scratch block, so operations are serialised by a mutex (torus
  * serves one request at a time anyway).
  */
@@ -18,12 +26,23 @@
 #include "blockmath.h"
 #include "util.h"
 
+/* A block's content as of the last flush, from its first write since. */
+struct tb_saved {
+	uint64_t key;			/* block + 1; 0: a free slot */
+	uint8_t *old;			/* NULL: the block was zeroes */
+};
+
 struct torus_blocks {
 	struct backend be;
 	struct backend *child;
-	struct blk_store blocks;	/* whole blocks of child */
+	struct blk_store blocks;	/* whole blocks of child, for reads */
+	uint8_t *buf;			/* one block, for writes */
+	struct tb_saved *saved;		/* open addressing, a power of 2 */
+	size_t saved_cap, saved_n;
 	pthread_mutex_t lock;
 };
+
+#define TB_SAVED_MIN	64
 
 static struct torus_blocks *to_tb(struct backend *be)
 {
@@ -51,6 +70,94 @@ static const struct blk_store_ops tb_store_ops = {
 	.put = tb_put,
 };
 
+/* The slot of block: its entry, or the free slot where it would go. */
+static struct tb_saved *saved_slot(const struct torus_blocks *t,
+				   uint64_t block)
+{
+	size_t mask = t->saved_cap - 1;
+	size_t i = (block * 0x9e3779b97f4a7c15ull) >> 32 & mask;
+
+	while (t->saved[i].key && t->saved[i].key != block + 1)
+		i = (i + 1) & mask;
+	return &t->saved[i];
+}
+
+static const struct tb_saved *saved_find(const struct torus_blocks *t,
+					 uint64_t block)
+{
+	const struct tb_saved *sv;
+
+	if (!t->saved_n)
+		return NULL;
+	sv = saved_slot(t, block);
+	return sv->key ? sv : NULL;
+}
+
+/* Keep the table at most half full. */
+static int saved_grow(struct torus_blocks *t)
+{
+	struct tb_saved *old = t->saved, *sv;
+	size_t i, cap = t->saved_cap;
+
+	t->saved_cap = cap ? cap * 2 : TB_SAVED_MIN;
+	t->saved = calloc(t->saved_cap, sizeof(*t->saved));
+	if (!t->saved) {
+		t->saved = old;
+		t->saved_cap = cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < cap; i++) {
+		if (!old[i].key)
+			continue;
+		sv = saved_slot(t, old[i].key - 1);
+		*sv = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	return !p[0] && !memcmp(p, p + 1, len - 1);
+}
+
+/* Remember what block held before its first write since the flush. */
+static int saved_add(struct torus_blocks *t, uint64_t block,
+		     const uint8_t *content)
+{
+	struct tb_saved *sv;
+	uint8_t *copy = NULL;
+
+	if ((t->saved_n + 1) * 2 > t->saved_cap && saved_grow(t))
+		return -ENOMEM;
+	if (!all_zero(content, t->blocks.bs)) {
+		copy = malloc(t->blocks.bs);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, content, t->blocks.bs);
+	}
+	sv = saved_slot(t, block);
+	sv->key = block + 1;
+	sv->old = copy;
+	t->saved_n++;
+	return 0;
+}
+
+/* After a flush the stored versions are the current ones. */
+static void saved_clear(struct torus_blocks *t)
+{
+	size_t i;
+
+	if (!t->saved_n)
+		return;
+	for (i = 0; i < t->saved_cap; i++)
+		free(t->saved[i].old);
+	free(t->saved);
+	t->saved = NULL;
+	t->saved_cap = 0;
+	t->saved_n = 0;
+}
+
 static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 {
 	struct torus_blocks *t = to_tb(be);
@@ -62,14 +169,53 @@ static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 	return ret;
 }
 
-/* data NULL writes zeroes. Partial blocks are read, changed, written. */
+/*
+ * data NULL writes zeroes. Partial blocks are read, changed, written back;
+ * a block's first write since the flush keeps what it held (for whole
+ * blocks that costs a read of their own).
+ */
+static int tb_write_locked(struct torus_blocks *t, const uint8_t *data,
+			   size_t len, uint64_t off)
+{
+	uint32_t bs = t->blocks.bs;
+	uint64_t end = off + len;
+	struct blk_span s;
+	bool first, whole;
+	int ret = 0;
+
+	while (off < end && !ret) {
+		s = blk_span_at(off, end, bs);
+		whole = blk_span_whole(&s, bs);
+		first = !saved_find(t, s.block);
+		if (first || !whole)
+			ret = tb_get(t, s.block, t->buf);
+		if (!ret && first)
+			ret = saved_add(t, s.block, t->buf);
+		if (ret)
+			break;
+		if (whole) {
+			ret = tb_put(t, s.block, data);
+		} else {
+			if (data)
+				memcpy(t->buf + s.boff, data, s.blen);
+			else
+				memset(t->buf + s.boff, 0, s.blen);
+			ret = tb_put(t, s.block, t->buf);
+		}
+		if (data)
+			data += s.blen;
+		off += s.blen;
+	}
+	return ret;
+}
+
 static int tb_write(struct torus_blocks *t, const uint8_t *data, size_t len,
 		    uint64_t off)
 {
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	ret = blk_store_write(&t->blocks, data, len, off);
+	ret = tb_write_locked(t, data, len, off);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
@@ -86,22 +232,51 @@ static int tb_zero(struct backend *be, size_t len, uint64_t off)
 	return tb_write(to_tb(be), NULL, len, off);
 }
 
+/*
+ * Whole blocks only. A block written since the last flush gets back its
+ * content of then; the others are cleared, runs of them at once.
+ */
 static int tb_trim(struct backend *be, size_t len, uint64_t off)
 {
 	struct torus_blocks *t = to_tb(be);
-	uint64_t first, end;
-	int ret = 0;
+	uint64_t first, end, b, run;
+	uint32_t bs = t->blocks.bs;
+	const struct tb_saved *sv;
+	int ret = 0, err;
 
-	blk_whole_range(off, len, t->blocks.bs, &first, &end);
-	if (first < end)
-		ret = backend_zero(t->child, (end - first) * t->blocks.bs,
-				   first * t->blocks.bs);
+	blk_whole_range(off, len, bs, &first, &end);
+	pthread_mutex_lock(&t->lock);
+	for (b = run = first; b < end; b++) {
+		sv = saved_find(t, b);
+		if (!sv)
+			continue;
+		if (run < b) {
+			err = backend_zero(t->child, (b - run) * bs, run * bs);
+			ret = ret ? ret : err;
+		}
+		err = sv->old ? backend_pwrite(t->child, sv->old, bs, b * bs) :
+				backend_zero(t->child, bs, b * bs);
+		ret = ret ? ret : err;
+		run = b + 1;
+	}
+	if (run < end) {
+		err = backend_zero(t->child, (end - run) * bs, run * bs);
+		ret = ret ? ret : err;
+	}
+	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
 static int tb_flush(struct backend *be)
 {
-	return backend_flush(to_tb(be)->child);
+	struct torus_blocks *t = to_tb(be);
+	int ret;
+
+	pthread_mutex_lock(&t->lock);
+	ret = backend_flush(t->child);
+	saved_clear(t);
+	pthread_mutex_unlock(&t->lock);
+	return ret;
 }
 
 static void tb_close(struct backend *be)
@@ -109,8 +284,10 @@ static void tb_close(struct backend *be)
 	struct torus_blocks *t = to_tb(be);
 
 	backend_close(t->child);
+	saved_clear(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t->blocks.scratch);
+	free(t->buf);
 	free(t);
 }
 
@@ -137,7 +314,15 @@ struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
 		goto fail;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->blocks.scratch = malloc(block_size))) {
+	if (t) {
+		t->blocks.scratch = malloc(block_size);
+		t->buf = malloc(block_size);
+	}
+	if (!t || !t->blocks.scratch || !t->buf) {
+		if (t) {
+			free(t->blocks.scratch);
+			free(t->buf);
+		}
 		free(t);
 		snprintf(err, errlen, "torus: out of memory");
 		goto fail;

@@ -35,6 +35,7 @@ int transmit(struct conn *c)
 	int ret;
 
 	c->send_when_due = shaping && prof->pipelined;
+	c->exact = false;	/* requests are read in batches */
 	for (;;) {
 		if (conn_need(c, NBD_REQUEST_LEN))
 			return 0;

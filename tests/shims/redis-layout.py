@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Check the 0-Disk deduped layout that nbd-shim --profile zeroos wrote.
 
-    redis-layout.py --storage HOST:PORT,... --meta HOST:PORT --vdisk NAME
-                    [--block-size 4096] [--blocks FIRST:COUNT]
+    redis-layout.py --storage HOST:PORT,... [--meta HOST:PORT,...]
+                    --vdisk NAME [--block-size 4096] [--blocks FIRST:COUNT]
 
 Checks, with a small RESP client of its own:
-- lba:<vdisk> exists on the metadata server only; each field is a decimal
-  sector index whose value is 128 hashes of 32 bytes;
+- lba:<vdisk> exists on the metadata servers only (by default the storage
+  servers), sector S on server S % M of the M of them; each field is a
+  decimal sector index whose value is 128 hashes of 32 bytes;
 - every storage key is a 32-byte blake2b-256 of its value, a block of
   --block-size bytes, kept on server hash[0] % N;
 - every non-nil hash in the block map has its content on the right server.
@@ -76,14 +77,16 @@ def die(msg):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--storage", required=True)
-    ap.add_argument("--meta", required=True)
+    ap.add_argument("--meta", help="default: the storage servers")
     ap.add_argument("--vdisk", required=True)
     ap.add_argument("--block-size", type=int, default=4096)
     ap.add_argument("--blocks")
     a = ap.parse_args()
 
-    storage = [Redis(x) for x in a.storage.split(",")]
-    meta = Redis(a.meta)
+    saddrs = a.storage.split(",")
+    maddrs = (a.meta or a.storage).split(",")
+    storage = [Redis(x) for x in saddrs]
+    metas = [Redis(x) for x in maddrs]
     key = "lba:" + a.vdisk
     n = len(storage)
 
@@ -100,24 +103,29 @@ def main():
                 die(f"storage {i}: {k.hex()} holds {len(v)} bytes")
             if hashlib.blake2b(v, digest_size=32).digest() != k:
                 die(f"storage {i}: {k.hex()} is not the blake2b-256 of its block")
-        if a.meta not in a.storage.split(",")[i:i + 1] and \
-                r.cmd("EXISTS", key):
-            die(f"storage {i} has {key}; it belongs on the metadata server")
+        if saddrs[i] not in maddrs and r.cmd("EXISTS", key):
+            die(f"storage {i} has {key}; it belongs on the metadata servers")
         keys.append(len(ks))
     stored = set()
     for i, r in enumerate(storage):
         stored.update(k for k in r.scan("COUNT", "1000") if len(k) == 32)
 
-    fields = meta.cmd("HGETALL", key) or []
     lba = {}
-    for f, v in zip(fields[::2], fields[1::2]):
-        if not f.isdigit():
-            die(f"{key}: field {f!r} is not a decimal sector index")
+    for j, meta in enumerate(metas):
+        fields = meta.cmd("HGETALL", key) or []
+        for f, v in zip(fields[::2], fields[1::2]):
+            if not f.isdigit():
+                die(f"{key}: field {f!r} is not a decimal sector index")
+            if int(f) % len(metas) != j:
+                die(f"{key}: sector {f.decode()} is on metadata server {j}, "
+                    f"not {int(f) % len(metas)}")
+            lba[int(f)] = v
+    for f, v in sorted(lba.items()):
+        f = str(f).encode()
         if len(v) != 128 * 32:
             die(f"{key}: field {f.decode()} has {len(v)} bytes, not 4096")
         if v == bytes(4096):
             die(f"{key}: field {f.decode()} is all nil; 0-Disk deletes those")
-        lba[int(f)] = v
 
     mapped, hashes = 0, set()
     for sector, v in lba.items():
@@ -131,7 +139,9 @@ def main():
                 die(f"block {sector * 128 + slot}: hash {h.hex()} is not stored")
 
     out = {"keys": keys, "lba_fields": len(lba), "mapped_blocks": mapped,
-           "distinct_hashes": len(hashes)}
+           "distinct_hashes": len(hashes),
+           "lba_per_meta": [sum(1 for f in lba if f % len(metas) == j)
+                            for j in range(len(metas))]}
     if a.blocks:
         first, count = (int(x) for x in a.blocks.split(":"))
         seen = set()

@@ -6,6 +6,11 @@
 #   key, hash and server placement);
 # - 256 identical blocks are stored once; zero blocks are not stored;
 # - a new shim over the same redis reads the data back (verify_only);
+# - the block map spread over several metadata servers by sector % M: by
+#   default the storage servers (0-Disk since 2017), or two given ones;
+# - several connections each with its own copy of the block map
+#   (zeroos-conns.py: unflushed and stale entries, lost updates, a client
+#   gone without FLUSH);
 # - a read the backend fails gets 0-Disk's treatment: the success header
 #   is already out, then the connection is dropped.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -96,6 +101,47 @@ layout --blocks 8192:256
 	fail "a sector of nil hashes was kept in lba:vd1"
 echo "zeroes: not stored, sector deleted"
 
+# the block map over the storage servers themselves (no --redis-meta),
+# sector S on server S % 8, and over two metadata servers, S % 2
+other_shim() {
+	local vdisk=$1
+	shift
+	"$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/$vdisk.sock" \
+		--backend "redis:$storage" --vdisk "$vdisk" "$@" &
+	other=$!
+	wait_socket "$T/$vdisk.sock"
+}
+meta2=$meta,127.0.0.1:${ports[0]}
+for case in "vd2" "vd3 --redis-meta $meta2"; do
+	set -- $case
+	vdisk=$1
+	shift
+	other_shim "$vdisk" "$@"
+	expect_fio_ok --name=spread --uri="nbd+unix:///default?socket=$T/$vdisk.sock" \
+		--rw=randwrite --bs=4k --size=8M --iodepth=4 --verify=crc32c
+	kill $other
+	wait $other || fail "the shim for $vdisk did not exit 0 on SIGTERM"
+	if [ "$vdisk" = vd2 ]; then
+		layout --vdisk "$vdisk" --meta "$storage" >/dev/null
+		want="[2, 2, 2, 2, 2, 2, 2, 2]"
+	else
+		layout --vdisk "$vdisk" --meta "$meta2" >/dev/null
+		want="[8, 8]"
+	fi
+	[ "$(field lba_per_meta)" = "$want" ] ||
+		fail "$vdisk: sectors per metadata server $(field lba_per_meta), expected $want"
+	echo "$vdisk: 16 sectors spread $want over the metadata servers"
+done
+[ "$(redis-cli -p "${ports[8]}" EXISTS lba:vd2)" = 0 ] ||
+	fail "lba:vd2 is on the metadata server; it belongs on the storage servers"
+
+# one copy of the block map per connection
+other_shim vd4
+python3 "$TORUS_SRC/tests/shims/zeroos-conns.py" "$T/vd4.sock" ||
+	fail "connections to one vdisk do not behave as 0-Disk's"
+kill $other
+wait $other || fail "the shim for vd4 did not exit 0 on SIGTERM"
+
 # the storage servers go away: block 0 (mapped) cannot be read
 for port in "${ports[@]:0:8}"; do
 	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
@@ -114,7 +160,7 @@ def recv(n):
         b += got
     return b
 recv(18)
-s.sendall(struct.pack(">I", 3) + struct.pack(">QII", 0x49484156454F5054, 1, 0))
+s.sendall(struct.pack(">I", 3) + struct.pack(">QII", 0x49484156454F5054, 1, 7) + b"default")
 recv(10)
 s.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 0, 77, 0, 4096))
 hdr = recv(16)

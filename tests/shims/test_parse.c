@@ -104,6 +104,24 @@ static void test_backend(void **state)
 	assert_int_equal(parse_backend("disk", &b), -1);
 }
 
+static void test_hostport_list(void **state)
+{
+	struct redis_addr a[3];
+	int n;
+
+	assert_int_equal(parse_hostport_list("m:7,[::1]:8,h", a, 3, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(a[0].host, "m");
+	assert_int_equal(a[0].port, 7);
+	assert_string_equal(a[1].host, "::1");
+	assert_int_equal(a[1].port, 8);
+	assert_int_equal(a[2].port, 6379);
+	assert_int_equal(parse_hostport_list("a,b,c,d", a, 3, &n), -1);
+	assert_int_equal(parse_hostport_list("a,,b", a, 3, &n), -1);
+	assert_int_equal(parse_hostport_list("", a, 3, &n), -1);
+	assert_int_equal(parse_hostport_list("a:x", a, 3, &n), -1);
+}
+
 static void test_uint(void **state)
 {
 	uint64_t v;
@@ -121,6 +139,7 @@ int main(void)
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_listen),
 		cmocka_unit_test(test_backend),
+		cmocka_unit_test(test_hostport_list),
 		cmocka_unit_test(test_uint),
 	};
 

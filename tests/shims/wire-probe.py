@@ -7,12 +7,21 @@ torus and 0-Disk wire behaviour the shim reproduces (docs/legacy-servers.md,
 the row-by-row tables in docs/shims.md) and the basics of the standard
 profile, with a raw client written here, independent of the project's codec.
 
-    wire-probe.py NBD_SHIM [torus|zeroos|standard ...]
+    wire-probe.py NBD_SHIM [torus|torus_sync_fails|zeroos|standard ...]
+
+torus_sync_fails needs WIRE_PROBE_FAIL_SYNC, a library to LD_PRELOAD that
+makes every fsync and fdatasync fail (tests/shims/fail-sync.c).
+
+How a connection ends is checked too: a close (EOF) and a reset
+(ECONNRESET) are told apart, over TCP (where the shim resets with
+SO_LINGER 0) and over a Unix socket (where the peer gets ECONNRESET when
+the server closes with input left unread, as the real servers do).
 
 Prints one line per check; exits 1 if any failed.
 """
 
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -52,10 +61,13 @@ class Closed(Exception):
 
 
 class Client:
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(5)
-        self.s.connect(path)
+    def __init__(self, addr):
+        if isinstance(addr, tuple):
+            self.s = socket.create_connection(addr, timeout=5)
+        else:
+            self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.s.settimeout(5)
+            self.s.connect(addr)
 
     def recv(self, n):
         buf = b""
@@ -81,6 +93,16 @@ class Client:
         except socket.timeout:
             return False
         return got == b""
+
+    def outcome(self):
+        """How the server ends: "reset", "eof", "data" or "timeout"."""
+        try:
+            got = self.s.recv(1)
+        except ConnectionResetError:
+            return "reset"
+        except socket.timeout:
+            return "timeout"
+        return "data" if got else "eof"
 
     def greeting(self):
         magic, opts, flags = struct.unpack(">QQH", self.recv(18))
@@ -108,28 +130,41 @@ class Client:
         self.s.close()
 
 
+running = []      # shims to stop if the probe fails half way
+
+
 class Shim:
-    def __init__(self, shim, profile, *args):
+    """nbd-shim on a private Unix socket, or with tcp=True on a free port."""
+
+    def __init__(self, shim, profile, *args, tcp=False, env=None):
         self.dir = tempfile.mkdtemp(prefix="wire-probe.")
         self.path = os.path.join(self.dir, "s.sock")
+        listen = "tcp:127.0.0.1:0" if tcp else "unix:" + self.path
         self.p = subprocess.Popen([shim, "--profile", profile, "--listen",
-                                   "unix:" + self.path, *args],
-                                  stderr=subprocess.PIPE, text=True)
-        for _ in range(200):
-            if os.path.exists(self.path):
-                return
-            time.sleep(0.02)
-        raise RuntimeError(f"{profile}: no socket")
+                                   listen, *args],
+                                  stderr=subprocess.PIPE, text=True, env=env)
+        running.append(self.p)
+        # the ready line comes once it accepts connections
+        line = self.p.stderr.readline()
+        m = re.search(r"listening on (unix:\S+|tcp:127\.0\.0\.1:(\d+))",
+                      line)
+        if not m:
+            raise RuntimeError(f"{profile}: no ready line: {line!r}")
+        self.addr = ("127.0.0.1", int(m.group(2))) if tcp else self.path
 
     def client(self):
-        return Client(self.path)
+        return Client(self.addr)
 
     def stop(self):
         self.p.terminate()
         _, err = self.p.communicate(timeout=10)
+        running.remove(self.p)
         check("clean exit 0 on SIGTERM", self.p.returncode == 0,
               f"exit {self.p.returncode}: {err}")
+        if os.path.exists(self.path):
+            os.unlink(self.path)
         os.rmdir(self.dir)
+        return err
 
 
 def go_standard(name, infos=()):
@@ -145,6 +180,41 @@ def go_prestandard(name, infos=()):
         struct.pack(">I", len(n)) + n
 
 
+def torus_refusals(srv, how):
+    """torus hangs up on any other option without reading its data."""
+    for opt, data, end in ((OPT_GO, go_standard("torus"), "reset"),
+                           (OPT_INFO, go_standard("torus"), "reset"),
+                           (OPT_STRUCTURED_REPLY, b"", "eof"),
+                           (OPT_STARTTLS, b"", "eof"),
+                           (42, b"", "eof"), (42, b"xyz", "reset")):
+        c = srv.client()
+        c.greeting()
+        c.cflags(1)
+        c.option(opt, data)
+        got = c.outcome()
+        check(f"torus ({how}): option {opt} with {len(data)} bytes of data "
+              f"ends in a {end}, no reply", got == end, got)
+        c.close()
+    c = srv.client()
+    c.greeting()
+    c.cflags(1)
+    c.option(OPT_EXPORT_NAME, b"nope")
+    got = c.outcome()
+    check(f"torus ({how}): unknown export name (read whole): a close",
+          got == "eof", got)
+    c.close()
+    c = srv.client()
+    c.greeting()
+    c.cflags(1)
+    c.option(OPT_ABORT)
+    check(f"torus ({how}): ABORT acked as LIST",
+          c.reply() == (REPMAGIC, OPT_LIST, REP_ACK, b""))
+    got = c.outcome()
+    check(f"torus ({how}): ABORT then a close (the real server crashes)",
+          got == "eof", got)
+    c.close()
+
+
 def torus(shim):
     print("# torus")
     srv = Shim(shim, "torus", "--size", "4M")
@@ -152,18 +222,7 @@ def torus(shim):
     check("torus: greeting NBDMAGIC IHAVEOPT 0x0001",
           c.greeting() == (NBDMAGIC, IHAVEOPT, 0x0001))
     c.close()
-
-    for opt, data in ((OPT_GO, go_standard("torus")),
-                      (OPT_INFO, go_standard("torus")),
-                      (OPT_STRUCTURED_REPLY, b""), (OPT_STARTTLS, b""),
-                      (42, b"")):
-        c = srv.client()
-        c.greeting()
-        c.cflags(1)
-        c.option(opt, data)
-        check(f"torus: option {opt} closes the connection, no reply",
-              c.closed())
-        c.close()
+    torus_refusals(srv, "unix")
 
     c = srv.client()
     c.greeting()
@@ -176,23 +235,7 @@ def torus(shim):
     check("torus: LIST then ACK", c.reply() == (REPMAGIC, OPT_LIST, REP_ACK,
                                                  b""))
     c.option(OPT_EXPORT_NAME, b"")
-    check("torus: empty export name closes", c.closed())
-    c.close()
-
-    c = srv.client()
-    c.greeting()
-    c.cflags(1)
-    c.option(OPT_EXPORT_NAME, b"nope")
-    check("torus: unknown export name closes", c.closed())
-    c.close()
-
-    c = srv.client()
-    c.greeting()
-    c.cflags(1)
-    c.option(OPT_ABORT)
-    check("torus: ABORT acked as LIST",
-          c.reply() == (REPMAGIC, OPT_LIST, REP_ACK, b""))
-    check("torus: ABORT then closed", c.closed())
+    check("torus: empty export name closes", c.outcome() == "eof")
     c.close()
 
     c = srv.client()
@@ -224,21 +267,47 @@ def torus(shim):
     cookies = [c.simple(4096)[2] for _ in range(3)]
     check("torus: pipelined requests answered in order",
           cookies == [11, 12, 13], str(cookies))
-    # TRIM clears only whole 512 KiB blocks, and answers 0
-    c.request(CMD_WRITE, 0, 4096, cookie=20, data=b"\xaa" * 4096)
-    c.simple()
-    c.request(CMD_WRITE, 512 << 10, 4096, cookie=21, data=b"\xbb" * 4096)
-    c.simple()
-    c.request(CMD_TRIM, 4096, (1 << 20) - 4096, cookie=22)
-    check("torus: TRIM answers 0", c.simple() == (SIMPLE, 0, 22, b""))
-    c.request(CMD_READ, 0, 4096, cookie=23)
+
+    def req(cmd, off, ln, data=b"", cookie=30):
+        c.request(cmd, off, ln, cookie=cookie, data=data)
+        return c.simple(ln if cmd == CMD_READ else 0)
+
+    blk = 512 << 10
+    # TRIM clears only whole 512 KiB blocks (flushed ones), and answers 0
+    req(CMD_WRITE, 0, 4096, b"\xaa" * 4096)
+    req(CMD_WRITE, blk, 4096, b"\xbb" * 4096)
+    req(CMD_FLUSH, 0, 0)
+    check("torus: TRIM answers 0",
+          req(CMD_TRIM, 4096, 2 * blk - 4096, cookie=22) ==
+          (SIMPLE, 0, 22, b""))
     check("torus: TRIM keeps a partly covered block",
-          c.simple(4096)[3] == b"\xaa" * 4096)
-    c.request(CMD_READ, 512 << 10, 4096, cookie=24)
+          req(CMD_READ, 0, 4096)[3] == b"\xaa" * 4096)
     check("torus: TRIM clears a wholly covered block",
-          c.simple(4096)[3] == bytes(4096))
-    c.request(CMD_FLUSH, 0, 0, cookie=25)
-    check("torus: FLUSH", c.simple() == (SIMPLE, 0, 25, b""))
+          req(CMD_READ, blk, 4096)[3] == bytes(4096))
+    # a TRIM of a block written since the last flush is undone: the
+    # block reads back as it was at that flush
+    b2, b3, b4 = 2 * blk, 3 * blk, 4 * blk
+    req(CMD_WRITE, b2 + 8192, 4096, b"\xcc" * 4096)
+    req(CMD_WRITE, b3, blk, b"\xee" * blk)
+    check("torus: FLUSH", req(CMD_FLUSH, 0, 0, cookie=25) ==
+          (SIMPLE, 0, 25, b""))
+    req(CMD_WRITE, b2 + 8192, 4096, b"\xdd" * 4096)
+    req(CMD_WRITE, b3, blk, b"\x11" * blk)
+    req(CMD_WRITE, b4 + 4096, 4096, b"\x22" * 4096)
+    check("torus: TRIM of blocks written since the flush answers 0",
+          req(CMD_TRIM, b2, 3 * blk, cookie=26) == (SIMPLE, 0, 26, b""))
+    got = req(CMD_READ, b2, 3 * 4096)[3]
+    check("torus: TRIM after a partial write: the block as of the flush",
+          got == bytes(8192) + b"\xcc" * 4096, got[8192:8200].hex())
+    got = req(CMD_READ, b3, blk)[3]
+    check("torus: TRIM after a whole-block write: the block as of the flush",
+          got == b"\xee" * blk, got[:8].hex())
+    check("torus: TRIM of a block of zeroes at the flush: zeroes",
+          req(CMD_READ, b4, 8192)[3] == bytes(8192))
+    # TRIM synced: the restored block is the flushed one, and goes now
+    req(CMD_TRIM, b3, blk)
+    check("torus: TRIM again, after TRIM's own sync, clears the block",
+          req(CMD_READ, b3, blk)[3] == bytes(blk))
     c.request(CMD_WRITE_ZEROES, 0, 4096, cookie=26)
     check("torus: WRITE_ZEROES (unknown to torus) closes", c.closed())
     c.close()
@@ -254,6 +323,80 @@ def torus(shim):
     check("torus: DISC closes", c.closed())
     c.close()
     srv.stop()
+
+    srv = Shim(shim, "torus", "--size", "4M", tcp=True)
+    torus_refusals(srv, "tcp")
+    srv.stop()
+
+
+def torus_sync_fails(shim):
+    """FLUSH and TRIM answer 0 when the sync fails; the error is logged."""
+    print("# torus, every sync failing")
+    lib = os.environ.get("WIRE_PROBE_FAIL_SYNC")
+    if not lib:
+        print("skipped: WIRE_PROBE_FAIL_SYNC is not set")
+        return
+    env = dict(os.environ)
+    asan = env.get("TORUS_ASAN_RUNTIME")
+    env["LD_PRELOAD"] = f"{asan}:{lib}" if asan else lib
+    tmp = tempfile.mkdtemp(prefix="wire-probe.")
+    img = os.path.join(tmp, "torus.img")
+    srv = Shim(shim, "torus", "--size", "4M", "--backend", "file:" + img,
+               env=env)
+    c = srv.client()
+    c.greeting()
+    c.cflags(1)
+    c.option(OPT_EXPORT_NAME, b"torus")
+    c.recv(134)
+    c.request(CMD_WRITE, 0, 4096, cookie=1, data=b"\x5a" * 4096)
+    check("torus: WRITE", c.simple() == (SIMPLE, 0, 1, b""))
+    c.request(CMD_FLUSH, 0, 0, cookie=2)
+    check("torus: FLUSH answers 0 although the sync failed",
+          c.simple() == (SIMPLE, 0, 2, b""))
+    c.request(CMD_TRIM, 0, 512 << 10, cookie=3)
+    check("torus: TRIM answers 0 although its sync failed",
+          c.simple() == (SIMPLE, 0, 3, b""))
+    c.request(CMD_DISC, 0, 0)
+    c.closed()
+    c.close()
+    err = srv.stop()
+    check("torus: the failed syncs are only logged",
+          err.count("sync error: Input/output error") >= 2, err)
+    os.unlink(img)
+    os.rmdir(tmp)
+
+
+def zeroos_go_reply(opt, size=4 << 20):
+    """The exact bytes 0-Disk sends for a pre-standard GO or INFO."""
+    def rep(typ, data=b""):
+        return struct.pack(">QIII", REPMAGIC, opt, typ, len(data)) + data
+    return (rep(REP_INFO, struct.pack(">HQH", 0, size, 0x014D)) +
+            rep(REP_INFO, b"\0\1default") +
+            rep(REP_INFO, b"\0\2boot vdisk") +
+            rep(REP_INFO, struct.pack(">HIII", 3, 1, 4096, 32 << 20)) +
+            rep(REP_ACK))
+
+
+def zeroos_go_resets(srv, how):
+    """A conformant GO or INFO is misread ("Name is too long") and 0-Disk
+    hangs up with the rest of it unread: a reset."""
+    for opt in (OPT_GO, OPT_INFO):
+        c = srv.client()
+        c.greeting()
+        c.cflags(1)
+        c.option(opt, go_standard("default", (3,)))
+        got = c.outcome()
+        check(f"zeroos ({how}): conformant option {opt} for \"default\": "
+              "a reset", got == "reset", got)
+        c.close()
+    c = srv.client()
+    c.greeting()
+    c.cflags(1)
+    c.option(OPT_EXPORT_NAME, b"")
+    got = c.outcome()
+    check(f"zeroos ({how}): empty EXPORT_NAME (no default export): a close",
+          got == "eof", got)
+    c.close()
 
 
 def zeroos(shim):
@@ -281,28 +424,35 @@ def zeroos(shim):
     c.option(OPT_INFO, go_prestandard("nope"))
     check("zeroos: INFO (pre-standard) for an unknown name: ERR_UNKNOWN",
           c.reply() == (REPMAGIC, OPT_INFO, ERR_UNKNOWN, b""))
+    c.option(OPT_GO, go_prestandard(""))
+    check("zeroos: GO (pre-standard) for \"\" (no default export): "
+          "ERR_UNKNOWN", c.reply() == (REPMAGIC, OPT_GO, ERR_UNKNOWN, b""))
     # what libnbd sends: a standard GO for "" asking for block sizes
     c.option(OPT_GO, go_standard("", (3,)))
     check("zeroos: libnbd's GO for \"\" is misread: ERR_UNKNOWN",
           c.reply() == (REPMAGIC, OPT_GO, ERR_UNKNOWN, b""))
+    want = zeroos_go_reply(OPT_INFO)
+    c.option(OPT_INFO, go_prestandard("default"))
+    got = c.recv(len(want))
+    check("zeroos: pre-standard INFO: INFO_EXPORT, NAME, DESCRIPTION "
+          "\"boot vdisk\", BLOCK_SIZE 1/4096/32M, ACK, byte for byte",
+          got == want, got.hex())
     c.option(OPT_GO, go_standard("default"))
-    check("zeroos: standard GO for \"default\": Name is too long, closed",
-          c.closed())
+    got = c.outcome()
+    check("zeroos: standard GO for \"default\": Name is too long, a reset",
+          got == "reset", got)
     c.close()
+    zeroos_go_resets(srv, "unix")
 
     c = srv.client()
     c.greeting()
     c.cflags(1)
     c.option(OPT_GO, go_prestandard("default", (3,)))
-    infos = [c.reply() for _ in range(5)]
-    exp = struct.pack(">HQH", 0, 4 << 20, 0x014D)
-    check("zeroos: pre-standard GO: INFO_EXPORT, flags 0x014d",
-          infos[0] == (REPMAGIC, OPT_GO, REP_INFO, exp), repr(infos[0]))
-    check("zeroos: INFO_NAME, INFO_DESCRIPTION",
-          infos[1][3] == b"\0\1default" and infos[2][3] == b"\0\2")
-    check("zeroos: INFO_BLOCK_SIZE 1 / 4096 / 32M",
-          infos[3][3] == struct.pack(">HIII", 3, 1, 4096, 32 << 20))
-    check("zeroos: then ACK", infos[4] == (REPMAGIC, OPT_GO, REP_ACK, b""))
+    want = zeroos_go_reply(OPT_GO)
+    got = c.recv(len(want))
+    check("zeroos: pre-standard GO: INFO_EXPORT (flags 0x014d), NAME, "
+          "DESCRIPTION, BLOCK_SIZE, ACK, byte for byte", got == want,
+          got.hex())
     c.request(CMD_TRIM, 0, 4096, cookie=3)
     check("zeroos: TRIM answers EIO", c.simple() == (SIMPLE, 5, 3, b""))
     data = os.urandom(1000)
@@ -329,7 +479,7 @@ def zeroos(shim):
         c = srv.client()
         c.greeting()
         c.cflags(3)
-        c.option(OPT_EXPORT_NAME, b"")
+        c.option(OPT_EXPORT_NAME, b"default")
         check(f"zeroos: NO_ZEROES honoured ({what} case)",
               struct.unpack(">QH", c.recv(10)) == (4 << 20, 0x014D))
         c.request(CMD_READ, off, ln, cookie=9)
@@ -352,8 +502,13 @@ def zeroos(shim):
     c.option(OPT_ABORT)
     check("zeroos: ABORT acked", c.reply() == (REPMAGIC, OPT_ABORT, REP_ACK,
                                                 b""))
-    check("zeroos: ABORT then closed", c.closed())
+    got = c.outcome()
+    check("zeroos: ABORT then a close", got == "eof", got)
     c.close()
+    srv.stop()
+
+    srv = Shim(shim, "zeroos", "--size", "4M", tcp=True)
+    zeroos_go_resets(srv, "tcp")
     srv.stop()
 
 
@@ -408,12 +563,17 @@ def main():
         print(__doc__)
         return 2
     shim = sys.argv[1]
-    which = sys.argv[2:] or ["torus", "zeroos", "standard"]
+    which = sys.argv[2:] or ["torus", "torus_sync_fails", "zeroos",
+                             "standard"]
     for name in which:
         try:
             globals()[name](shim)
-        except (Closed, socket.timeout, OSError) as e:
+        except (Closed, socket.timeout, OSError, RuntimeError) as e:
             check(f"{name}: probe ran to the end", False, str(e))
+        for p in running:
+            p.kill()
+            p.wait()
+        running.clear()
     print(f"# {failures} failed")
     return 1 if failures else 0
 
