@@ -90,8 +90,13 @@ struct backend *backend_redis_open(const struct redis_params *p,
 /* Layers. They own (and close) the backends they are given. */
 struct backend *replicate_open(struct backend **children, int n,
 			       char *err, size_t errlen);
-struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
-				  char *err, size_t errlen);
+/*
+ * raw: the same data as child without the storage shaping above it (or
+ * child itself), for reads torus would not make (see torus_blocks.c).
+ */
+struct backend *torus_blocks_open(struct backend *child, struct backend *raw,
+				  uint32_t block_size, char *err,
+				  size_t errlen);
 struct shaper;
 struct backend *shaped_open(struct backend *child, struct shaper *sh,
 			    unsigned int write_factor, char *err,

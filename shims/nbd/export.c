@@ -52,7 +52,7 @@ static struct backend *open_torus(const struct shim_config *cfg,
 {
 	struct backend *rep[64];
 	char path[sizeof(cfg->backend.path) + 16];
-	struct backend *be;
+	struct backend *be, *raw;
 	int i;
 
 	for (i = 0; i < cfg->replicas; i++) {
@@ -73,10 +73,11 @@ static struct backend *open_torus(const struct shim_config *cfg,
 	} else {
 		be = replicate_open(rep, cfg->replicas, err, errlen);
 	}
+	raw = be;
 	be = maybe_shaped(be, cfg, sh, cfg->replicas, err, errlen);
 	if (!be)
 		return NULL;
-	return torus_blocks_open(be, cfg->block_size, err, errlen);
+	return torus_blocks_open(be, raw, cfg->block_size, err, errlen);
 }
 
 int export_open(struct export *e, const struct shim_config *cfg,

@@ -11,6 +11,9 @@
  * block (observed on the real server: the old data reads back). So the
  * first write to a block after a flush keeps the block's content (nothing
  * for a block of zeroes), TRIM restores it, and FLUSH forgets them all.
+ * A partial write reads the block anyway; a whole-block write reads it
+ * only for this, from below the storage shaping (torus moves nothing to
+ * keep the old version, so neither does the emulated link).
  *
  * One scratch block, so operations are serialised by a mutex (torus
  * serves one request at a time anyway).
@@ -35,6 +38,7 @@ struct tb_saved {
 struct torus_blocks {
 	struct backend be;
 	struct backend *child;
+	struct backend *raw;		/* child without shaping, not owned */
 	struct blk_store blocks;	/* whole blocks of child, for reads */
 	uint8_t *buf;			/* one block, for writes */
 	struct tb_saved *saved;		/* open addressing, a power of 2 */
@@ -172,7 +176,7 @@ static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 /*
  * data NULL writes zeroes. Partial blocks are read, changed, written back;
  * a block's first write since the flush keeps what it held (for whole
- * blocks that costs a read of their own).
+ * blocks that costs a read of their own, unshaped).
  */
 static int tb_write_locked(struct torus_blocks *t, const uint8_t *data,
 			   size_t len, uint64_t off)
@@ -187,8 +191,11 @@ static int tb_write_locked(struct torus_blocks *t, const uint8_t *data,
 		s = blk_span_at(off, end, bs);
 		whole = blk_span_whole(&s, bs);
 		first = !saved_find(t, s.block);
-		if (first || !whole)
+		if (!whole)
 			ret = tb_get(t, s.block, t->buf);
+		else if (first)
+			ret = backend_pread(t->raw, t->buf, bs,
+					    s.block * bs);
 		if (!ret && first)
 			ret = saved_add(t, s.block, t->buf);
 		if (ret)
@@ -302,8 +309,9 @@ static const struct backend_ops torus_blocks_ops = {
 };
 
 /* The child's size must be a multiple of block_size (torus requires it). */
-struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
-				  char *err, size_t errlen)
+struct backend *torus_blocks_open(struct backend *child, struct backend *raw,
+				  uint32_t block_size, char *err,
+				  size_t errlen)
 {
 	struct torus_blocks *t;
 
@@ -329,6 +337,7 @@ struct backend *torus_blocks_open(struct backend *child, uint32_t block_size,
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	t->child = child;
+	t->raw = raw;
 	t->blocks.ops = &tb_store_ops;
 	t->blocks.ctx = t;
 	t->blocks.bs = block_size;

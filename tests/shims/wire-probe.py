@@ -215,6 +215,51 @@ def torus_refusals(srv, how):
     c.close()
 
 
+def torus_trims(c, label):
+    """TRIM clears whole blocks, but brings back the flushed version of
+    blocks written since the last flush."""
+    def req(cmd, off, ln, data=b"", cookie=30):
+        c.request(cmd, off, ln, cookie=cookie, data=data)
+        return c.simple(ln if cmd == CMD_READ else 0)
+
+    blk = 512 << 10
+    # TRIM clears only whole 512 KiB blocks (flushed ones), and answers 0
+    req(CMD_WRITE, 0, 4096, b"\xaa" * 4096)
+    req(CMD_WRITE, blk, 4096, b"\xbb" * 4096)
+    req(CMD_FLUSH, 0, 0)
+    check(f"{label}: TRIM answers 0",
+          req(CMD_TRIM, 4096, 2 * blk - 4096, cookie=22) ==
+          (SIMPLE, 0, 22, b""))
+    check(f"{label}: TRIM keeps a partly covered block",
+          req(CMD_READ, 0, 4096)[3] == b"\xaa" * 4096)
+    check(f"{label}: TRIM clears a wholly covered block",
+          req(CMD_READ, blk, 4096)[3] == bytes(4096))
+    # a TRIM of a block written since the last flush is undone: the
+    # block reads back as it was at that flush
+    b2, b3, b4 = 2 * blk, 3 * blk, 4 * blk
+    req(CMD_WRITE, b2 + 8192, 4096, b"\xcc" * 4096)
+    req(CMD_WRITE, b3, blk, b"\xee" * blk)
+    check(f"{label}: FLUSH", req(CMD_FLUSH, 0, 0, cookie=25) ==
+          (SIMPLE, 0, 25, b""))
+    req(CMD_WRITE, b2 + 8192, 4096, b"\xdd" * 4096)
+    req(CMD_WRITE, b3, blk, b"\x11" * blk)
+    req(CMD_WRITE, b4 + 4096, 4096, b"\x22" * 4096)
+    check(f"{label}: TRIM of blocks written since the flush answers 0",
+          req(CMD_TRIM, b2, 3 * blk, cookie=26) == (SIMPLE, 0, 26, b""))
+    got = req(CMD_READ, b2, 3 * 4096)[3]
+    check(f"{label}: TRIM after a partial write: the block as of the flush",
+          got == bytes(8192) + b"\xcc" * 4096, got[8192:8200].hex())
+    got = req(CMD_READ, b3, blk)[3]
+    check(f"{label}: TRIM after a whole-block write: the block as of the "
+          "flush", got == b"\xee" * blk, got[:8].hex())
+    check(f"{label}: TRIM of a block of zeroes at the flush: zeroes",
+          req(CMD_READ, b4, 8192)[3] == bytes(8192))
+    # TRIM synced: the restored block is the flushed one, and goes now
+    req(CMD_TRIM, b3, blk)
+    check(f"{label}: TRIM again, after TRIM's own sync, clears the block",
+          req(CMD_READ, b3, blk)[3] == bytes(blk))
+
+
 def torus(shim):
     print("# torus")
     srv = Shim(shim, "torus", "--size", "4M")
@@ -268,46 +313,7 @@ def torus(shim):
     check("torus: pipelined requests answered in order",
           cookies == [11, 12, 13], str(cookies))
 
-    def req(cmd, off, ln, data=b"", cookie=30):
-        c.request(cmd, off, ln, cookie=cookie, data=data)
-        return c.simple(ln if cmd == CMD_READ else 0)
-
-    blk = 512 << 10
-    # TRIM clears only whole 512 KiB blocks (flushed ones), and answers 0
-    req(CMD_WRITE, 0, 4096, b"\xaa" * 4096)
-    req(CMD_WRITE, blk, 4096, b"\xbb" * 4096)
-    req(CMD_FLUSH, 0, 0)
-    check("torus: TRIM answers 0",
-          req(CMD_TRIM, 4096, 2 * blk - 4096, cookie=22) ==
-          (SIMPLE, 0, 22, b""))
-    check("torus: TRIM keeps a partly covered block",
-          req(CMD_READ, 0, 4096)[3] == b"\xaa" * 4096)
-    check("torus: TRIM clears a wholly covered block",
-          req(CMD_READ, blk, 4096)[3] == bytes(4096))
-    # a TRIM of a block written since the last flush is undone: the
-    # block reads back as it was at that flush
-    b2, b3, b4 = 2 * blk, 3 * blk, 4 * blk
-    req(CMD_WRITE, b2 + 8192, 4096, b"\xcc" * 4096)
-    req(CMD_WRITE, b3, blk, b"\xee" * blk)
-    check("torus: FLUSH", req(CMD_FLUSH, 0, 0, cookie=25) ==
-          (SIMPLE, 0, 25, b""))
-    req(CMD_WRITE, b2 + 8192, 4096, b"\xdd" * 4096)
-    req(CMD_WRITE, b3, blk, b"\x11" * blk)
-    req(CMD_WRITE, b4 + 4096, 4096, b"\x22" * 4096)
-    check("torus: TRIM of blocks written since the flush answers 0",
-          req(CMD_TRIM, b2, 3 * blk, cookie=26) == (SIMPLE, 0, 26, b""))
-    got = req(CMD_READ, b2, 3 * 4096)[3]
-    check("torus: TRIM after a partial write: the block as of the flush",
-          got == bytes(8192) + b"\xcc" * 4096, got[8192:8200].hex())
-    got = req(CMD_READ, b3, blk)[3]
-    check("torus: TRIM after a whole-block write: the block as of the flush",
-          got == b"\xee" * blk, got[:8].hex())
-    check("torus: TRIM of a block of zeroes at the flush: zeroes",
-          req(CMD_READ, b4, 8192)[3] == bytes(8192))
-    # TRIM synced: the restored block is the flushed one, and goes now
-    req(CMD_TRIM, b3, blk)
-    check("torus: TRIM again, after TRIM's own sync, clears the block",
-          req(CMD_READ, b3, blk)[3] == bytes(blk))
+    torus_trims(c, "torus")
     c.request(CMD_WRITE_ZEROES, 0, 4096, cookie=26)
     check("torus: WRITE_ZEROES (unknown to torus) closes", c.closed())
     c.close()
@@ -326,6 +332,18 @@ def torus(shim):
 
     srv = Shim(shim, "torus", "--size", "4M", tcp=True)
     torus_refusals(srv, "tcp")
+    srv.stop()
+
+    # two replicas behind storage shaping: the same trims
+    srv = Shim(shim, "torus", "--size", "4M", "--replicas", "2",
+               "--latency-us", "1", "--shape-at", "storage")
+    c = srv.client()
+    c.greeting()
+    c.cflags(1)
+    c.option(OPT_EXPORT_NAME, b"torus")
+    c.recv(134)
+    torus_trims(c, "torus (2 replicas, shaped storage)")
+    c.close()
     srv.stop()
 
 
