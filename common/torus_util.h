@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Small helpers shared by the shim's files. */
-#ifndef SHIM_UTIL_H
-#define SHIM_UTIL_H
+/* Small helpers shared by the shims and the storage library. */
+#ifndef TORUS_UTIL_H
+#define TORUS_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
+
+#include "torus_clock.h"
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -22,12 +23,4 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-#endif /* SHIM_UTIL_H */
+#endif /* TORUS_UTIL_H */

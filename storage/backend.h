@@ -7,8 +7,8 @@
  * Operations may be called from several connection threads at once; a
  * backend that cannot allow that (Redis, torus blocks) locks inside.
  */
-#ifndef SHIM_BACKEND_H
-#define SHIM_BACKEND_H
+#ifndef TORUS_STORAGE_BACKEND_H
+#define TORUS_STORAGE_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -92,9 +92,9 @@ struct backend *replicate_open(struct backend **children, int n,
 			       char *err, size_t errlen);
 /*
  * raw: the same data as child without the storage shaping above it (or
- * child itself), for reads torus would not make (see torus_blocks.c).
+ * child itself), for reads torus would not make (see layer_coreos_blocks.c).
  */
-struct backend *torus_blocks_open(struct backend *child, struct backend *raw,
+struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
 				  uint32_t block_size, char *err,
 				  size_t errlen);
 struct shaper;
@@ -152,4 +152,4 @@ static inline void backend_close(struct backend *be)
 		be->ops->close(be);
 }
 
-#endif /* SHIM_BACKEND_H */
+#endif /* TORUS_STORAGE_BACKEND_H */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "util.h"
+#include "torus_util.h"
 
 struct file_be {
 	struct backend be;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "util.h"
+#include "torus_util.h"
 
 struct memory {
 	struct backend be;

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 
 #include "backend.h"
-#include "util.h"
+#include "torus_util.h"
 
 /* As large as the biggest request any profile accepts. */
 #define NULL_ZERO_LEN	(64u << 20)

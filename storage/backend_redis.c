@@ -33,8 +33,8 @@
 #include "backend.h"
 #include "blockio.h"
 #include "lba.h"
-#include "log.h"
-#include "util.h"
+#include "storage_log.h"
+#include "torus_util.h"
 
 struct redis_be {
 	struct backend be;
@@ -88,7 +88,7 @@ static redisContext *redis_ctx(redisContext **slot,
 	char err[256];
 
 	if (*slot && (*slot)->err) {
-		shim_err("redis %s:%d: %s; reconnecting", a->host, a->port,
+		storage_err("redis %s:%d: %s; reconnecting", a->host, a->port,
 			 (*slot)->errstr);
 		redisFree(*slot);
 		*slot = NULL;
@@ -96,7 +96,7 @@ static redisContext *redis_ctx(redisContext **slot,
 	if (!*slot) {
 		*slot = redis_connect(a, err, sizeof(err));
 		if (!*slot)
-			shim_err("%s", err);
+			storage_err("%s", err);
 	}
 	return *slot;
 }
@@ -114,9 +114,9 @@ static redisReply *redis_do(redisContext **slot, const struct redis_addr *a,
 	r = redisvCommand(c, fmt, ap);
 	va_end(ap);
 	if (!r)
-		shim_err("redis %s:%d: %s", a->host, a->port, c->errstr);
+		storage_err("redis %s:%d: %s", a->host, a->port, c->errstr);
 	else if (r->type == REDIS_REPLY_ERROR)
-		shim_err("redis %s:%d: %s", a->host, a->port, r->str);
+		storage_err("redis %s:%d: %s", a->host, a->port, r->str);
 	return r;
 }
 
@@ -144,7 +144,7 @@ static uint8_t *sector_get(struct redis_be *r, uint64_t idx, int *ret)
 	}
 	if (rep->type == REDIS_REPLY_STRING) {
 		if (rep->len != LBA_SECTOR_LEN) {
-			shim_err("redis: %s field %s has %zu bytes, expected %d",
+			storage_err("redis: %s field %s has %zu bytes, expected %d",
 				 r->key, field, (size_t)rep->len, LBA_SECTOR_LEN);
 			*ret = -EIO;
 			goto fail;
@@ -200,7 +200,7 @@ static int block_get(struct redis_be *r, uint64_t block, uint8_t *out)
 		/* 0-Disk reads missing content as zeroes */
 		memset(out, 0, r->blocks.bs);
 	} else if (rep->type != REDIS_REPLY_STRING || rep->len != r->blocks.bs) {
-		shim_err("redis: block %llu content has %zu bytes, expected %u",
+		storage_err("redis: block %llu content has %zu bytes, expected %u",
 			 (unsigned long long)block, (size_t)rep->len, r->blocks.bs);
 		ret = -EIO;
 	} else {
@@ -322,13 +322,13 @@ static int redis_flush_locked(struct redis_be *r)
 		if (!r->dirty[idx] || !c || c->err)
 			continue;
 		if (redisGetReply(c, (void **)&rep) != REDIS_OK) {
-			shim_err("redis %s:%d: %s", r->meta_addr[m].host,
+			storage_err("redis %s:%d: %s", r->meta_addr[m].host,
 				 r->meta_addr[m].port, c->errstr);
 			ret = -EIO;
 			continue;
 		}
 		if (rep->type == REDIS_REPLY_ERROR) {
-			shim_err("redis %s:%d: %s", r->meta_addr[m].host,
+			storage_err("redis %s:%d: %s", r->meta_addr[m].host,
 				 r->meta_addr[m].port, rep->str);
 			ret = -EIO;
 		}

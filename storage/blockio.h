@@ -7,8 +7,8 @@
  * scratch block; a partial write reads, changes and writes the block back.
  * The caller serialises calls that share the scratch block.
  */
-#ifndef SHIM_BLOCKIO_H
-#define SHIM_BLOCKIO_H
+#ifndef TORUS_STORAGE_BLOCKIO_H
+#define TORUS_STORAGE_BLOCKIO_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,4 +33,4 @@ int blk_store_read(const struct blk_store *st, uint8_t *buf, size_t len,
 int blk_store_write(const struct blk_store *st, const uint8_t *data,
 		    size_t len, uint64_t off);
 
-#endif /* SHIM_BLOCKIO_H */
+#endif /* TORUS_STORAGE_BLOCKIO_H */

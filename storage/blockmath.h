@@ -5,8 +5,8 @@
  * torus's TRIM, which only clears blocks the range covers whole. Pure
  * arithmetic, tested by tests/shims/test_blockmath.c.
  */
-#ifndef SHIM_BLOCKMATH_H
-#define SHIM_BLOCKMATH_H
+#ifndef TORUS_STORAGE_BLOCKMATH_H
+#define TORUS_STORAGE_BLOCKMATH_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,4 +53,4 @@ static inline void blk_whole_range(uint64_t off, uint64_t len, uint32_t bs,
 		*end = *first;
 }
 
-#endif /* SHIM_BLOCKMATH_H */
+#endif /* TORUS_STORAGE_BLOCKMATH_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * torus's block layer: the volume is stored in fixed blocks (512 KiB by
+ * The CoreOS torus server's block layer (shim profile "torus"): the volume is stored in fixed blocks (512 KiB by
  * default). Reads fetch whole blocks; a write that covers part of a block
  * reads the block, changes it and writes it back whole. TRIM clears only
  * the blocks the range covers entirely, as torus's File.Trim does.
@@ -27,7 +27,7 @@
 #include "backend.h"
 #include "blockio.h"
 #include "blockmath.h"
-#include "util.h"
+#include "torus_util.h"
 
 /* A block's content as of the last flush, from its first write since. */
 struct tb_saved {
@@ -35,7 +35,7 @@ struct tb_saved {
 	uint8_t *old;			/* NULL: the block was zeroes */
 };
 
-struct torus_blocks {
+struct coreos_blocks {
 	struct backend be;
 	struct backend *child;
 	struct backend *raw;		/* child without shaping, not owned */
@@ -48,21 +48,21 @@ struct torus_blocks {
 
 #define TB_SAVED_MIN	64
 
-static struct torus_blocks *to_tb(struct backend *be)
+static struct coreos_blocks *to_tb(struct backend *be)
 {
-	return container_of(be, struct torus_blocks, be);
+	return container_of(be, struct coreos_blocks, be);
 }
 
 static int tb_get(void *ctx, uint64_t block, uint8_t *buf)
 {
-	struct torus_blocks *t = ctx;
+	struct coreos_blocks *t = ctx;
 
 	return backend_pread(t->child, buf, t->blocks.bs, block * t->blocks.bs);
 }
 
 static int tb_put(void *ctx, uint64_t block, const uint8_t *buf)
 {
-	struct torus_blocks *t = ctx;
+	struct coreos_blocks *t = ctx;
 	uint64_t off = block * t->blocks.bs;
 
 	return buf ? backend_pwrite(t->child, buf, t->blocks.bs, off) :
@@ -75,7 +75,7 @@ static const struct blk_store_ops tb_store_ops = {
 };
 
 /* The slot of block: its entry, or the free slot where it would go. */
-static struct tb_saved *saved_slot(const struct torus_blocks *t,
+static struct tb_saved *saved_slot(const struct coreos_blocks *t,
 				   uint64_t block)
 {
 	size_t mask = t->saved_cap - 1;
@@ -86,7 +86,7 @@ static struct tb_saved *saved_slot(const struct torus_blocks *t,
 	return &t->saved[i];
 }
 
-static const struct tb_saved *saved_find(const struct torus_blocks *t,
+static const struct tb_saved *saved_find(const struct coreos_blocks *t,
 					 uint64_t block)
 {
 	const struct tb_saved *sv;
@@ -98,7 +98,7 @@ static const struct tb_saved *saved_find(const struct torus_blocks *t,
 }
 
 /* Keep the table at most half full. */
-static int saved_grow(struct torus_blocks *t)
+static int saved_grow(struct coreos_blocks *t)
 {
 	struct tb_saved *old = t->saved, *sv;
 	size_t i, cap = t->saved_cap;
@@ -126,7 +126,7 @@ static bool all_zero(const uint8_t *p, size_t len)
 }
 
 /* Remember what block held before its first write since the flush. */
-static int saved_add(struct torus_blocks *t, uint64_t block,
+static int saved_add(struct coreos_blocks *t, uint64_t block,
 		     const uint8_t *content)
 {
 	struct tb_saved *sv;
@@ -148,7 +148,7 @@ static int saved_add(struct torus_blocks *t, uint64_t block,
 }
 
 /* After a flush the stored versions are the current ones. */
-static void saved_clear(struct torus_blocks *t)
+static void saved_clear(struct coreos_blocks *t)
 {
 	size_t i;
 
@@ -164,7 +164,7 @@ static void saved_clear(struct torus_blocks *t)
 
 static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 {
-	struct torus_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(be);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
@@ -178,7 +178,7 @@ static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
  * a block's first write since the flush keeps what it held (for whole
  * blocks that costs a read of their own, unshaped).
  */
-static int tb_write_locked(struct torus_blocks *t, const uint8_t *data,
+static int tb_write_locked(struct coreos_blocks *t, const uint8_t *data,
 			   size_t len, uint64_t off)
 {
 	uint32_t bs = t->blocks.bs;
@@ -216,7 +216,7 @@ static int tb_write_locked(struct torus_blocks *t, const uint8_t *data,
 	return ret;
 }
 
-static int tb_write(struct torus_blocks *t, const uint8_t *data, size_t len,
+static int tb_write(struct coreos_blocks *t, const uint8_t *data, size_t len,
 		    uint64_t off)
 {
 	int ret;
@@ -245,7 +245,7 @@ static int tb_zero(struct backend *be, size_t len, uint64_t off)
  */
 static int tb_trim(struct backend *be, size_t len, uint64_t off)
 {
-	struct torus_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(be);
 	uint64_t first, end, b, run;
 	uint32_t bs = t->blocks.bs;
 	const struct tb_saved *sv;
@@ -276,7 +276,7 @@ static int tb_trim(struct backend *be, size_t len, uint64_t off)
 
 static int tb_flush(struct backend *be)
 {
-	struct torus_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(be);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
@@ -288,7 +288,7 @@ static int tb_flush(struct backend *be)
 
 static void tb_close(struct backend *be)
 {
-	struct torus_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(be);
 
 	backend_close(t->child);
 	saved_clear(t);
@@ -298,7 +298,7 @@ static void tb_close(struct backend *be)
 	free(t);
 }
 
-static const struct backend_ops torus_blocks_ops = {
+static const struct backend_ops coreos_blocks_ops = {
 	.name = "torus-blocks",
 	.pread = tb_pread,
 	.pwrite = tb_pwrite,
@@ -309,11 +309,11 @@ static const struct backend_ops torus_blocks_ops = {
 };
 
 /* The child's size must be a multiple of block_size (torus requires it). */
-struct backend *torus_blocks_open(struct backend *child, struct backend *raw,
+struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
 				  uint32_t block_size, char *err,
 				  size_t errlen)
 {
-	struct torus_blocks *t;
+	struct coreos_blocks *t;
 
 	if (!block_size || child->size % block_size) {
 		snprintf(err, errlen,
@@ -341,7 +341,7 @@ struct backend *torus_blocks_open(struct backend *child, struct backend *raw,
 	t->blocks.ops = &tb_store_ops;
 	t->blocks.ctx = t;
 	t->blocks.bs = block_size;
-	t->be.ops = &torus_blocks_ops;
+	t->be.ops = &coreos_blocks_ops;
 	t->be.size = child->size;
 	return &t->be;
 fail:

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
-#include "util.h"
+#include "torus_util.h"
 
 struct replicate {
 	struct backend be;

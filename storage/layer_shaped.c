@@ -11,7 +11,7 @@
 
 #include "backend.h"
 #include "shape.h"
-#include "util.h"
+#include "torus_util.h"
 
 struct shaped {
 	struct backend be;

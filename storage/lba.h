@@ -13,8 +13,8 @@
  *
  * Pure functions over buffers, tested by tests/shims/test_lba.c.
  */
-#ifndef SHIM_LBA_H
-#define SHIM_LBA_H
+#ifndef TORUS_STORAGE_LBA_H
+#define TORUS_STORAGE_LBA_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,4 +54,4 @@ static inline unsigned int dedup_server(const uint8_t *hash,
 	return hash[0] % nservers;
 }
 
-#endif /* SHIM_LBA_H */
+#endif /* TORUS_STORAGE_LBA_H */

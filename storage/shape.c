@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "shape.h"
-#include "util.h"
+#include "torus_util.h"
 
 void shaper_init(struct shaper *s, uint64_t latency_us, uint64_t rate)
 {

@@ -7,8 +7,8 @@
  * held until they are due. A serial profile therefore pays the latency per
  * request; a pipelined one overlaps it, as a real network would.
  */
-#ifndef SHIM_SHAPE_H
-#define SHIM_SHAPE_H
+#ifndef TORUS_STORAGE_SHAPE_H
+#define TORUS_STORAGE_SHAPE_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -42,4 +42,4 @@ uint64_t shaper_due(struct shaper *s, uint64_t arrival_ns, uint64_t bytes);
 /* Sleep until due_ns (CLOCK_MONOTONIC); returns at once if past. */
 void shaper_wait(uint64_t due_ns);
 
-#endif /* SHIM_SHAPE_H */
+#endif /* TORUS_STORAGE_SHAPE_H */

@@ -12,7 +12,7 @@
 #include "conn.h"
 #include "log.h"
 #include "shape.h"
-#include "util.h"
+#include "torus_util.h"
 
 unsigned int conn_spin_us;
 

@@ -77,7 +77,7 @@ static struct backend *open_torus(const struct shim_config *cfg,
 	be = maybe_shaped(be, cfg, sh, cfg->replicas, err, errlen);
 	if (!be)
 		return NULL;
-	return torus_blocks_open(be, raw, cfg->block_size, err, errlen);
+	return coreos_blocks_open(be, raw, cfg->block_size, err, errlen);
 }
 
 int export_open(struct export *e, const struct shim_config *cfg,

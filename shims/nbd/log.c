@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "storage_log.h"
 
 int shim_verbose;
 
@@ -33,6 +34,17 @@ void shim_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	shim_vlog(fmt, ap);
 	va_end(ap);
+}
+
+/* The storage library's errors read like the shim's own. */
+static void storage_line(const char *line)
+{
+	shim_err("%s", line);
+}
+
+static void __attribute__((constructor)) route_storage_log(void)
+{
+	storage_set_log(storage_line);
 }
 
 void shim_info(const char *fmt, ...)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "profile.h"
-#include "util.h"
+#include "torus_util.h"
 
 const struct profile *profile_find(const char *name)
 {

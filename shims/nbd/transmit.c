@@ -13,7 +13,7 @@
 #include "reply.h"
 #include "server.h"
 #include "shape.h"
-#include "util.h"
+#include "torus_util.h"
 
 /* Bytes a request moves over the link, for bandwidth shaping. */
 static uint64_t request_bytes(const struct nbd_request *req)
