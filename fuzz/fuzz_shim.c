@@ -34,7 +34,7 @@
 
 #include "backend.h"
 #include "config.h"
-#include "conn.h"
+#include "peer.h"
 #include "export.h"
 #include "fuzz.h"
 #include "log.h"
@@ -288,7 +288,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pthread_attr_t attr;
 	struct checked *ck;
 	struct shim *s;
-	struct conn *c;
+	struct peer *c;
 	pthread_t th;
 	int sv[2];
 
@@ -299,7 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ck->no_peek = data[0] & 8;
 	ck->fail_every = data[0] >> 5;
 	ck->ops = 0;
-	conn_spin_us = s->cfg.poll_us >= 0 ? s->cfg.poll_us :
+	peer_spin_us = s->cfg.poll_us >= 0 ? s->cfg.poll_us :
 		       s->srv.prof->default_poll_us;
 	FUZZ_CHECK(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	cl.fd = sv[0];
@@ -315,9 +315,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!pthread_create(&th, &attr, client_run, &cl));
 	pthread_attr_destroy(&attr);
 
-	/* server.c's server_accept() and conn_thread(), on this thread. */
+	/* server.c's server_accept() and peer_thread(), on this thread. */
 	c = malloc(sizeof(*c));
-	FUZZ_CHECK(!conn_init(c, sv[1], &s->srv));
+	FUZZ_CHECK(!peer_init(c, sv[1], &s->srv));
 	c->exp = &s->srv.exp;
 	c->prof = s->srv.prof;
 	snprintf(c->peer, sizeof(c->peer), "fuzz connection");
@@ -326,7 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (c->holds_export)
 		export_unlock(&s->srv.exp);
 	FUZZ_CHECK(!s->srv.exp.busy);
-	conn_free(c);
+	peer_free(c);
 	free(c);
 	close(sv[1]);
 	pthread_join(th, NULL);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "conn.h"
+#include "peer.h"
 #include "log.h"
 #include "profile.h"
 #include "server.h"
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	shim_verbose = cfg.verbose;
-	conn_spin_us = cfg.poll_us >= 0 ? cfg.poll_us :
+	peer_spin_us = cfg.poll_us >= 0 ? cfg.poll_us :
 		       cfg.profile->default_poll_us;
 	/* short sleeps (shaping) should last what they ask */
 	prctl(PR_SET_TIMERSLACK, 1000UL);

@@ -12,7 +12,7 @@
 
 #include "nbd_proto.h"
 
-struct conn;
+struct peer;
 
 /* Results of profile->request. */
 #define REQ_NEXT	0		/* go on with the next request */
@@ -28,15 +28,15 @@ struct profile {
 	unsigned int default_poll_us;	/* --poll-us default */
 
 	/* Options phase: 0 enters transmission, -1 closes the connection. */
-	int (*negotiate)(struct conn *c);
+	int (*negotiate)(struct peer *c);
 	/*
 	 * Before any payload is read: 0 to execute, REQ_CLOSE to drop the
 	 * connection, or a positive NBD error to skip the payload and reply
 	 * with it.
 	 */
-	int (*check)(struct conn *c, const struct nbd_request *req);
+	int (*check)(struct peer *c, const struct nbd_request *req);
 	/* Execute one request and queue its reply: a REQ_* value. */
-	int (*request)(struct conn *c, const struct nbd_request *req,
+	int (*request)(struct peer *c, const struct nbd_request *req,
 		       const uint8_t *payload);
 };
 
@@ -47,6 +47,6 @@ extern const struct profile profile_standard;
 const struct profile *profile_find(const char *name);
 
 /* The transmission phase (transmit.c): returns when the connection ends. */
-int transmit(struct conn *c);
+int transmit(struct peer *c);
 
 #endif /* SHIM_PROFILE_H */

@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "conn.h"
+#include "peer.h"
 #include "export.h"
-#include "handshake.h"
+#include "negotiate.h"
 #include "log.h"
 #include "profile.h"
 #include "reply.h"
@@ -29,10 +29,10 @@
 #define STD_MAX_OPTION	(64u << 10)
 #define STD_CMD_FLAGS	(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE)
 
-static int std_export_name(struct conn *c, uint32_t len)
+static int std_export_name(struct peer *c, uint32_t len)
 {
 	struct export *e = c->exp;
-	const uint8_t *name = conn_read(c, len);
+	const uint8_t *name = peer_read(c, len);
 
 	if (!name)
 		return -1;
@@ -41,11 +41,11 @@ static int std_export_name(struct conn *c, uint32_t len)
 			  c->peer, (int)len, name, e->name);
 		return -1;
 	}
-	return hs_export_name_reply(c, e->size, STD_TFLAGS, c->no_zeroes);
+	return neg_export_name_reply(c, e->size, STD_TFLAGS, c->no_zeroes);
 }
 
 /* 1: GO succeeded, 0: next option, -1: close. */
-static int std_info_go(struct conn *c, uint32_t opt, uint32_t len)
+static int std_info_go(struct peer *c, uint32_t opt, uint32_t len)
 {
 	struct export *e = c->exp;
 	struct nbd_go_request go;
@@ -53,34 +53,34 @@ static int std_info_go(struct conn *c, uint32_t opt, uint32_t len)
 	bool want_name = false;
 	uint16_t i;
 
-	p = conn_read(c, len);
+	p = peer_read(c, len);
 	if (!p)
 		return -1;
 	if (nbd_decode_go(p, len, &go) < 0)
-		return hs_reply(c, opt, NBD_REP_ERR_INVALID);
+		return neg_reply(c, opt, NBD_REP_ERR_INVALID);
 	if (go.namelen && !export_name_is(e, go.name, go.namelen)) {
 		shim_info("%s: %s: no export \"%.*s\"", c->peer,
 			  nbd_opt_name(opt), (int)go.namelen, go.name);
-		return hs_reply(c, opt, NBD_REP_ERR_UNKNOWN);
+		return neg_reply(c, opt, NBD_REP_ERR_UNKNOWN);
 	}
 	for (i = 0; i < go.ninfo; i++)
 		if (nbd_get16(go.info + 2 * i) == NBD_INFO_NAME)
 			want_name = true;
-	if (hs_reply_info_export(c, opt, e->size, STD_TFLAGS) ||
-	    hs_reply_info_block_size(c, opt, e->min_block, e->pref_block,
+	if (neg_reply_info_export(c, opt, e->size, STD_TFLAGS) ||
+	    neg_reply_info_block_size(c, opt, e->min_block, e->pref_block,
 				     e->max_block) ||
-	    (want_name && hs_reply_info_text(c, opt, NBD_INFO_NAME, e->name)) ||
-	    hs_reply(c, opt, NBD_REP_ACK))
+	    (want_name && neg_reply_info_text(c, opt, NBD_INFO_NAME, e->name)) ||
+	    neg_reply(c, opt, NBD_REP_ACK))
 		return -1;
 	return opt == NBD_OPT_GO ? 1 : 0;
 }
 
-static int std_negotiate(struct conn *c)
+static int std_negotiate(struct peer *c)
 {
 	uint32_t cflags, opt, len;
 	int ret;
 
-	if (hs_greeting(c, STD_HFLAGS) || hs_client_flags(c, &cflags))
+	if (neg_greeting(c, STD_HFLAGS) || neg_client_flags(c, &cflags))
 		return -1;
 	if (cflags & ~STD_CFLAGS) {
 		shim_info("%s: unknown client flags 0x%x; closing", c->peer,
@@ -89,7 +89,7 @@ static int std_negotiate(struct conn *c)
 	}
 	c->no_zeroes = cflags & NBD_FLAG_C_NO_ZEROES;
 	for (;;) {
-		if (hs_option(c, &opt, &len))
+		if (neg_option(c, &opt, &len))
 			return -1;
 		if (len > STD_MAX_OPTION) {
 			shim_info("%s: option of %u bytes; closing", c->peer,
@@ -107,36 +107,36 @@ static int std_negotiate(struct conn *c)
 			break;
 		case NBD_OPT_STRUCTURED_REPLY:
 			if (len) {
-				ret = conn_skip(c, len) ||
-				      hs_reply(c, opt, NBD_REP_ERR_INVALID);
+				ret = peer_skip(c, len) ||
+				      neg_reply(c, opt, NBD_REP_ERR_INVALID);
 			} else {
 				c->structured = true;
-				ret = hs_reply(c, opt, NBD_REP_ACK);
+				ret = neg_reply(c, opt, NBD_REP_ACK);
 			}
 			if (ret)
 				return -1;
 			break;
 		case NBD_OPT_LIST:
 			if (len)
-				ret = conn_skip(c, len) ||
-				      hs_reply(c, opt, NBD_REP_ERR_INVALID);
+				ret = peer_skip(c, len) ||
+				      neg_reply(c, opt, NBD_REP_ERR_INVALID);
 			else
-				ret = hs_reply_server(c, opt, c->exp->name) ||
-				      hs_reply(c, opt, NBD_REP_ACK);
+				ret = neg_reply_server(c, opt, c->exp->name) ||
+				      neg_reply(c, opt, NBD_REP_ACK);
 			if (ret)
 				return -1;
 			break;
 		case NBD_OPT_ABORT:
-			return hs_abort(c, opt);
+			return neg_abort(c, opt);
 		default:
-			if (hs_refuse(c, opt, len))
+			if (neg_refuse(c, opt, len))
 				return -1;
 			break;
 		}
 	}
 }
 
-static int std_check(struct conn *c, const struct nbd_request *req)
+static int std_check(struct peer *c, const struct nbd_request *req)
 {
 	const struct export *e = c->exp;
 
@@ -162,7 +162,7 @@ static int std_check(struct conn *c, const struct nbd_request *req)
 	}
 }
 
-static int std_request(struct conn *c, const struct nbd_request *req,
+static int std_request(struct peer *c, const struct nbd_request *req,
 		       const uint8_t *payload)
 {
 	struct backend *be = c->exp->be;

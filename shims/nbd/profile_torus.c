@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "conn.h"
+#include "peer.h"
 #include "export.h"
-#include "handshake.h"
+#include "negotiate.h"
 #include "log.h"
 #include "profile.h"
 #include "reply.h"
@@ -34,10 +34,10 @@
 /* torus allocates whatever length is asked; the shim stops here. */
 #define TORUS_MAX_REQUEST	(64u << 20)
 
-static int torus_export_name(struct conn *c, uint32_t len)
+static int torus_export_name(struct peer *c, uint32_t len)
 {
 	struct export *e = c->exp;
-	const uint8_t *name = conn_read(c, len);
+	const uint8_t *name = peer_read(c, len);
 
 	if (!name)
 		return -1;
@@ -57,22 +57,22 @@ static int torus_export_name(struct conn *c, uint32_t len)
 		return -1;
 	}
 	c->holds_export = true;
-	return hs_export_name_reply(c, e->size, TORUS_TFLAGS, false);
+	return neg_export_name_reply(c, e->size, TORUS_TFLAGS, false);
 }
 
-static int torus_negotiate(struct conn *c)
+static int torus_negotiate(struct peer *c)
 {
 	uint32_t cflags, opt, len;
 
-	if (hs_greeting(c, TORUS_HFLAGS) || hs_client_flags(c, &cflags))
+	if (neg_greeting(c, TORUS_HFLAGS) || neg_client_flags(c, &cflags))
 		return -1;
 	for (;;) {
-		if (hs_option(c, &opt, &len))
+		if (neg_option(c, &opt, &len))
 			return -1;
 		if (len > TORUS_MAX_OPTION) {
 			shim_info("%s: strange option length %u; closing",
 				  c->peer, len);
-			conn_reset(c);
+			peer_reset(c);
 			return -1;
 		}
 		switch (opt) {
@@ -84,15 +84,15 @@ static int torus_negotiate(struct conn *c)
 			 * the whole process dies; here only this connection
 			 * ends (reset if ABORT carried data torus never read)
 			 */
-			hs_reply(c, NBD_OPT_LIST, NBD_REP_ACK);
-			conn_flush(c);
+			neg_reply(c, NBD_OPT_LIST, NBD_REP_ACK);
+			peer_flush(c);
 			if (len)
-				conn_reset(c);
+				peer_reset(c);
 			return -1;
 		case NBD_OPT_LIST:
 			/* the payload stays in the stream, as in torus */
-			if (hs_reply_server(c, NBD_OPT_LIST, c->exp->name) ||
-			    hs_reply(c, NBD_OPT_LIST, NBD_REP_ACK))
+			if (neg_reply_server(c, NBD_OPT_LIST, c->exp->name) ||
+			    neg_reply(c, NBD_OPT_LIST, NBD_REP_ACK))
 				return -1;
 			break;
 		default:
@@ -100,13 +100,13 @@ static int torus_negotiate(struct conn *c)
 				  c->peer, nbd_opt_name(opt), opt);
 			/* torus never reads the data: the kernel resets */
 			if (len)
-				conn_reset(c);
+				peer_reset(c);
 			return -1;
 		}
 	}
 }
 
-static int torus_check(struct conn *c, const struct nbd_request *req)
+static int torus_check(struct peer *c, const struct nbd_request *req)
 {
 	switch (req->type) {
 	case NBD_CMD_READ:
@@ -128,7 +128,7 @@ static int torus_check(struct conn *c, const struct nbd_request *req)
 	}
 }
 
-static bool in_range(const struct conn *c, const struct nbd_request *req)
+static bool in_range(const struct peer *c, const struct nbd_request *req)
 {
 	return req->offset <= c->exp->size &&
 	       req->length <= c->exp->size - req->offset;
@@ -138,9 +138,9 @@ static bool in_range(const struct conn *c, const struct nbd_request *req)
  * torus answers a failed read with the error and still sends the buffer;
  * the shim sends zeroes in its place.
  */
-static int torus_read(struct conn *c, const struct nbd_request *req)
+static int torus_read(struct peer *c, const struct nbd_request *req)
 {
-	uint8_t *p = conn_reserve(c, NBD_SIMPLE_REPLY_LEN + req->length);
+	uint8_t *p = peer_reserve(c, NBD_SIMPLE_REPLY_LEN + req->length);
 	int err = -EIO;
 
 	if (!p)
@@ -154,7 +154,7 @@ static int torus_read(struct conn *c, const struct nbd_request *req)
 	return REQ_NEXT;
 }
 
-static int torus_request(struct conn *c, const struct nbd_request *req,
+static int torus_request(struct peer *c, const struct nbd_request *req,
 			 const uint8_t *payload)
 {
 	struct backend *be = c->exp->be;

@@ -33,9 +33,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "conn.h"
+#include "peer.h"
 #include "export.h"
-#include "handshake.h"
+#include "negotiate.h"
 #include "log.h"
 #include "profile.h"
 #include "reply.h"
@@ -55,7 +55,7 @@
  * (connectExport), so over Redis each has its own block map. NULL (logged)
  * when the storage cannot be reached.
  */
-static struct backend *zeroos_attach(struct conn *c)
+static struct backend *zeroos_attach(struct peer *c)
 {
 	struct backend *be;
 	char err[512];
@@ -67,16 +67,16 @@ static struct backend *zeroos_attach(struct conn *c)
 	return be;
 }
 
-static void zeroos_detach(struct conn *c, struct backend *be)
+static void zeroos_detach(struct peer *c, struct backend *be)
 {
 	if (be != c->exp->be)
 		backend_close(be);
 }
 
-static int zeroos_export_name(struct conn *c, uint32_t len)
+static int zeroos_export_name(struct peer *c, uint32_t len)
 {
 	struct export *e = c->exp;
-	const uint8_t *name = conn_read(c, len);
+	const uint8_t *name = peer_read(c, len);
 
 	if (!name)
 		return -1;
@@ -93,7 +93,7 @@ static int zeroos_export_name(struct conn *c, uint32_t len)
 	c->be = zeroos_attach(c);
 	if (!c->be)
 		return -1;
-	return hs_export_name_reply(c, e->size,
+	return neg_export_name_reply(c, e->size,
 				    ZEROOS_TFLAGS | e->extra_tflags,
 				    c->no_zeroes);
 }
@@ -104,7 +104,7 @@ static int zeroos_export_name(struct conn *c, uint32_t len)
  * GO succeeded (transmission follows), 0 to read the next option, -1 to
  * drop the connection.
  */
-static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
+static int zeroos_info_go(struct peer *c, uint32_t opt, uint32_t optlen)
 {
 	struct export *e = c->exp;
 	struct backend *be;
@@ -112,15 +112,15 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 	uint32_t ninfo, namelen, used;
 	bool known;
 
-	p = conn_read(c, 2);
+	p = peer_read(c, 2);
 	if (!p)
 		return -1;
 	ninfo = nbd_get16(p);
 	/* the info requests only matter for BLOCK_SIZE_REQD, never sent
 	 * since the minimum block size is 1 */
-	if (conn_skip(c, 2 * ninfo))
+	if (peer_skip(c, 2 * ninfo))
 		return -1;
-	p = conn_read(c, 4);
+	p = peer_read(c, 4);
 	if (!p)
 		return -1;
 	namelen = nbd_get32(p);
@@ -130,10 +130,10 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 			  c->peer, nbd_opt_name(opt), namelen);
 		/* 0-Disk hangs up on the rest of the option: a reset */
 		if (optlen > used)
-			conn_reset(c);
+			peer_reset(c);
 		return -1;
 	}
-	p = conn_read(c, namelen);
+	p = peer_read(c, namelen);
 	if (!p)
 		return -1;
 	used += namelen;
@@ -146,20 +146,20 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 	if (!known)
 		shim_info("%s: %s: no export \"%.*s\" (%u bytes)", c->peer,
 			  nbd_opt_name(opt), (int)namelen, p, namelen);
-	if (conn_skip(c, optlen - used))
+	if (peer_skip(c, optlen - used))
 		return -1;
 	/* 0-Disk connects the backend for INFO too, and lets it go */
 	be = known ? zeroos_attach(c) : NULL;
 	if (!be)
-		return hs_reply(c, opt, NBD_REP_ERR_UNKNOWN);
-	if (hs_reply_info_export(c, opt, e->size,
+		return neg_reply(c, opt, NBD_REP_ERR_UNKNOWN);
+	if (neg_reply_info_export(c, opt, e->size,
 				 ZEROOS_TFLAGS | e->extra_tflags) ||
-	    hs_reply_info_text(c, opt, NBD_INFO_NAME, e->name) ||
-	    hs_reply_info_text(c, opt, NBD_INFO_DESCRIPTION,
+	    neg_reply_info_text(c, opt, NBD_INFO_NAME, e->name) ||
+	    neg_reply_info_text(c, opt, NBD_INFO_DESCRIPTION,
 			       ZEROOS_DESCRIPTION) ||
-	    hs_reply_info_block_size(c, opt, e->min_block, e->pref_block,
+	    neg_reply_info_block_size(c, opt, e->min_block, e->pref_block,
 				     e->max_block) ||
-	    hs_reply(c, opt, NBD_REP_ACK)) {
+	    neg_reply(c, opt, NBD_REP_ACK)) {
 		zeroos_detach(c, be);
 		return -1;
 	}
@@ -171,21 +171,21 @@ static int zeroos_info_go(struct conn *c, uint32_t opt, uint32_t optlen)
 	return 1;
 }
 
-static int zeroos_negotiate(struct conn *c)
+static int zeroos_negotiate(struct peer *c)
 {
 	uint32_t cflags, opt, len;
 	int ret;
 
-	if (hs_greeting(c, ZEROOS_HFLAGS) || hs_client_flags(c, &cflags))
+	if (neg_greeting(c, ZEROOS_HFLAGS) || neg_client_flags(c, &cflags))
 		return -1;
 	c->no_zeroes = cflags & NBD_FLAG_C_NO_ZEROES;
 	for (;;) {
-		if (hs_option(c, &opt, &len))
+		if (neg_option(c, &opt, &len))
 			return -1;
 		if (len > ZEROOS_MAX_OPTION) {
 			shim_info("%s: Option is too long (%u); closing",
 				  c->peer, len);
-			conn_reset(c);
+			peer_reset(c);
 			return -1;
 		}
 		switch (opt) {
@@ -198,25 +198,25 @@ static int zeroos_negotiate(struct conn *c)
 				return ret < 0 ? -1 : 0;
 			break;
 		case NBD_OPT_LIST:
-			if (hs_reply_server(c, opt, c->exp->name) ||
-			    hs_reply(c, opt, NBD_REP_ACK))
+			if (neg_reply_server(c, opt, c->exp->name) ||
+			    neg_reply(c, opt, NBD_REP_ACK))
 				return -1;
 			break;
 		case NBD_OPT_STARTTLS:
-			if (hs_reply(c, opt, NBD_REP_ERR_UNSUP))
+			if (neg_reply(c, opt, NBD_REP_ERR_UNSUP))
 				return -1;
 			break;
 		case NBD_OPT_ABORT:
-			return hs_abort(c, opt);
+			return neg_abort(c, opt);
 		default:
-			if (hs_refuse(c, opt, len))
+			if (neg_refuse(c, opt, len))
 				return -1;
 			break;
 		}
 	}
 }
 
-static int zeroos_check(struct conn *c, const struct nbd_request *req)
+static int zeroos_check(struct peer *c, const struct nbd_request *req)
 {
 	const struct export *e = c->exp;
 
@@ -251,9 +251,9 @@ static int zeroos_check(struct conn *c, const struct nbd_request *req)
 }
 
 /* The header is committed before the data is read, as in 0-Disk. */
-static int zeroos_read(struct conn *c, const struct nbd_request *req)
+static int zeroos_read(struct peer *c, const struct nbd_request *req)
 {
-	uint8_t *p = conn_reserve(c, NBD_SIMPLE_REPLY_LEN + req->length);
+	uint8_t *p = peer_reserve(c, NBD_SIMPLE_REPLY_LEN + req->length);
 	int ret;
 
 	if (!p)
@@ -264,14 +264,14 @@ static int zeroos_read(struct conn *c, const struct nbd_request *req)
 	if (ret) {
 		shim_info("%s: read I/O error: %s; closing", c->peer,
 			  strerror(-ret));
-		conn_unreserve(c, req->length);
-		conn_flush(c);
+		peer_unreserve(c, req->length);
+		peer_flush(c);
 		return REQ_CLOSE;
 	}
 	return REQ_NEXT;
 }
 
-static int zeroos_request(struct conn *c, const struct nbd_request *req,
+static int zeroos_request(struct peer *c, const struct nbd_request *req,
 			  const uint8_t *payload)
 {
 	struct backend *be = c->be;

@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "backend.h"
-#include "conn.h"
+#include "peer.h"
 #include "nbd_proto.h"
 #include "reply.h"
 
-int reply_simple(struct conn *c, uint64_t cookie, uint32_t error)
+int reply_simple(struct peer *c, uint64_t cookie, uint32_t error)
 {
-	uint8_t *p = conn_reserve(c, NBD_SIMPLE_REPLY_LEN);
+	uint8_t *p = peer_reserve(c, NBD_SIMPLE_REPLY_LEN);
 
 	if (!p)
 		return -1;
@@ -19,7 +19,7 @@ int reply_simple(struct conn *c, uint64_t cookie, uint32_t error)
 	return 0;
 }
 
-int reply_error(struct conn *c, const struct nbd_request *req,
+int reply_error(struct peer *c, const struct nbd_request *req,
 		uint32_t error, const char *msg)
 {
 	size_t n = strlen(msg);
@@ -27,7 +27,7 @@ int reply_error(struct conn *c, const struct nbd_request *req,
 
 	if (!c->structured || req->type != NBD_CMD_READ)
 		return reply_simple(c, req->cookie, error);
-	p = conn_reserve(c, NBD_STRUCTURED_REPLY_LEN + NBD_CHUNK_ERROR_LEN + n);
+	p = peer_reserve(c, NBD_STRUCTURED_REPLY_LEN + NBD_CHUNK_ERROR_LEN + n);
 	if (!p)
 		return -1;
 	nbd_encode_chunk_error(p, NBD_REPLY_FLAG_DONE, req->cookie, error,
@@ -35,7 +35,7 @@ int reply_error(struct conn *c, const struct nbd_request *req,
 	return 0;
 }
 
-static size_t read_header(const struct conn *c, uint8_t *p,
+static size_t read_header(const struct peer *c, uint8_t *p,
 			  const struct nbd_request *req)
 {
 	if (c->structured)
@@ -45,7 +45,7 @@ static size_t read_header(const struct conn *c, uint8_t *p,
 	return nbd_encode_simple_reply(p, NBD_SUCCESS, req->cookie);
 }
 
-int reply_read(struct conn *c, const struct nbd_request *req,
+int reply_read(struct peer *c, const struct nbd_request *req,
 	       struct backend *be, int *err)
 {
 	size_t hlen = c->structured ? NBD_CHUNK_OFFSET_DATA_HDR_LEN :
@@ -56,25 +56,25 @@ int reply_read(struct conn *c, const struct nbd_request *req,
 	*err = 0;
 	data = backend_peek(be, req->length, req->offset);
 	if (data) {
-		p = conn_reserve(c, hlen);
+		p = peer_reserve(c, hlen);
 		if (!p)
 			return -1;
 		read_header(c, p, req);
-		return conn_queue_ref(c, data, req->length);
+		return peer_queue_ref(c, data, req->length);
 	}
-	p = conn_reserve(c, hlen + req->length);
+	p = peer_reserve(c, hlen + req->length);
 	if (!p)
 		return -1;
 	*err = backend_pread(be, p + hlen, req->length, req->offset);
 	if (*err) {
-		conn_unreserve(c, hlen + req->length);
+		peer_unreserve(c, hlen + req->length);
 		return 0;
 	}
 	read_header(c, p, req);
 	return 0;
 }
 
-int reply_fence(struct conn *c)
+int reply_fence(struct peer *c)
 {
-	return c->out_refs_backend ? conn_flush(c) : 0;
+	return c->out_refs_backend ? peer_flush(c) : 0;
 }

@@ -10,17 +10,17 @@
 
 #include "nbd_proto.h"
 
-struct conn;
+struct peer;
 struct backend;
 
 /* A simple reply without payload. */
-int reply_simple(struct conn *c, uint64_t cookie, uint32_t error);
+int reply_simple(struct peer *c, uint64_t cookie, uint32_t error);
 
 /*
  * An error for req: a structured ERROR chunk for a READ when structured
  * replies were agreed, else a simple reply.
  */
-int reply_error(struct conn *c, const struct nbd_request *req,
+int reply_error(struct peer *c, const struct nbd_request *req,
 		uint32_t error, const char *msg);
 
 /*
@@ -28,13 +28,13 @@ int reply_error(struct conn *c, const struct nbd_request *req,
  * when it can (peek), else copied into the staging buffer. *err gets the
  * backend's error (0 on success), in which case nothing is queued.
  */
-int reply_read(struct conn *c, const struct nbd_request *req,
+int reply_read(struct peer *c, const struct nbd_request *req,
 	       struct backend *be, int *err);
 
 /*
  * Before changing the backend: send replies that still point into it, so
  * they carry the data as it was when they were read.
  */
-int reply_fence(struct conn *c);
+int reply_fence(struct peer *c);
 
 #endif /* SHIM_REPLY_H */

@@ -20,14 +20,14 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "conn.h"
+#include "peer.h"
 #include "log.h"
 #include "profile.h"
 #include "server.h"
 
-struct conn_node {
-	struct conn conn;
-	struct conn_node *next;
+struct peer_node {
+	struct peer conn;
+	struct peer_node *next;
 	pthread_t thread;
 };
 
@@ -129,7 +129,7 @@ int server_init(struct server *s, const struct shim_config *cfg,
 	return s->lfd < 0 ? -1 : 0;
 }
 
-static void conn_name(struct conn *c, unsigned long id,
+static void peer_name(struct peer *c, unsigned long id,
 		      const struct sockaddr_storage *ss)
 {
 	char host[64], serv[16];
@@ -144,9 +144,9 @@ static void conn_name(struct conn *c, unsigned long id,
 			 id, host, serv);
 }
 
-static void server_remove(struct server *s, struct conn_node *n)
+static void server_remove(struct server *s, struct peer_node *n)
 {
-	struct conn_node **pp;
+	struct peer_node **pp;
 
 	pthread_mutex_lock(&s->lock);
 	for (pp = &s->conns; *pp; pp = &(*pp)->next) {
@@ -167,7 +167,7 @@ static void server_remove(struct server *s, struct conn_node *n)
  * with it, unflushed as 0-Disk's, unless the server is stopping: 0-Disk
  * flushes every vdisk on SIGTERM.
  */
-static void conn_detach(struct server *s, struct conn *c)
+static void peer_detach(struct server *s, struct peer *c)
 {
 	bool stopping;
 
@@ -180,10 +180,10 @@ static void conn_detach(struct server *s, struct conn *c)
 	c->be = NULL;
 }
 
-static void *conn_thread(void *arg)
+static void *peer_thread(void *arg)
 {
-	struct conn_node *n = arg;
-	struct conn *c = &n->conn;
+	struct peer_node *n = arg;
+	struct peer *c = &n->conn;
 	struct server *s = c->srv;
 
 	shim_debug("%s: connected", c->peer);
@@ -194,9 +194,9 @@ static void *conn_thread(void *arg)
 	if (c->holds_export)
 		export_unlock(&s->exp);
 	if (c->be && c->be != s->exp.be)
-		conn_detach(s, c);
+		peer_detach(s, c);
 	shim_debug("%s: closed", c->peer);
-	conn_free(c);
+	peer_free(c);
 	server_remove(s, n);
 	free(n);
 	return NULL;
@@ -206,7 +206,7 @@ static void server_accept(struct server *s)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	struct conn_node *n;
+	struct peer_node *n;
 	pthread_attr_t attr;
 	int fd, one = 1;
 
@@ -219,7 +219,7 @@ static void server_accept(struct server *s)
 	if (ss.ss_family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	n = calloc(1, sizeof(*n));
-	if (!n || conn_init(&n->conn, fd, s)) {
+	if (!n || peer_init(&n->conn, fd, s)) {
 		shim_err("out of memory for a new connection");
 		free(n);
 		close(fd);
@@ -228,18 +228,18 @@ static void server_accept(struct server *s)
 	n->conn.exp = &s->exp;
 	n->conn.prof = s->prof;
 	pthread_mutex_lock(&s->lock);
-	conn_name(&n->conn, ++s->nextid, &ss);
+	peer_name(&n->conn, ++s->nextid, &ss);
 	n->next = s->conns;
 	s->conns = n;
 	s->nconns++;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&n->thread, &attr, conn_thread, n)) {
+	if (pthread_create(&n->thread, &attr, peer_thread, n)) {
 		shim_err("cannot start a connection thread");
 		s->conns = n->next;
 		s->nconns--;
 		close(fd);
-		conn_free(&n->conn);
+		peer_free(&n->conn);
 		free(n);
 	}
 	pthread_attr_destroy(&attr);
@@ -253,7 +253,7 @@ int server_run(struct server *s, int sigfd)
 		{ .fd = sigfd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
-	struct conn_node *n;
+	struct peer_node *n;
 
 	shim_info("listening on %s (profile %s, export \"%s\", %llu bytes)",
 		  s->where, s->prof->name, s->exp.name,

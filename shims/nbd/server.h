@@ -16,7 +16,7 @@
 
 struct shim_config;
 struct profile;
-struct conn_node;
+struct peer_node;
 
 struct server {
 	const struct shim_config *cfg;
@@ -28,7 +28,7 @@ struct server {
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
-	struct conn_node *conns;	/* live connections */
+	struct peer_node *conns;	/* live connections */
 	int nconns;
 	bool stopping;			/* SIGTERM/SIGINT: closing them all */
 	unsigned long nextid;

@@ -3,11 +3,11 @@
  * The transmission phase, common to every profile: take each request from
  * the receive buffer, let the profile check it, read its payload, shape it,
  * let the profile execute it. A pipelined profile's replies pile up and go
- * out in one send when the receive buffer runs dry (conn_need); a serial
+ * out in one send when the receive buffer runs dry (peer_need); a serial
  * profile sends each reply before it looks at the next request.
  */
 #include "config.h"
-#include "conn.h"
+#include "peer.h"
 #include "log.h"
 #include "profile.h"
 #include "reply.h"
@@ -23,7 +23,7 @@ static uint64_t request_bytes(const struct nbd_request *req)
 	return 0;
 }
 
-int transmit(struct conn *c)
+int transmit(struct peer *c)
 {
 	const struct profile *prof = c->prof;
 	struct shaper *sh = &c->srv->shaper;
@@ -37,14 +37,14 @@ int transmit(struct conn *c)
 	c->send_when_due = shaping && prof->pipelined;
 	c->exact = false;	/* requests are read in batches */
 	for (;;) {
-		if (conn_need(c, NBD_REQUEST_LEN))
+		if (peer_need(c, NBD_REQUEST_LEN))
 			return 0;
-		ret = nbd_decode_request(conn_data(c), conn_avail(c), &req);
+		ret = nbd_decode_request(peer_data(c), peer_avail(c), &req);
 		if (ret < 0) {
 			shim_info("%s: bad request magic; closing", c->peer);
 			return -1;
 		}
-		conn_consume(c, ret);
+		peer_consume(c, ret);
 		shim_debug("%s: %s offset %llu length %u flags 0x%x", c->peer,
 			   nbd_cmd_name(req.type),
 			   (unsigned long long)req.offset, req.length,
@@ -61,15 +61,15 @@ int transmit(struct conn *c)
 			return -1;
 		}
 		if (ret > 0) {
-			if (conn_skip(c, plen) ||
+			if (peer_skip(c, plen) ||
 			    reply_error(c, &req, ret, "invalid request"))
 				return -1;
 			continue;
 		}
-		if (conn_need(c, plen))
+		if (peer_need(c, plen))
 			return -1;
-		payload = conn_data(c);
-		conn_consume(c, plen);
+		payload = peer_data(c);
+		peer_consume(c, plen);
 
 		if (shaping) {
 			due = shaper_due(sh, now_ns(), request_bytes(&req));
@@ -77,12 +77,12 @@ int transmit(struct conn *c)
 		}
 		ret = prof->request(c, &req, payload);
 		if (ret != REQ_NEXT) {
-			conn_flush(c);
+			peer_flush(c);
 			return ret == REQ_DISC ? 0 : -1;
 		}
-		if (c->send_when_due && conn_mark(c, due))
+		if (c->send_when_due && peer_mark(c, due))
 			return -1;
-		if (!prof->pipelined && conn_flush(c))
+		if (!prof->pipelined && peer_flush(c))
 			return -1;
 	}
 }

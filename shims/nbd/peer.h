@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * One client connection: a receive buffer parsed in place, and a reply
+ * A peer: one client connection as the server sees it (the client side
+ * calls its sockets connections; "peer" keeps the two apart): a receive buffer parsed in place, and a reply
  * queue (a staging buffer plus iovecs, some pointing straight into the
  * backend) sent with one sendmsg per batch. Buffers are allocated when the
  * connection opens and only grow when a request is larger than any before,
  * so the request path does not allocate.
  *
- * The rule that keeps batching safe: conn_need() sends whatever is queued
+ * The rule that keeps batching safe: peer_need() sends whatever is queued
  * before it blocks waiting for input, so a client never waits on a reply
  * the server is sitting on.
  *
@@ -15,8 +16,8 @@
  * from the socket, so what they leave unread when they hang up is still
  * in the kernel, and the client sees a reset instead of a close.
  */
-#ifndef SHIM_CONN_H
-#define SHIM_CONN_H
+#ifndef SHIM_PEER_H
+#define SHIM_PEER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,7 +32,7 @@ struct server;
 struct export;
 struct profile;
 
-struct conn {
+struct peer {
 	int fd;
 	char peer[128];
 	struct server *srv;
@@ -59,7 +60,7 @@ struct conn {
 	 * when it is due, so that replies go out as they fall due while new
 	 * requests keep being read.
 	 */
-	struct conn_mark {
+	struct peer_mark {
 		int iov_end;
 		uint64_t due;
 	} marks[CONN_IOV_MAX];
@@ -74,55 +75,55 @@ struct conn {
 };
 
 /* How long to poll for input before sleeping (--poll-us). */
-extern unsigned int conn_spin_us;
-int conn_init(struct conn *c, int fd, struct server *srv);
-void conn_free(struct conn *c);
+extern unsigned int peer_spin_us;
+int peer_init(struct peer *c, int fd, struct server *srv);
+void peer_free(struct peer *c);
 
 /* Make n unparsed bytes available; -1 on EOF or error. */
-int conn_need(struct conn *c, size_t n);
+int peer_need(struct peer *c, size_t n);
 
-static inline size_t conn_avail(const struct conn *c)
+static inline size_t peer_avail(const struct peer *c)
 {
 	return c->in_end - c->in_pos;
 }
 
-static inline const uint8_t *conn_data(const struct conn *c)
+static inline const uint8_t *peer_data(const struct peer *c)
 {
 	return c->in + c->in_pos;
 }
 
-static inline void conn_consume(struct conn *c, size_t n)
+static inline void peer_consume(struct peer *c, size_t n)
 {
 	c->in_pos += n;
 }
 
-/* Read exactly n bytes: a pointer valid until the next conn_need. */
-const uint8_t *conn_read(struct conn *c, size_t n);
+/* Read exactly n bytes: a pointer valid until the next peer_need. */
+const uint8_t *peer_read(struct peer *c, size_t n);
 /* Discard n bytes of input. */
-int conn_skip(struct conn *c, uint64_t n);
+int peer_skip(struct peer *c, uint64_t n);
 
 /*
  * Queue len bytes of reply in the staging buffer and return where to write
  * them; contiguous reservations share one iovec. NULL on a send error.
  */
-uint8_t *conn_reserve(struct conn *c, size_t len);
+uint8_t *peer_reserve(struct peer *c, size_t len);
 /* Give back the last n bytes of the last reservation. */
-void conn_unreserve(struct conn *c, size_t n);
-/* Queue bytes that stay valid until the next conn_flush (no copy). */
-int conn_queue_ref(struct conn *c, const void *p, size_t len);
+void peer_unreserve(struct peer *c, size_t n);
+/* Queue bytes that stay valid until the next peer_flush (no copy). */
+int peer_queue_ref(struct peer *c, const void *p, size_t len);
 /*
  * Shaping: the reply queued since the last mark is due at due. With
- * send_when_due, conn_need sends replies as they fall due instead of all
+ * send_when_due, peer_need sends replies as they fall due instead of all
  * at once after the last is due.
  */
-int conn_mark(struct conn *c, uint64_t due);
+int peer_mark(struct peer *c, uint64_t due);
 /* Send everything queued (after waiting for due_ns); -1 on error. */
-int conn_flush(struct conn *c);
+int peer_flush(struct peer *c);
 /*
  * Send what is queued, then make the coming close a TCP reset (SO_LINGER
  * 0), as when the real server hangs up on input it has not read. On a
  * Unix socket the peer sees ECONNRESET only if input is left unread.
  */
-void conn_reset(struct conn *c);
+void peer_reset(struct peer *c);
 
-#endif /* SHIM_CONN_H */
+#endif /* SHIM_PEER_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Connection buffers: batched receive and batched send; see conn.h.
+ * Connection buffers: batched receive and batched send; see peer.h.
  */
 #include <errno.h>
 #include <poll.h>
@@ -9,14 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "peer.h"
 #include "log.h"
 #include "shape.h"
 #include "torus_util.h"
 
-unsigned int conn_spin_us;
+unsigned int peer_spin_us;
 
-int conn_init(struct conn *c, int fd, struct server *srv)
+int peer_init(struct peer *c, int fd, struct server *srv)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
@@ -34,28 +34,28 @@ int conn_init(struct conn *c, int fd, struct server *srv)
 	return 0;
 }
 
-void conn_free(struct conn *c)
+void peer_free(struct peer *c)
 {
 	free(c->in);
 	free(c->out);
 }
 
 /* Room for n bytes from in_pos: compact, or grow when n is larger. */
-static int conn_make_room(struct conn *c, size_t n)
+static int peer_make_room(struct peer *c, size_t n)
 {
-	size_t have = conn_avail(c);
+	size_t have = peer_avail(c);
 	uint8_t *p;
 
 	if (n > c->in_cap) {
 		p = malloc(n);
 		if (!p)
 			return -1;
-		memcpy(p, conn_data(c), have);
+		memcpy(p, peer_data(c), have);
 		free(c->in);
 		c->in = p;
 		c->in_cap = n;
 	} else if (c->in_pos) {
-		memmove(c->in, conn_data(c), have);
+		memmove(c->in, peer_data(c), have);
 	}
 	c->in_pos = 0;
 	c->in_end = have;
@@ -67,17 +67,17 @@ static int conn_make_room(struct conn *c, size_t n)
  * machines, more than serving a batch: poll the socket for a while before
  * sleeping in recv, as long as the client keeps sending.
  */
-static ssize_t conn_recv(struct conn *c, size_t len)
+static ssize_t peer_recv(struct peer *c, size_t len)
 {
 	uint64_t until = 0;
 	ssize_t got;
 
-	while (conn_spin_us) {
+	while (peer_spin_us) {
 		got = recv(c->fd, c->in + c->in_end, len, MSG_DONTWAIT);
 		if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return got;
 		if (!until)
-			until = now_ns() + conn_spin_us * 1000;
+			until = now_ns() + peer_spin_us * 1000;
 		else if (now_ns() > until)
 			break;
 	}
@@ -85,7 +85,7 @@ static ssize_t conn_recv(struct conn *c, size_t len)
 }
 
 /* Send iov[0, k) and close the gap: the rest wait for their due time. */
-static int conn_send_prefix(struct conn *c, int k)
+static int peer_send_prefix(struct peer *c, int k)
 {
 	struct msghdr msg = { 0 };
 	struct iovec *iov = c->iov;
@@ -128,7 +128,7 @@ static int conn_send_prefix(struct conn *c, int k)
  * Send the replies that are due; while others wait, return as soon as the
  * client sends more (1), or when everything is sent (0).
  */
-static int conn_send_due(struct conn *c)
+static int peer_send_due(struct peer *c)
 {
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 	struct timespec ts;
@@ -137,12 +137,12 @@ static int conn_send_due(struct conn *c)
 
 	for (;;) {
 		if (!c->nmarks)
-			return conn_flush(c);
+			return peer_flush(c);
 		now = now_ns();
 		for (k = 0; k < c->nmarks && c->marks[k].due <= now; k++)
 			;
 		if (k) {
-			if (conn_send_prefix(c, c->marks[k - 1].iov_end))
+			if (peer_send_prefix(c, c->marks[k - 1].iov_end))
 				return -1;
 			c->nmarks -= k;
 			memmove(c->marks, c->marks + k,
@@ -160,9 +160,9 @@ static int conn_send_due(struct conn *c)
 	}
 }
 
-int conn_mark(struct conn *c, uint64_t due)
+int peer_mark(struct peer *c, uint64_t due)
 {
-	if (c->nmarks == CONN_IOV_MAX && conn_flush(c))
+	if (c->nmarks == CONN_IOV_MAX && peer_flush(c))
 		return -1;
 	c->marks[c->nmarks].iov_end = c->niov;
 	c->marks[c->nmarks].due = due;
@@ -171,22 +171,22 @@ int conn_mark(struct conn *c, uint64_t due)
 	return 0;
 }
 
-int conn_need(struct conn *c, size_t n)
+int peer_need(struct peer *c, size_t n)
 {
 	ssize_t got;
 
-	if (conn_avail(c) >= n)
+	if (peer_avail(c) >= n)
 		return 0;
-	if ((c->in_pos || n > c->in_cap) && conn_make_room(c, n))
+	if ((c->in_pos || n > c->in_cap) && peer_make_room(c, n))
 		return -1;
 	if (c->send_when_due) {
-		if (conn_send_due(c) < 0)
+		if (peer_send_due(c) < 0)
 			return -1;
-	} else if (conn_flush(c)) {
+	} else if (peer_flush(c)) {
 		return -1;
 	}
-	while (conn_avail(c) < n) {
-		got = conn_recv(c, c->exact ? n - conn_avail(c) :
+	while (peer_avail(c) < n) {
+		got = peer_recv(c, c->exact ? n - peer_avail(c) :
 				   c->in_cap - c->in_end);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -201,32 +201,32 @@ int conn_need(struct conn *c, size_t n)
 	return 0;
 }
 
-const uint8_t *conn_read(struct conn *c, size_t n)
+const uint8_t *peer_read(struct peer *c, size_t n)
 {
 	const uint8_t *p;
 
-	if (conn_need(c, n))
+	if (peer_need(c, n))
 		return NULL;
-	p = conn_data(c);
-	conn_consume(c, n);
+	p = peer_data(c);
+	peer_consume(c, n);
 	return p;
 }
 
-int conn_skip(struct conn *c, uint64_t n)
+int peer_skip(struct peer *c, uint64_t n)
 {
 	size_t chunk;
 
 	while (n) {
 		chunk = min_u64(n, c->in_cap);
-		if (conn_need(c, chunk))
+		if (peer_need(c, chunk))
 			return -1;
-		conn_consume(c, chunk);
+		peer_consume(c, chunk);
 		n -= chunk;
 	}
 	return 0;
 }
 
-static int conn_grow_out(struct conn *c, size_t len)
+static int peer_grow_out(struct peer *c, size_t len)
 {
 	uint8_t *p;
 
@@ -240,15 +240,15 @@ static int conn_grow_out(struct conn *c, size_t len)
 	return 0;
 }
 
-uint8_t *conn_reserve(struct conn *c, size_t len)
+uint8_t *peer_reserve(struct peer *c, size_t len)
 {
 	struct iovec *last;
 	uint8_t *p;
 
 	if (c->out_used + len > c->out_cap || c->niov == CONN_IOV_MAX) {
-		if (conn_flush(c))
+		if (peer_flush(c))
 			return NULL;
-		if (len > c->out_cap && conn_grow_out(c, len))
+		if (len > c->out_cap && peer_grow_out(c, len))
 			return NULL;
 	}
 	p = c->out + c->out_used;
@@ -264,7 +264,7 @@ uint8_t *conn_reserve(struct conn *c, size_t len)
 	return p;
 }
 
-void conn_unreserve(struct conn *c, size_t n)
+void peer_unreserve(struct peer *c, size_t n)
 {
 	struct iovec *last = &c->iov[c->niov - 1];
 
@@ -274,9 +274,9 @@ void conn_unreserve(struct conn *c, size_t n)
 		c->niov--;
 }
 
-int conn_queue_ref(struct conn *c, const void *p, size_t len)
+int peer_queue_ref(struct peer *c, const void *p, size_t len)
 {
-	if (c->niov == CONN_IOV_MAX && conn_flush(c))
+	if (c->niov == CONN_IOV_MAX && peer_flush(c))
 		return -1;
 	c->iov[c->niov].iov_base = (void *)p;
 	c->iov[c->niov].iov_len = len;
@@ -285,7 +285,7 @@ int conn_queue_ref(struct conn *c, const void *p, size_t len)
 	return 0;
 }
 
-int conn_flush(struct conn *c)
+int peer_flush(struct peer *c)
 {
 	if (!c->niov)
 		return 0;
@@ -294,13 +294,13 @@ int conn_flush(struct conn *c)
 		c->due_ns = 0;
 	}
 	c->nmarks = 0;
-	return conn_send_prefix(c, c->niov);
+	return peer_send_prefix(c, c->niov);
 }
 
-void conn_reset(struct conn *c)
+void peer_reset(struct peer *c)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
-	conn_flush(c);
+	peer_flush(c);
 	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 }
