@@ -176,56 +176,54 @@ def free_port(host=LOOPBACK):
         return s.getsockname()[1]
 
 
-def wait_socket(path, timeout=10.0, proc=None, what=None, log=None):
-    """Wait up to TIMEOUT seconds for the Unix socket PATH to appear. With
-    PROC (a Popen or a pid), fail at once if that process ends first."""
+def _wait_until(ready, timeout, proc, what, doing, log, late):
+    """Poll READY() until it is true. PROC dying first fails at once,
+    naming WHAT and what it was DOING; after TIMEOUT seconds, LATE(what)
+    is the message."""
     proc = _as_proc(proc)
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            if stat.S_ISSOCK(os.stat(path).st_mode):
-                return
-        except OSError:
-            pass
+        if ready():
+            return
         if _dead(proc):
-            raise _died(proc, what, f"creating socket {path}", _logname(log))
+            raise _died(proc, what, doing, _logname(log))
         if time.monotonic() >= deadline:
-            break
+            raise ServerError(late(what))
         time.sleep(POLL)
-    if what is None:
-        raise ServerError(f"socket {path} did not appear within {timeout:g} s")
-    raise ServerError(f"{what} did not create socket {path} within {timeout:g} s")
+
+
+def wait_socket(path, timeout=10.0, proc=None, what=None, log=None):
+    """Wait up to TIMEOUT seconds for the Unix socket PATH to appear. With
+    PROC (a Popen or a pid), fail at once if that process ends first."""
+    def ready():
+        try:
+            return stat.S_ISSOCK(os.stat(path).st_mode)
+        except OSError:
+            return False
+
+    _wait_until(ready, timeout, proc, what, f"creating socket {path}", log,
+                lambda w: f"socket {path} did not appear within {timeout:g} s"
+                if w is None else
+                f"{w} did not create socket {path} within {timeout:g} s")
 
 
 def wait_port(port, timeout=10.0, proc=None, what=None, host=LOOPBACK, log=None):
     """Wait up to TIMEOUT seconds for HOST:PORT to accept a connection. With
     PROC (a Popen or a pid), fail at once if that process ends first."""
-    proc = _as_proc(proc)
-    deadline = time.monotonic() + timeout
-    while True:
+    def ready():
         try:
             with _socket.create_connection((host, port), timeout=0.5):
-                return
+                return True
         except OSError:
-            pass
-        if _dead(proc):
-            raise _died(proc, what, f"listening on {host}:{port}", _logname(log))
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(POLL)
-    if what is None:
-        raise ServerError(f"nothing listens on {host}:{port} within {timeout:g} s")
-    raise ServerError(f"{what} did not listen on {host}:{port} within {timeout:g} s")
+            return False
+
+    _wait_until(ready, timeout, proc, what, f"listening on {host}:{port}", log,
+                lambda w: f"nothing listens on {host}:{port} within {timeout:g} s"
+                if w is None else
+                f"{w} did not listen on {host}:{port} within {timeout:g} s")
 
 
-# -------------------------------------------------------------- servers
-
-class Server:
-    """One server process started by this module. .uri, .pid, .argv, .what,
-    .proc (the Popen); .stop() ends it (SIGTERM, then SIGKILL after
-    `timeout`), and so does leaving a `with` block."""
-
-    def __init__(self, argv, *, uri, what=None, socket=None, port=None, host=LOOPBACK,
+def __init__(self, argv, *, uri, what=None, socket=None, port=None, host=LOOPBACK,
                  log=None, log_header=False, cwd=None, env=None, pin=None,
                  timeout=10.0, ready=True, daemon=False, pidfile=None):
         self.argv = [str(a) for a in argv]

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,40 +184,20 @@ static int open_socket(const struct nbd_uri *uri,
 				  open_tcp(uri, lim, deadline, err, errlen);
 }
 
-static int send_all(int fd, const uint8_t *buf, size_t len,
+/*
+ * Sends (out) or receives all of buf on the non-blocking socket, waiting
+ * within the deadline. Returns 0, -ECONNRESET when the peer closed or
+ * reset the connection, or another -errno.
+ */
+static int xfer_all(int fd, uint8_t *buf, size_t len, bool out,
 		    const struct nbd_connect_limits *lim, uint64_t deadline)
 {
+	ssize_t n;
 	int ret;
 
 	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
-			ret = wait_fd(fd, POLLOUT, lim, deadline);
-			if (ret)
-				return ret;
-			continue;
-		}
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* Returns 0, -ECONNRESET for EOF or reset, or another -errno. */
-static int recv_all(int fd, uint8_t *buf, size_t len,
-		    const struct nbd_connect_limits *lim, uint64_t deadline)
-{
-	int ret;
-
-	while (len) {
-		ssize_t n = recv(fd, buf, len, 0);
-
-		if (n == 0)
+		n = out ? send(fd, buf, len, MSG_NOSIGNAL) : recv(fd, buf, len, 0);
+		if (n == 0 && !out)
 			return -ECONNRESET;
 		if (n < 0) {
 			if (errno == EINTR)
@@ -225,7 +206,7 @@ static int recv_all(int fd, uint8_t *buf, size_t len,
 				return -ECONNRESET;
 			if (errno != EAGAIN)
 				return -errno;
-			ret = wait_fd(fd, POLLIN, lim, deadline);
+			ret = wait_fd(fd, out ? POLLOUT : POLLIN, lim, deadline);
 			if (ret)
 				return ret;
 			continue;
@@ -271,15 +252,16 @@ int nbd_connect_export(const struct nbd_uri *uri,
 	nbd_hs_start(&hs, cfg);
 	for (;;) {
 		if (hs.outlen) {
-			ret = send_all(fd, hs.out, hs.outlen, lim, deadline);
+			ret = xfer_all(fd, hs.out, hs.outlen, true, lim,
+				       deadline);
 			hs.outlen = 0;
-			/* A closed peer shows up as EPIPE here or EOF below. */
-			if (ret && ret != -EPIPE && ret != -ECONNRESET)
+			/* A closed peer shows up here or as EOF below. */
+			if (ret && ret != -ECONNRESET)
 				goto io_failed;
 		}
 		if (hs.state == NBD_HS_DONE || hs.state == NBD_HS_FAILED)
 			break;
-		ret = recv_all(fd, inbuf, hs.want, lim, deadline);
+		ret = xfer_all(fd, inbuf, hs.want, false, lim, deadline);
 		if (ret == -ECONNRESET)
 			nbd_hs_closed(&hs);
 		else if (ret)
