@@ -223,7 +223,14 @@ def wait_port(port, timeout=10.0, proc=None, what=None, host=LOOPBACK, log=None)
                 f"{w} did not listen on {host}:{port} within {timeout:g} s")
 
 
-def __init__(self, argv, *, uri, what=None, socket=None, port=None, host=LOOPBACK,
+# -------------------------------------------------------------- servers
+
+class Server:
+    """One server process started by this module. .uri, .pid, .argv, .what,
+    .proc (the Popen); .stop() ends it (SIGTERM, then SIGKILL after
+    `timeout`), and so does leaving a `with` block."""
+
+    def __init__(self, argv, *, uri, what=None, socket=None, port=None, host=LOOPBACK,
                  log=None, log_header=False, cwd=None, env=None, pin=None,
                  timeout=10.0, ready=True, daemon=False, pidfile=None):
         self.argv = [str(a) for a in argv]
