@@ -56,6 +56,12 @@ else
 	meson configure build -Dfio_src="$fio_src" >>"$log" 2>&1 || failed "meson configure build"
 fi
 ninja -C build >>"$log" 2>&1 || failed "ninja -C build"
+# fio and the tree must agree on struct layouts before anything runs.
+if [ -z "${FIO_SRC:-}" ] &&
+   ! meson test -C build --no-rebuild engine-fio-layout >>"$log" 2>&1; then
+	cat build/meson-logs/testlog.txt >>"$log" 2>/dev/null
+	failed "the layout check (fio against $fio_src/config-host.h)"
+fi
 rm -f "$log"
 ln -sfn build/engines/libtorus.so libtorus.so
 echo "build: ./libtorus.so -> build/engines/libtorus.so (fio source: $fio_src)"

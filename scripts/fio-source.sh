@@ -18,8 +18,8 @@
 #   4. verifies the result (below) and writes DEST/.torus-stamp.
 # Idempotent: when the stamp names the installed version, it only re-verifies.
 #
-# How config-host.h is checked against Debian's binary (check_features, then
-# check_probe):
+# How config-host.h is checked against Debian's binary (check_features here;
+# the layout probe in the build):
 #   - The CONFIG_* symbols that change a struct an engine sees were found by
 #     grepping every header for preprocessor conditionals: struct io_u's
 #     trailing union (CONFIG_LIBAIO, CONFIG_POSIXAIO, FIO_HAVE_SGIO,
@@ -35,8 +35,9 @@
 #     means no dynamic engines. check_features compares each with the tree.
 #     Result for Debian 12's fio 3.33-3: LIBAIO, POSIXAIO, SG, RDMA, LIBNUMA,
 #     LIBNBD on; CUDA, SOLARISAIO, DYNAMIC_ENGINES off; the tree agrees.
-#   - check_probe builds a throw-away engine against the tree and runs the real
-#     fio with it (2 jobs): the engine checks option values it was given
+#   - engines/layout_probe.c, built by meson beside the engine and run by
+#     scripts/build.sh and the engine-fio-layout test, is a throw-away engine
+#     loaded into the real fio (2 jobs): it checks option values it was given
 #     (first, middle and last members of struct thread_options), its io_u and
 #     fio_file fields, and computes sizeof(struct thread_data) as the fio
 #     binary sees it (the distance between the two jobs' thread_data in
@@ -124,110 +125,10 @@ check_features() {
 	fi
 }
 
-# check_probe: load an engine built against the tree into the real fio.
-check_probe() {
-	local dir rc=0
-	dir=$(mktemp -d /tmp/torus-fio-probe.XXXXXX)
-	cat >"$dir/probe.c" <<'EOF'
-/* Throw-away engine: does fio agree with config-host.h on struct layouts? */
-#include "fio.h"
-#include "optgroup.h"
-
-extern struct thread_segment segments[];
-
-static int bad(struct thread_data *td, const char *what, unsigned long long got,
-	       unsigned long long want)
-{
-	fprintf(stderr, "probe: %s: got %llu, expected %llu\n", what, got, want);
-	td_verror(td, EINVAL, "layout probe");
-	return 1;
-}
-
-static int probe_setup(struct thread_data *td)
-{
-	if (td->files_index == 1 && td->files[0])
-		td->files[0]->real_file_size = 1 << 20;
-	return 0;
-}
-
-static int probe_init(struct thread_data *td)
-{
-	char *base = (char *)segments[0].threads;
-	int err = 0;
-
-	err |= td->o.bs[DDIR_READ] != 12288 ?
-		bad(td, "o.bs", td->o.bs[DDIR_READ], 12288) : 0;
-	err |= td->o.thinktime_blocks != 5 ?
-		bad(td, "o.thinktime_blocks", td->o.thinktime_blocks, 5) : 0;
-	err |= td->o.log_entries != 4099 ?
-		bad(td, "o.log_entries", td->o.log_entries, 4099) : 0;
-	err |= strcmp(td->o.name, "torus-probe") ?
-		bad(td, "o.name", 0, 1) : 0;
-	if (td->thread_number == 2) {
-		unsigned long long stride = (char *)td - base;
-
-		err |= stride != sizeof(struct thread_data) ?
-			bad(td, "sizeof(struct thread_data) here vs in fio", sizeof(struct thread_data), stride) : 0;
-		if (!err)
-			printf("probe: sizeof(struct thread_data) %zu matches fio\n",
-			       sizeof(struct thread_data));
-	}
-	return err;
-}
-
-static enum fio_q_status probe_queue(struct thread_data *td, struct io_u *io_u)
-{
-	if (io_u->buflen != 12288 || io_u->ddir != DDIR_READ ||
-	    io_u->file != td->files[0] || io_u->offset % 12288 ||
-	    io_u->file->real_file_size != 1 << 20 ||
-	    strcmp(io_u->file->file_name, "torus-probe-file")) {
-		bad(td, "io_u", io_u->buflen, 12288);
-		io_u->error = EINVAL;
-	}
-	return FIO_Q_COMPLETED;
-}
-
-static int probe_open(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-struct ioengine_ops ioengine = {
-	.name = "torus-probe",
-	.version = FIO_IOOPS_VERSION,
-	.setup = probe_setup,
-	.init = probe_init,
-	.queue = probe_queue,
-	.open_file = probe_open,
-	.flags = FIO_SYNCIO | FIO_DISKLESSIO | FIO_NOEXTEND,
-};
-EOF
-	if ! cc -std=gnu11 -O1 -fPIC -shared -include "$dest/config-host.h" \
-		-D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$dest" \
-		-o "$dir/probe.so" "$dir/probe.c" 2>"$dir/cc.log"; then
-		cat "$dir/cc.log" >&2
-		echo "fio-source: the layout probe does not compile against $dest" >&2
-		rm -rf "$dir"
-		return 1
-	fi
-	if ! fio --name=torus-probe --ioengine="external:$dir/probe.so" \
-		--filename=torus-probe-file --rw=randread --bs=12k --thinktime_blocks=5 \
-		--numjobs=2 --log_entries=4099 --size=1m --number_ios=64 \
-		--output="$dir/fio.out" >"$dir/probe.log" 2>&1 ||
-	   grep -q '^probe: .*expected' "$dir/probe.log" ||
-	   ! grep -q 'matches fio' "$dir/probe.log"; then
-		cat "$dir/probe.log" "$dir/fio.out" >&2 2>/dev/null
-		echo "fio-source: the fio binary disagrees with $dest/config-host.h (above)" >&2
-		rc=1
-	else
-		grep '^probe:' "$dir/probe.log"
-	fi
-	rm -rf "$dir"
-	return $rc
-}
-
+# The layout probe (engines/layout_probe.c) is built by meson with the
+# engine and run by scripts/build.sh and the engine-fio-layout test.
 verify() {
-	check_features && check_probe
+	check_features
 }
 
 # --- up to date? --------------------------------------------------------------
