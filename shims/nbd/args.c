@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "torus_bits.h"
 #include "parse.h"
 #include "profile.h"
 
@@ -148,11 +149,6 @@ static int bad(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nnbd-shim: try --help\n");
 	return -1;
-}
-
-static bool is_pow2(uint64_t v)
-{
-	return v && !(v & (v - 1));
 }
 
 /* Checks that need every option. */
