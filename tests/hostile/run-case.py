@@ -296,7 +296,7 @@ def run(name):
             start = time.monotonic()
             # Own session: the process group we kill at the end is fio's alone.
             fio = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=tmp,
-                                   start_new_session=True)
+                                   start_new_session=True, env=fio_env(tmp))
         if c['signal']:
             # Signal fio's main process once the server is stalling it.
             if not wait_for(lambda: os.path.exists(trig) or fio.poll() is not None, 20) \
@@ -324,6 +324,8 @@ def run(name):
     with open(fout, errors='replace') as f:
         output = f.read()
     fired = os.path.exists(trig)
+    for report in san_reports(tmp):
+        problems.append('sanitizer report:\n' + report)
 
     killed = rc in (137, -9, 124)
     if killed:
@@ -373,6 +375,34 @@ def run(name):
 
 
 VERBOSE = False
+
+
+def fio_env(tmp):
+    """fio's environment. In a sanitized build (TORUS_SANITIZE=1, as
+    tests/lib.sh explains) the uninstrumented fio must load the ASan
+    runtime first; reports go to files in tmp, read by san_reports()."""
+    env = dict(os.environ)
+    if env.get('TORUS_SANITIZE') != '1':
+        return env
+    runtime = env.get('TORUS_ASAN_RUNTIME') or subprocess.run(
+        ['cc', '-print-file-name=libasan.so'], capture_output=True,
+        text=True).stdout.strip()
+    env['LD_PRELOAD'] = os.path.realpath(runtime)
+    # fio's own leaks are not ours.
+    env['ASAN_OPTIONS'] = ('abort_on_error=1:halt_on_error=1:detect_leaks=0:'
+                           f'log_path={tmp}/asan')
+    env['UBSAN_OPTIONS'] = ('abort_on_error=1:halt_on_error=1:print_stacktrace=1:'
+                            f'log_path={tmp}/ubsan')
+    return env
+
+
+def san_reports(tmp):
+    out = []
+    for name in sorted(os.listdir(tmp)):
+        if name.startswith(('asan.', 'ubsan.')):
+            with open(os.path.join(tmp, name), errors='replace') as f:
+                out.append(f.read())
+    return out
 
 
 def main():
