@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "parse.h"
+/* fio's option table types (struct fio_option, FIO_OPT_*). */
+#include "fio.h"
 #include "optgroup.h"
 
 #include "../transport.h"
