@@ -37,7 +37,7 @@ esac
 san_build=${SAN_BUILD:-build-san}
 newer_build=${NEWER_FIO_BUILD:-build-fio-new}
 newer_src=${NEWER_FIO_SRC:-$top/.deps/fio-upstream}
-failed=() skipped=()
+failed=() skipped=() passed=0
 
 # pass NAME CMD...: run one pass, remember it if it fails (or, when CMD
 # exits 77, if it was skipped)
@@ -48,6 +48,7 @@ pass() {
 	"$@" || rc=$?
 	if [ $rc = 0 ]; then
 		echo "=== test.sh: $name passed ($((SECONDS - start)) s) ==="
+		passed=$((passed + 1))
 	elif [ $rc = 77 ]; then
 		echo "=== test.sh: $name SKIPPED ($((SECONDS - start)) s) ==="
 		skipped+=("$name")
@@ -116,6 +117,8 @@ if [ $fuzz = 1 ] && [ -f scripts/fuzz.sh ]; then
 fi
 [ $newer = 0 ] || pass "newer fio ($newer_build/, integration suite under Debian unstable's fio)" newer_fio_suite
 
+# One plain line a CI reader can count: passes, not single tests.
+echo "passes: $passed passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "test.sh: FAILED: ${failed[*]}" >&2
 	exit 1
