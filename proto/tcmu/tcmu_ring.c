@@ -94,7 +94,7 @@ int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
 	s->mb = mb;
 	s->cmdr_off = mb->cmdr_off;
 	s->cmdr_size = mb->cmdr_size;
-	s->head = s->cleaned = mb->cmd_head;
+	s->head = s->cleaned = s->pub = mb->cmd_head;
 	s->data_off = (uint64_t)s->cmdr_off + s->cmdr_size;
 	data_size = region_size - s->data_off;
 	nr_blks = data_size / blk_size;
@@ -274,6 +274,7 @@ int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 
 void tcmu_sub_commit(struct tcmu_sub *s)
 {
+	s->pub = s->head;
 	__atomic_store_n(mb_word(s->base, MB_HEAD), s->head, __ATOMIC_RELEASE);
 }
 
@@ -311,8 +312,8 @@ int tcmu_sub_reap(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 	if (tail >= s->cmdr_size || tail % ENT_ALIGN)
 		return -EPROTO;
 	todo = ring_used(tail, s->cleaned, s->cmdr_size);
-	/* The tail may not pass what was queued. */
-	if (todo > ring_used(s->head, s->cleaned, s->cmdr_size))
+	/* The tail may not pass what the handler was shown. */
+	if (todo > ring_used(s->pub, s->cleaned, s->cmdr_size))
 		return -EPROTO;
 
 	while (todo) {

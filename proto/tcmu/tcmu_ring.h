@@ -71,6 +71,7 @@ struct tcmu_sub {
 	struct tcmu_mailbox *mb;
 	uint32_t cmdr_off, cmdr_size;
 	uint32_t head;			/* next entry goes here */
+	uint32_t pub;			/* cmd_head as last published */
 	uint32_t cleaned;		/* ring reclaimed up to here */
 	uint64_t data_off;		/* data area, from the region start */
 	uint32_t blk_size, nr_blks, free_blks, blk_hint;

@@ -517,6 +517,10 @@ static void test_hostile_handler(void **state)
 	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), -EPROTO);
 	wr32(rg + 64, CMDR);
 	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), -EPROTO);
+	/* Over an entry queued but not yet published. */
+	assert_true(tcmu_sub_queue(&sub, cdb16, 16, 0, NULL) > 0);
+	wr32(rg + 64, 384);
+	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), -EPROTO);
 
 	/* A cmd_id that is not in flight, or one completed twice. */
 	rg[128 + 4] = 9;
@@ -526,7 +530,7 @@ static void test_hostile_handler(void **state)
 	rg[128 + 128 + 4] = b;
 	wr32(rg + 64, 256);
 	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), -EPROTO);
-	assert_int_equal(sub.nr_free, 16 - 1);
+	assert_int_equal(sub.nr_free, 16 - 2);
 	(void)a;
 }
 
