@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The TCMU attach exchange (see tcmu_attach.h).
+ */
+#include <string.h>
+
+#include "tcmu_attach.h"
+
+/* Both 16 bytes with the NUL: a stray client reads as a bad magic. */
+static const char req_magic[16] = "TORUS-TCMU-RING";
+static const char reply_magic[16] = "TORUS-TCMU-ACK.";
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void tcmu_attach_req_encode(uint8_t buf[TCMU_ATTACH_REQ_LEN],
+			    const struct tcmu_attach_req *r)
+{
+	memcpy(buf, req_magic, 16);
+	put32(buf + 16, r->version);
+	put32(buf + 20, r->flags);
+	put32(buf + 24, (uint32_t)r->region_size);
+	put32(buf + 28, (uint32_t)(r->region_size >> 32));
+}
+
+int tcmu_attach_req_decode(const uint8_t *buf, size_t len,
+			   struct tcmu_attach_req *r, const char **msg)
+{
+	if (len != TCMU_ATTACH_REQ_LEN || memcmp(buf, req_magic, 16)) {
+		*msg = "not a TCMU attach request (is the client this project's engine?)";
+		return -1;
+	}
+	r->version = get32(buf + 16);
+	r->flags = get32(buf + 20);
+	r->region_size = get32(buf + 24) | (uint64_t)get32(buf + 28) << 32;
+	if (r->version != TCMU_ATTACH_VERSION) {
+		*msg = "attach protocol version not supported (engine and handler host are from different builds)";
+		return -1;
+	}
+	if (r->flags) {
+		*msg = "unknown attach flags";
+		return -1;
+	}
+	return 0;
+}
+
+void tcmu_attach_reply_encode(uint8_t buf[TCMU_ATTACH_REPLY_LEN],
+			      const struct tcmu_attach_reply *r)
+{
+	size_t n = strnlen(r->msg, TCMU_ATTACH_MSG_MAX - 1);
+
+	memcpy(buf, reply_magic, 16);
+	put32(buf + 16, r->version);
+	put32(buf + 20, r->status);
+	memset(buf + 24, 0, TCMU_ATTACH_MSG_MAX);
+	memcpy(buf + 24, r->msg, n);
+}
+
+int tcmu_attach_reply_decode(const uint8_t *buf, size_t len,
+			     struct tcmu_attach_reply *r, const char **msg)
+{
+	if (len != TCMU_ATTACH_REPLY_LEN || memcmp(buf, reply_magic, 16)) {
+		*msg = "not a TCMU handler host's reply (is the socket a tcmu-shim's?)";
+		return -1;
+	}
+	r->version = get32(buf + 16);
+	r->status = get32(buf + 20);
+	memcpy(r->msg, buf + 24, TCMU_ATTACH_MSG_MAX);
+	r->msg[TCMU_ATTACH_MSG_MAX - 1] = '\0';
+	if (r->version != TCMU_ATTACH_VERSION) {
+		*msg = "attach protocol version not supported (engine and handler host are from different builds)";
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Attaching a TCMU ring to a handler over a Unix socket, no I/O. With no
+ * kernel, the engine plays the kernel's side: it lays out the region in a
+ * memfd and hands it to the handler host with two eventfds that stand in
+ * for the UIO fd's two directions. One request (with the three fds as
+ * SCM_RIGHTS, in this order) and one reply; then the socket stays open
+ * and its closing detaches the ring.
+ *
+ * Request, 32 bytes:  magic[16] version:u32 flags:u32 region_size:u64
+ * Reply, 256 bytes:   magic[16] version:u32 status:u32 message[232]
+ * Integers are little-endian. status is 0 or a positive errno, and the
+ * message (NUL-terminated) then says what the handler refused and why.
+ */
+#ifndef TORUS_TCMU_ATTACH_H
+#define TORUS_TCMU_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TCMU_ATTACH_VERSION	1
+#define TCMU_ATTACH_REQ_LEN	32
+#define TCMU_ATTACH_REPLY_LEN	256
+#define TCMU_ATTACH_MSG_MAX	232
+
+/* The fds that ride with the request, as SCM_RIGHTS, in this order. */
+enum tcmu_attach_fd {
+	TCMU_FD_REGION,		/* memfd: mailbox, command ring, data area */
+	TCMU_FD_KICK,		/* eventfd: cmd_head moved (the UIO event) */
+	TCMU_FD_DONE,		/* eventfd: cmd_tail moved (the UIO write) */
+	TCMU_ATTACH_NFDS,
+};
+
+struct tcmu_attach_req {
+	uint32_t version;
+	uint32_t flags;		/* none defined: must be 0 */
+	uint64_t region_size;	/* bytes of the memfd to map */
+};
+
+struct tcmu_attach_reply {
+	uint32_t version;
+	uint32_t status;	/* 0 or a positive errno */
+	char msg[TCMU_ATTACH_MSG_MAX];
+};
+
+void tcmu_attach_req_encode(uint8_t buf[TCMU_ATTACH_REQ_LEN],
+			    const struct tcmu_attach_req *r);
+/* 0, or -1 with *msg naming what is wrong with the bytes. */
+int tcmu_attach_req_decode(const uint8_t *buf, size_t len,
+			   struct tcmu_attach_req *r, const char **msg);
+
+void tcmu_attach_reply_encode(uint8_t buf[TCMU_ATTACH_REPLY_LEN],
+			      const struct tcmu_attach_reply *r);
+/* 0, or -1 with *msg naming what is wrong; r->msg is NUL-terminated. */
+int tcmu_attach_reply_decode(const uint8_t *buf, size_t len,
+			     struct tcmu_attach_reply *r, const char **msg);
+
+#endif /* TORUS_TCMU_ATTACH_H */
