@@ -65,7 +65,7 @@ static const struct fio_option common_options[] = {
 	{
 		.name	= "uri",
 		.lname	= "Target URI",
-		.help	= "Target, e.g. nbd://host[:port]/export or nbd+unix:///export?socket=PATH (default: start the transport's embedded server, sized to the job)",
+		.help	= "Target: nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH (default: start the transport's embedded server, sized to the job)",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, uri),
 		.category = FIO_OPT_C_ENGINE,
@@ -74,7 +74,7 @@ static const struct fio_option common_options[] = {
 	{
 		.name	= "transport",
 		.lname	= "Transport",
-		.help	= "Which transport's embedded server to start when no uri is given (a uri names its own transport)",
+		.help	= "Which transport's embedded server to start when no uri is given: nbd (nbdkit memory) or tcmu (the handler host tcmu-shim); a uri names its own transport",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, transport),
 		.category = FIO_OPT_C_ENGINE,

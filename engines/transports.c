@@ -9,9 +9,12 @@
 #include "transport.h"
 
 extern const struct torus_transport torus_nbd_transport;
+extern const struct torus_transport torus_tcmu_transport;
 
+/* The first is the default of transport=. */
 const struct torus_transport *const torus_transports[] = {
 	&torus_nbd_transport,
+	&torus_tcmu_transport,
 };
 const unsigned int torus_ntransports =
 	sizeof(torus_transports) / sizeof(torus_transports[0]);

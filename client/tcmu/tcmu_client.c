@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The kernel's side of a TCMU ring, attached to a handler host (see
+ * tcmu_client.h). The ring itself is proto/tcmu/tcmu_ring.c; this file
+ * owns the memfd, the eventfds, the socket, and what each command was for.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tcmu_attach.h"
+#include "tcmu_client.h"
+#include "tcmu_ring.h"
+#include "torus_clock.h"
+
+/* Waits are cut into slices so that a stop request is seen. */
+#define SLICE_MS		100
+
+/* What one cmd_id is for, until the handler completes it. */
+struct cmd_rec {
+	void *user;
+	void *rbuf;
+	uint32_t rlen;
+	uint64_t start_ns;
+	bool busy;
+};
+
+struct tcmu_client {
+	int sock, region_fd, kick_fd, done_fd;
+	uint8_t *region;
+	uint64_t region_size;
+	struct tcmu_sub sub;
+	struct cmd_rec *cmds;		/* [cmd_id], 1..max_cmds */
+	uint32_t max_cmds;
+	/* Finished commands not yet handed out: a ring of max_cmds. */
+	struct tcmu_client_done *ready;
+	uint32_t ready_first, nr_ready;
+	unsigned int inflight;		/* queued, not yet in ready */
+	bool unpublished;		/* queued since the last submit */
+	bool down;
+	unsigned int timeout_s;
+	uint64_t next_scan_ns;
+	const volatile bool *stop;
+	char label[256];
+};
+
+static void push_ready(struct tcmu_client *c, const struct tcmu_client_done *d)
+{
+	c->ready[(c->ready_first + c->nr_ready++) % c->max_cmds] = *d;
+	c->inflight--;
+}
+
+/* Everything outstanding fails: the ring cannot be trusted any more. */
+static void take_down(struct tcmu_client *c, int error)
+{
+	struct tcmu_client_done d = { .error = error, .status = 0xff };
+	uint32_t id;
+
+	c->down = true;
+	for (id = 1; id <= c->max_cmds; id++) {
+		if (!c->cmds[id].busy)
+			continue;
+		c->cmds[id].busy = false;
+		d.user = c->cmds[id].user;
+		push_ready(c, &d);
+	}
+}
+
+/* What the handler answered, as an errno; copies a read's data out. */
+static void on_done(void *arg, const struct tcmu_done *td)
+{
+	struct tcmu_client *c = arg;
+	struct cmd_rec *r = &c->cmds[td->cmd_id];
+	struct tcmu_client_done d = {
+		.user = r->user,
+		.status = td->status,
+	};
+
+	if (!r->busy)
+		return;		/* taken down already */
+	r->busy = false;
+	switch (td->status) {
+	case SCSI_STATUS_GOOD:
+		if (!r->rbuf || !r->rlen)
+			break;
+		/* A short read is an error to a block device. */
+		if ((td->uflags & TCMU_UFLAG_READ_LEN) &&
+		    td->read_len < r->rlen)
+			d.error = EIO;
+		else if (tcmu_sub_copy_out(&c->sub, td->cmd_id, r->rbuf,
+					   r->rlen))
+			d.error = EIO;
+		break;
+	case SCSI_STATUS_CHECK_CONDITION:
+		if (!tcmu_sense_decode(td->sense, TCMU_SENSE_BUFFERSIZE,
+				       &d.sense)) {
+			d.has_sense = true;
+			d.error = tcmu_sense_errno(&d.sense);
+		} else {
+			d.error = EIO;
+		}
+		break;
+	default:
+		/* BUSY, TASK SET FULL, RESERVATION CONFLICT: not retried. */
+		d.error = EIO;
+		break;
+	}
+	push_ready(c, &d);
+}
+
+static int send_attach(struct tcmu_client *c, const struct tcmu_client_cfg *cfg)
+{
+	struct tcmu_attach_req req = {
+		.version = TCMU_ATTACH_VERSION,
+		.region_size = c->region_size,
+	};
+	uint8_t buf[TCMU_ATTACH_REQ_LEN];
+	int fds[TCMU_ATTACH_NFDS] = {
+		[TCMU_FD_REGION] = c->region_fd,
+		[TCMU_FD_KICK] = c->kick_fd,
+		[TCMU_FD_DONE] = c->done_fd,
+	};
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *cm;
+
+	tcmu_attach_req_encode(buf, &req);
+	memset(&ctl, 0, sizeof(ctl));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	/* 32 bytes into an empty local socket: all or nothing. */
+	return sendmsg(c->sock, &msg, MSG_NOSIGNAL) == sizeof(buf) ? 0 : -errno;
+}
+
+/* Reads exactly len bytes within the deadline; -errno, -ETIMEDOUT, -EINTR. */
+static int recv_all(struct tcmu_client *c, void *buf, size_t len,
+		    uint64_t deadline_ns)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
+		ssize_t n;
+
+		if (c->stop && *c->stop)
+			return -EINTR;
+		if (deadline_ns && now_ns() >= deadline_ns)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, SLICE_MS) < 0 && errno != EINTR)
+			return -errno;
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = recv(c->sock, (char *)buf + got, len - got, MSG_DONTWAIT);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += n;
+	}
+	return 0;
+}
+
+static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
+		       char *err, size_t errlen)
+{
+	uint32_t cmdr_size = cfg->ring_size - TCMU_MB_SIZE;
+	int ret;
+
+	c->region_size = tcmu_region_size(cmdr_size, cfg->data_size);
+	c->region_fd = memfd_create("torus-tcmu-region", MFD_CLOEXEC);
+	if (c->region_fd < 0 || ftruncate(c->region_fd, c->region_size)) {
+		snprintf(err, errlen, "%s: memfd for a %llu-byte TCMU region: %s",
+			 c->label, (unsigned long long)c->region_size,
+			 strerror(errno));
+		return -1;
+	}
+	c->region = mmap(NULL, c->region_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, c->region_fd, 0);
+	if (c->region == MAP_FAILED) {
+		c->region = NULL;
+		snprintf(err, errlen, "%s: mapping the TCMU region (%llu bytes): %s",
+			 c->label, (unsigned long long)c->region_size,
+			 strerror(errno));
+		return -1;
+	}
+	tcmu_region_layout(c->region, c->region_size, cmdr_size,
+			   cfg->data_size, TCMU_RING_FLAGS);
+	ret = tcmu_sub_init(&c->sub, c->region, c->region_size,
+			    TCMU_DEF_BLK_SIZE, cfg->max_cmds, cfg->max_data);
+	if (ret) {
+		snprintf(err, errlen, "%s: setting up the TCMU ring: %s",
+			 c->label, strerror(-ret));
+		return -1;
+	}
+	c->kick_fd = eventfd(0, EFD_CLOEXEC);
+	c->done_fd = eventfd(0, EFD_CLOEXEC);
+	if (c->kick_fd < 0 || c->done_fd < 0) {
+		snprintf(err, errlen, "%s: eventfd: %s", c->label,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int attach(struct tcmu_client *c, const char *path,
+		  const struct tcmu_client_cfg *cfg, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
+	struct tcmu_attach_reply rep;
+	uint64_t deadline = cfg->timeout_s ?
+		now_ns() + cfg->timeout_s * 1000000000ull : 0;
+	const char *why;
+	int ret;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->sock < 0 ||
+	    connect(c->sock, (struct sockaddr *)&sa, sizeof(sa))) {
+		snprintf(err, errlen,
+			 "%s: cannot connect to the handler host: %s%s",
+			 c->label, strerror(errno),
+			 errno == ENOENT || errno == ECONNREFUSED ?
+			 " (is tcmu-shim --socket running there?)" : "");
+		return -1;
+	}
+	ret = send_attach(c, cfg);
+	if (!ret)
+		ret = recv_all(c, buf, sizeof(buf), deadline);
+	if (ret) {
+		snprintf(err, errlen, "%s: attaching the TCMU ring: %s",
+			 c->label,
+			 ret == -ETIMEDOUT ? "no answer from the handler host within request_timeout" :
+			 ret == -EINTR ? "the job was stopped" :
+			 ret == -ECONNRESET ? "the handler host closed the connection (see its log)" :
+			 strerror(-ret));
+		return -1;
+	}
+	if (tcmu_attach_reply_decode(buf, sizeof(buf), &rep, &why)) {
+		snprintf(err, errlen, "%s: %s", c->label, why);
+		return -1;
+	}
+	if (rep.status) {
+		snprintf(err, errlen, "%s: the handler host refused the ring: %s",
+			 c->label, rep.msg[0] ? rep.msg : strerror(rep.status));
+		return -1;
+	}
+	return 0;
+}
+
+struct tcmu_client *tcmu_client_attach(const char *socket_path,
+				       const struct tcmu_client_cfg *cfg,
+				       const char *label, char *err,
+				       size_t errlen)
+{
+	struct tcmu_client *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(err, errlen, "%s: out of memory", label);
+		return NULL;
+	}
+	c->sock = c->region_fd = c->kick_fd = c->done_fd = -1;
+	snprintf(c->label, sizeof(c->label), "%s", label);
+	c->max_cmds = cfg->max_cmds;
+	c->timeout_s = cfg->timeout_s;
+	c->stop = cfg->stop;
+	c->cmds = calloc(cfg->max_cmds + 1, sizeof(*c->cmds));
+	c->ready = calloc(cfg->max_cmds, sizeof(*c->ready));
+	if (!c->cmds || !c->ready) {
+		snprintf(err, errlen, "%s: out of memory for %u commands",
+			 label, cfg->max_cmds);
+		goto fail;
+	}
+	if (make_region(c, cfg, err, errlen) ||
+	    attach(c, socket_path, cfg, err, errlen))
+		goto fail;
+	return c;
+fail:
+	tcmu_client_free(c);
+	return NULL;
+}
+
+int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
+		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
+		      void *rbuf, void *user)
+{
+	struct cmd_rec *r;
+	int id;
+
+	if (c->down)
+		return -ENOTCONN;
+	id = tcmu_sub_queue(&c->sub, cdb, cdb_len, data_len, wbuf);
+	if (id < 0)
+		return id;
+	r = &c->cmds[id];
+	r->user = user;
+	r->rbuf = rbuf;
+	r->rlen = rbuf ? data_len : 0;
+	r->start_ns = c->timeout_s ? now_ns() : 0;
+	r->busy = true;
+	c->inflight++;
+	c->unpublished = true;
+	return 0;
+}
+
+int tcmu_client_submit(struct tcmu_client *c)
+{
+	uint64_t one = 1;
+
+	if (!c->unpublished || c->down)
+		return 0;
+	c->unpublished = false;
+	tcmu_sub_commit(&c->sub);
+	/* One wake-up per batch, as the kernel's one uio_event_notify. */
+	if (write(c->kick_fd, &one, sizeof(one)) != sizeof(one))
+		return -errno;
+	return 0;
+}
+
+static int reap_ring(struct tcmu_client *c)
+{
+	int n = tcmu_sub_reap(&c->sub, on_done, c);
+
+	if (n == -EPROTO) {
+		fprintf(stderr,
+			"torus: %s: the handler broke the TCMU ring (a completion that matches no command); failing its outstanding I/O\n",
+			c->label);
+		take_down(c, EIO);
+	}
+	return n;
+}
+
+/* The oldest command past the timeout takes the ring down: it cannot be skipped. */
+static void scan_timeouts(struct tcmu_client *c, uint64_t now)
+{
+	uint64_t limit = c->timeout_s * 1000000000ull, step = limit / 8;
+	uint32_t id;
+
+	if (!c->timeout_s || now < c->next_scan_ns)
+		return;
+	c->next_scan_ns = now + (step < 1000000000ull ? step : 1000000000ull);
+	for (id = 1; id <= c->max_cmds; id++) {
+		if (!c->cmds[id].busy || now - c->cmds[id].start_ns < limit)
+			continue;
+		fprintf(stderr,
+			"torus: %s: a command had no completion from the handler within request_timeout=%u s; failing the ring's outstanding I/O\n",
+			c->label, c->timeout_s);
+		take_down(c, ETIMEDOUT);
+		return;
+	}
+}
+
+static unsigned int hand_out(struct tcmu_client *c, unsigned int max,
+			     struct tcmu_client_done *out)
+{
+	unsigned int n = 0;
+
+	while (n < max && c->nr_ready) {
+		out[n++] = c->ready[c->ready_first];
+		c->ready_first = (c->ready_first + 1) % c->max_cmds;
+		c->nr_ready--;
+	}
+	return n;
+}
+
+int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
+		     unsigned int max, const struct timespec *timeout,
+		     struct tcmu_client_done *out)
+{
+	uint64_t start = now_ns(), limit = 0;
+	unsigned int got;
+
+	if (timeout)
+		limit = timeout->tv_sec * 1000000000ull + timeout->tv_nsec;
+	if (!c->down)
+		reap_ring(c);
+	got = hand_out(c, max, out);
+	while (got < min && c->inflight && !c->down) {
+		struct pollfd pfd[2] = {
+			{ .fd = c->done_fd, .events = POLLIN },
+			{ .fd = c->sock, .events = POLLIN },
+		};
+		uint64_t now = now_ns(), count;
+		int ms = -1;
+
+		scan_timeouts(c, now);
+		if (c->down)
+			break;
+		if (timeout) {
+			if (now - start >= limit)
+				break;
+			ms = (limit - (now - start) + 999999) / 1000000;
+		}
+		if (c->timeout_s && (ms < 0 || ms > 1000))
+			ms = 1000;
+		if (poll(pfd, 2, ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[1].revents) {
+			fprintf(stderr,
+				"torus: %s: the handler host closed the connection; failing the ring's outstanding I/O\n",
+				c->label);
+			take_down(c, EIO);
+			break;
+		}
+		if (pfd[0].revents & POLLIN &&
+		    read(c->done_fd, &count, sizeof(count)) < 0 &&
+		    errno != EAGAIN)
+			return -errno;
+		reap_ring(c);
+		got += hand_out(c, max - got, out + got);
+	}
+	return got + hand_out(c, max - got, out + got);
+}
+
+void tcmu_client_cancel(struct tcmu_client *c, int error)
+{
+	if (!c->down)
+		reap_ring(c);
+	if (c->inflight)
+		take_down(c, error);
+}
+
+unsigned int tcmu_client_inflight(const struct tcmu_client *c)
+{
+	return c->inflight + c->nr_ready;
+}
+
+int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
+		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
+		     void *rbuf, struct tcmu_client_done *done)
+{
+	struct timespec slice = { .tv_nsec = SLICE_MS * 1000000L };
+	int ret, n;
+
+	ret = tcmu_client_queue(c, cdb, cdb_len, data_len, wbuf, rbuf, done);
+	if (!ret)
+		ret = tcmu_client_submit(c);
+	if (ret)
+		return ret;
+	do {
+		n = tcmu_client_reap(c, 1, 1, &slice, done);
+	} while (!n && !(c->stop && *c->stop));
+	if (n < 0)
+		return n;
+	return n ? 0 : -EINTR;
+}
+
+void tcmu_client_free(struct tcmu_client *c)
+{
+	if (!c)
+		return;
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->region)
+		tcmu_sub_free(&c->sub);
+	if (c->region)
+		munmap(c->region, c->region_size);
+	if (c->region_fd >= 0)
+		close(c->region_fd);
+	if (c->kick_fd >= 0)
+		close(c->kick_fd);
+	if (c->done_fd >= 0)
+		close(c->done_fd);
+	free(c->cmds);
+	free(c->ready);
+	free(c);
+}

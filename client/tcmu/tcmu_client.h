@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kernel's side of a TCMU ring, in userspace: a region in a memfd laid
+ * out as the kernel lays it out, attached to a handler host over a Unix
+ * socket with two eventfds for the UIO fd's two directions
+ * (proto/tcmu/tcmu_attach.h). It sends SCSI CDBs the caller builds and
+ * copies data into and out of the data area, as the kernel does. It knows
+ * nothing of fio: commands carry an opaque user pointer back.
+ *
+ * queue() puts a command in the ring, unseen; submit() publishes cmd_head
+ * (release) and kicks the handler once; reap() retires what the handler
+ * completed, in any order. All memory is allocated at attach.
+ */
+#ifndef TORUS_TCMU_CLIENT_H
+#define TORUS_TCMU_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "tcmu_cdb.h"
+
+struct tcmu_client;
+
+struct tcmu_client_cfg {
+	uint32_t ring_size;		/* mailbox + command ring, bytes */
+	uint64_t data_size;		/* data area, bytes */
+	uint32_t max_cmds;		/* commands outstanding, 1..65535 */
+	uint32_t max_data;		/* bytes of data per command */
+	unsigned int timeout_s;		/* attach and per command; 0: none */
+	const volatile bool *stop;	/* give up waiting when set (or NULL) */
+};
+
+/* A finished command. */
+struct tcmu_client_done {
+	void *user;
+	int error;			/* 0 or a positive errno */
+	uint8_t status;			/* SCSI status (0xff: never answered) */
+	bool has_sense;
+	struct tcmu_sense sense;	/* with has_sense */
+};
+
+/*
+ * Creates the region and attaches it to the handler host listening on
+ * socket_path. NULL with a message naming label in err.
+ */
+struct tcmu_client *tcmu_client_attach(const char *socket_path,
+				       const struct tcmu_client_cfg *cfg,
+				       const char *label, char *err,
+				       size_t errlen);
+
+/*
+ * Queues a command. wbuf (data_len bytes) is copied into the data area
+ * now; a read's data_len bytes are copied out to rbuf when it completes.
+ * 0, -EBUSY (no room in the ring, data area or commands: reap first),
+ * -EINVAL (never fits), -ENOTCONN (the ring is down).
+ */
+int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
+		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
+		      void *rbuf, void *user);
+/* Publishes what was queued and wakes the handler: 0 or -errno. */
+int tcmu_client_submit(struct tcmu_client *c);
+/*
+ * Waits until at least min are done or timeout passes (NULL: no limit),
+ * moves at most max into out[]: the count, or -errno.
+ */
+int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
+		     unsigned int max, const struct timespec *timeout,
+		     struct tcmu_client_done *out);
+/* Fails everything outstanding with error and takes the ring down. */
+void tcmu_client_cancel(struct tcmu_client *c, int error);
+/* Commands queued and not yet reaped. */
+unsigned int tcmu_client_inflight(const struct tcmu_client *c);
+
+/*
+ * One command start to end, for set-up (INQUIRY and the like): 0 with
+ * *done filled (its error may be set), or -errno when it never completed.
+ */
+int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
+		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
+		     void *rbuf, struct tcmu_client_done *done);
+
+/* Detaches (closes the socket) and frees everything. */
+void tcmu_client_free(struct tcmu_client *c);
+
+#endif /* TORUS_TCMU_CLIENT_H */

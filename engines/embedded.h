@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Starting a transport's embedded default server: a child process on a
+ * private Unix socket in its own temporary directory, ready once it has
+ * written its pid file, stopped when the fio process that started it
+ * exits. One per transport per fio process, shared by its jobs (so a
+ * verify job sees what a write job wrote).
+ */
+#ifndef TORUS_EMBEDDED_H
+#define TORUS_EMBEDDED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct embedded {
+	const char *what;		/* for messages: "nbdkit memory" */
+	pid_t pid;			/* 0: not running */
+	pid_t owner;			/* the process that started it */
+	uint64_t size;
+	char dir[64];
+	char sock[96];			/* dir/<sock_name> */
+	char pidfile[96];		/* dir/server.pid */
+};
+
+/* Is prog an executable in $PATH? */
+bool embedded_in_path(const char *prog);
+
+/* Makes the private directory and the socket and pid file names. */
+int embedded_prepare(struct embedded *e, const char *sock_name, char *err,
+		     size_t errlen);
+
+/*
+ * Runs argv (argv[0] is looked up in $PATH unless it has a '/') and waits
+ * until the pid file is written. hint says how to see why it failed.
+ * 0, or -1 with a message; e->dir is removed on failure.
+ */
+int embedded_start(struct embedded *e, char *const argv[], const char *hint,
+		   char *err, size_t errlen);
+
+/* Stops it, if this process started it, and removes its files. */
+void embedded_stop(struct embedded *e);
+
+#endif /* TORUS_EMBEDDED_H */
