@@ -1,14 +1,514 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Placeholder until the tcmu-runner plugin host lands. */
+/*
+ * The tcmu-runner store: a struct backend over one of tcmu-runner's
+ * handler plugins, loaded unmodified (plugin.c), on a device this host
+ * fakes (runner_dev.h, tcmu_api.c). Each call is synchronous: one command
+ * at a time under a lock (qcow runs one at a time anyway), its struct
+ * tcmur_cmd preallocated, and when the handler completes asynchronously
+ * (tcmur_cmd_complete()) the caller waits for the done callback.
+ *
+ * Handlers with read/write callouts (qcow, rbd) are called directly;
+ * handlers that only take SCSI commands (fbo, zbc) get READ(10)/WRITE(10)
+ * and SYNCHRONIZE CACHE(10) CDBs, and READ CAPACITY at open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <scsi/scsi.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backends.h"
+#include "plugin.h"
+#include "runner_dev.h"
+#include "storage_log.h"
+
+#define RUNNER_ZERO_BUF		(256u << 10)
+/* What the kernel would pass by default (hw_max_sectors 128 of 512). */
+#define RUNNER_MAX_XFER		(64u << 10)
+/* The most blocks a 10-byte CDB carries. */
+#define CDB10_MAX_BLOCKS	0xffffu
+
+struct runner_be {
+	struct backend be;
+	struct tcmu_device dev;
+	struct tcmur_handler *h;
+	char label[4200];		/* "qcow//tmp/x.qcow2", for messages */
+	uint8_t *zeroes;
+	/* One command at a time; its state lives here (no allocation). */
+	pthread_mutex_t io_lock;
+	struct tcmur_cmd cmd;
+	struct tcmulib_cmd lib;
+	struct iovec iov;
+	uint8_t cdb[16];
+	/* The asynchronous completion. */
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+	bool done;
+	int status;
+};
+
+static const struct backend_ops runner_ops;
+
+static struct runner_be *to_runner(struct backend *be)
+{
+	return (struct runner_be *)((char *)be - offsetof(struct runner_be, be));
+}
+
+static struct runner_be *dev_to_runner(struct tcmu_device *dev)
+{
+	return (struct runner_be *)((char *)dev -
+				    offsetof(struct runner_be, dev));
+}
+
+static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
+{
+	struct runner_be *r = dev_to_runner(dev);
+
+	pthread_mutex_lock(&r->done_lock);
+	r->status = rc;
+	r->done = true;
+	pthread_cond_signal(&r->done_cond);
+	pthread_mutex_unlock(&r->done_lock);
+}
+
+/* Fresh command state over buf (may be NULL), io_lock held. */
+static struct tcmur_cmd *prep(struct runner_be *r, void *buf, size_t len)
+{
+	memset(&r->cmd, 0, sizeof(r->cmd));
+	memset(&r->lib, 0, sizeof(r->lib));
+	r->iov.iov_base = buf;
+	r->iov.iov_len = len;
+	r->lib.cdb = r->cdb;
+	r->lib.iovec = &r->iov;
+	r->lib.iov_cnt = buf ? 1 : 0;
+	r->lib.hm_private = &r->cmd;
+	r->cmd.lib_cmd = &r->lib;
+	r->cmd.requested = len;
+	r->cmd.done = cmd_done;
+	r->done = false;
+	return &r->cmd;
+}
+
+/*
+ * The final status of a command whose callout returned rc, waiting for
+ * tcmur_cmd_complete() where the daemon would: a read/write/flush/unmap
+ * callout of a handler without threads that returned OK has queued it;
+ * handle_cmd says ASYNC_HANDLED.
+ */
+static int finish(struct runner_be *r, int rc, bool callout)
+{
+	bool queued = callout ? !r->h->nr_threads && rc == TCMU_STS_OK :
+				rc == TCMU_STS_ASYNC_HANDLED;
+
+	if (!queued)
+		return rc;
+	pthread_mutex_lock(&r->done_lock);
+	while (!r->done)
+		pthread_cond_wait(&r->done_cond, &r->done_lock);
+	rc = r->status;
+	pthread_mutex_unlock(&r->done_lock);
+	return rc;
+}
+
+static const char *status_name(int sts)
+{
+	switch (sts) {
+	case TCMU_STS_NOT_HANDLED:	return "command not handled";
+	case TCMU_STS_NO_RESOURCE:	return "no resources";
+	case TCMU_STS_PASSTHROUGH_ERR:	return "check condition";
+	case TCMU_STS_BUSY:		return "busy";
+	case TCMU_STS_WR_ERR:		return "write error";
+	case TCMU_STS_RD_ERR:		return "read error";
+	case TCMU_STS_MISCOMPARE:	return "miscompare";
+	case TCMU_STS_INVALID_CMD:	return "invalid command";
+	case TCMU_STS_INVALID_CDB:	return "invalid field in CDB";
+	case TCMU_STS_TIMEOUT:		return "timed out";
+	case TCMU_STS_HW_ERR:		return "hardware error";
+	case TCMU_STS_RANGE:		return "LBA out of range";
+	}
+	return "failed";
+}
+
+static int sts_errno(int sts)
+{
+	switch (sts) {
+	case TCMU_STS_OK:		return 0;
+	case TCMU_STS_NOT_HANDLED:
+	case TCMU_STS_INVALID_CMD:	return -EOPNOTSUPP;
+	case TCMU_STS_NO_RESOURCE:	return -ENOMEM;
+	case TCMU_STS_BUSY:		return -EBUSY;
+	case TCMU_STS_TIMEOUT:		return -ETIMEDOUT;
+	case TCMU_STS_RANGE:
+	case TCMU_STS_INVALID_CDB:	return -EINVAL;
+	}
+	return -EIO;
+}
+
+/* One line naming the device and the request; the errno for the caller. */
+static int report(struct runner_be *r, const char *what, size_t len,
+		  uint64_t off, int sts)
+{
+	if (sts == TCMU_STS_OK)
+		return 0;
+	if (sts == TCMU_STS_PASSTHROUGH_ERR)
+		storage_err("tcmu-runner %s: %s of %zu bytes at %llu: %s (sense key 0x%x, asc/ascq 0x%02x/0x%02x)",
+			    r->label, what, len, (unsigned long long)off,
+			    status_name(sts), r->lib.sense_buf[2] & 0xf,
+			    r->lib.sense_buf[12], r->lib.sense_buf[13]);
+	else
+		storage_err("tcmu-runner %s: %s of %zu bytes at %llu: %s (TCMU status %d)",
+			    r->label, what, len, (unsigned long long)off,
+			    status_name(sts), sts);
+	return sts_errno(sts);
+}
+
+/* A SCSI command through handle_cmd, io_lock held. */
+static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
+{
+	struct tcmur_cmd *c = prep(r, buf, len);
+
+	return finish(r, r->h->handle_cmd(&r->dev, c), false);
+}
+
+static void cdb10(uint8_t *cdb, uint8_t op, uint32_t lba, uint16_t blocks)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = op;
+	cdb[2] = lba >> 24;
+	cdb[3] = lba >> 16;
+	cdb[4] = lba >> 8;
+	cdb[5] = lba;
+	cdb[7] = blocks >> 8;
+	cdb[8] = blocks;
+}
+
+/* READ(10)/WRITE(10) in pieces a 10-byte CDB can carry, io_lock held. */
+static int scsi_rw(struct runner_be *r, bool write, void *buf, size_t len,
+		   uint64_t off)
+{
+	uint32_t bs = r->dev.block_size;
+	uint64_t lba = off / bs;
+	size_t n;
+	int sts;
+
+	while (len) {
+		if (lba + len / bs - 1 > UINT32_MAX)
+			return TCMU_STS_RANGE;
+		n = len / bs > CDB10_MAX_BLOCKS ? (size_t)CDB10_MAX_BLOCKS * bs :
+						  len;
+		cdb10(r->cdb, write ? WRITE_10 : READ_10, lba, n / bs);
+		sts = scsi_cmd(r, buf, n);
+		if (sts != TCMU_STS_OK)
+			return sts;
+		buf = (uint8_t *)buf + n;
+		len -= n;
+		lba += n / bs;
+	}
+	return TCMU_STS_OK;
+}
+
+static int rw(struct runner_be *r, bool write, void *buf, size_t len,
+	      uint64_t off)
+{
+	struct tcmur_cmd *c;
+	int sts;
+
+	if (off % r->dev.block_size || len % r->dev.block_size)
+		return -EINVAL;
+	if (off > r->be.size || len > r->be.size - off)
+		return -ERANGE;
+	pthread_mutex_lock(&r->io_lock);
+	if (r->h->read && r->h->write) {
+		c = prep(r, buf, len);
+		sts = write ? r->h->write(&r->dev, c, &r->iov, 1, len, off) :
+			      r->h->read(&r->dev, c, &r->iov, 1, len, off);
+		sts = finish(r, sts, true);
+	} else {
+		sts = scsi_rw(r, write, buf, len, off);
+	}
+	sts = report(r, write ? "write" : "read", len, off, sts);
+	pthread_mutex_unlock(&r->io_lock);
+	return sts;
+}
+
+static int runner_pread(struct backend *be, void *buf, size_t len,
+			uint64_t off)
+{
+	return rw(to_runner(be), false, buf, len, off);
+}
+
+static int runner_pwrite(struct backend *be, const void *buf, size_t len,
+			 uint64_t off)
+{
+	/* Handlers take a mutable iovec; they only read a write's data. */
+	return rw(to_runner(be), true, (void *)buf, len, off);
+}
+
+/* No handler here has WRITE SAME for zeroes alone: write them. */
+static int runner_zero(struct backend *be, size_t len, uint64_t off)
+{
+	struct runner_be *r = to_runner(be);
+	size_t n;
+	int ret;
+
+	while (len) {
+		n = len < RUNNER_ZERO_BUF ? len : RUNNER_ZERO_BUF;
+		ret = rw(r, true, r->zeroes, n, off);
+		if (ret)
+			return ret;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static int runner_trim(struct backend *be, size_t len, uint64_t off)
+{
+	struct runner_be *r = to_runner(be);
+	struct tcmur_cmd *c;
+	int sts;
+
+	if (!r->h->unmap)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&r->io_lock);
+	c = prep(r, NULL, 0);
+	sts = finish(r, r->h->unmap(&r->dev, c, off, len), true);
+	sts = report(r, "unmap", len, off, sts);
+	pthread_mutex_unlock(&r->io_lock);
+	return sts;
+}
+
+static int runner_flush(struct backend *be)
+{
+	struct runner_be *r = to_runner(be);
+	struct tcmur_cmd *c;
+	int sts = TCMU_STS_OK;
+
+	pthread_mutex_lock(&r->io_lock);
+	if (r->h->flush) {
+		c = prep(r, NULL, 0);
+		sts = finish(r, r->h->flush(&r->dev, c), true);
+	} else if (r->h->handle_cmd && !r->h->read) {
+		cdb10(r->cdb, SYNCHRONIZE_CACHE, 0, 0);
+		sts = scsi_cmd(r, NULL, 0);
+	}
+	sts = report(r, "flush", 0, 0, sts);
+	pthread_mutex_unlock(&r->io_lock);
+	return sts;
+}
+
+static void runner_close(struct backend *be)
+{
+	struct runner_be *r = to_runner(be);
+
+	r->h->close(&r->dev);
+	pthread_mutex_destroy(&r->io_lock);
+	pthread_mutex_destroy(&r->done_lock);
+	pthread_cond_destroy(&r->done_cond);
+	free(r->dev.cfgstring);
+	free(r->zeroes);
+	free(r);
+}
+
+static const struct backend_ops runner_ops = {
+	.name = "tcmu-runner",
+	.pread = runner_pread,
+	.pwrite = runner_pwrite,
+	.zero = runner_zero,
+	.trim = runner_trim,
+	.flush = runner_flush,
+	.close = runner_close,
+};
+
+/*
+ * The image in a cfg: after the last '@' (zbc's "options@/path"), else
+ * the first absolute path ("/path", fbo's "ro//path").
+ */
+static const char *cfg_image_path(const char *cfg)
+{
+	const char *p = strrchr(cfg, '@');
+
+	if (p)
+		return p + 1;
+	if (cfg[0] == '/')
+		return cfg;
+	p = strstr(cfg, "//");
+	return p ? p + 1 : cfg;
+}
+
+/*
+ * The size a handler should be configured with when none is given: a
+ * qcow image's virtual size (its header's size field, big-endian at
+ * byte 24 in versions 1 to 3), else the file's size (qcow's raw mode
+ * wants exactly that). A negative errno when the file cannot be read.
+ */
+static int64_t image_size(const char *path)
+{
+	uint8_t hdr[32];
+	struct stat st;
+	int64_t size;
+	int fd, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		size = -errno;
+		if (fd >= 0)
+			close(fd);
+		return size;
+	}
+	size = st.st_size;
+	if (pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr) &&
+	    !memcmp(hdr, "QFI\xfb", 4))
+		for (size = 0, i = 24; i < 32; i++)
+			size = (uint64_t)size << 8 | hdr[i];
+	close(fd);
+	return size;
+}
+
+/* READ CAPACITY(16), then (10), for a handler that takes SCSI commands. */
+static int read_capacity(struct runner_be *r, uint64_t *lbas, uint32_t *bs)
+{
+	uint8_t buf[32] = { 0 };
+	int sts;
+
+	memset(r->cdb, 0, sizeof(r->cdb));
+	r->cdb[0] = SERVICE_ACTION_IN_16;
+	r->cdb[1] = READ_CAPACITY_16;
+	r->cdb[13] = sizeof(buf);
+	sts = scsi_cmd(r, buf, sizeof(buf));
+	if (sts == TCMU_STS_OK) {
+		*lbas = 0;
+		for (int i = 0; i < 8; i++)
+			*lbas = *lbas << 8 | buf[i];
+		*lbas += 1;
+		*bs = (uint32_t)buf[8] << 24 | buf[9] << 16 | buf[10] << 8 |
+		      buf[11];
+		return 0;
+	}
+	memset(r->cdb, 0, sizeof(r->cdb));
+	r->cdb[0] = READ_CAPACITY;
+	sts = scsi_cmd(r, buf, 8);
+	if (sts != TCMU_STS_OK)
+		return -1;
+	*lbas = ((uint64_t)buf[0] << 24 | buf[1] << 16 | buf[2] << 8 |
+		 buf[3]) + 1;
+	*bs = (uint32_t)buf[4] << 24 | buf[5] << 16 | buf[6] << 8 | buf[7];
+	return 0;
+}
+
+static int open_device(struct runner_be *r, const char *path, const char *cfg,
+		       char *err, size_t errlen)
+{
+	struct tcmu_device *dev = &r->dev;
+	uint64_t lbas;
+	uint32_t bs;
+	char *reason = NULL;
+	int ret;
+
+	if (r->h->check_config && !r->h->check_config(dev->cfgstring, &reason)) {
+		snprintf(err, errlen, "tcmu-runner %s (%s): the handler rejects the configuration: %s",
+			 r->label, path, reason ? reason : "no reason given");
+		free(reason);
+		return -1;
+	}
+	dev->last_err[0] = '\0';
+	runner_log_capture(dev);
+	ret = r->h->open(dev, false);
+	runner_log_capture(NULL);
+	if (ret) {
+		snprintf(err, errlen, "tcmu-runner %s (%s): the handler could not open '%s': %s",
+			 r->label, path, cfg,
+			 dev->last_err[0] ? dev->last_err : strerror(ret < 0 && ret != -1 ? -ret : EIO));
+		return -1;
+	}
+	/* A SCSI handler states its capacity; ask it as an initiator would. */
+	if (r->h->handle_cmd && !r->h->read) {
+		if (read_capacity(r, &lbas, &bs)) {
+			snprintf(err, errlen, "tcmu-runner %s (%s): READ CAPACITY failed after open (sense key 0x%x)",
+				 r->label, path, r->lib.sense_buf[2] & 0xf);
+			r->h->close(dev);
+			return -1;
+		}
+		dev->num_lbas = lbas;
+		dev->block_size = bs;
+	}
+	r->be.size = dev->num_lbas * dev->block_size;
+	if (!r->be.size || !dev->block_size) {
+		snprintf(err, errlen, "tcmu-runner %s (%s): the device is empty after open",
+			 r->label, path);
+		r->h->close(dev);
+		return -1;
+	}
+	return 0;
+}
 
 struct backend *tcmu_runner_backend_open(const char *handler, const char *dir,
 					 const char *cfg, uint64_t size,
 					 uint32_t block_size, char *err,
 					 size_t errlen)
 {
-	snprintf(err, errlen, "tcmu-runner plugins are not supported yet");
-	return NULL;
+	const struct runner_plugin *p;
+	struct runner_be *r;
+	struct tcmu_device *dev;
+
+	p = runner_plugin_load(handler, dir, err, errlen);
+	if (!p)
+		return NULL;
+	if (!block_size)
+		block_size = 512;
+	if (!size) {
+		int64_t got = image_size(cfg_image_path(cfg));
+
+		if (got <= 0) {
+			snprintf(err, errlen, "tcmu-runner %s/%s: no size given, and %s%s%s",
+				 p->handler->subtype, cfg, cfg_image_path(cfg),
+				 got ? " cannot be opened to take one: " :
+				       " is empty",
+				 got ? strerror(-got) : "");
+			return NULL;
+		}
+		size = got;
+	}
+	if (size % block_size) {
+		snprintf(err, errlen, "tcmu-runner %s/%s: size %llu is not a multiple of the block size %u",
+			 p->handler->subtype, cfg, (unsigned long long)size,
+			 block_size);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->zeroes = calloc(1, RUNNER_ZERO_BUF)) ||
+	    asprintf(&r->dev.cfgstring, "%s/%s", p->handler->subtype, cfg) < 0) {
+		snprintf(err, errlen, "tcmu-runner %s: out of memory", cfg);
+		if (r)
+			free(r->zeroes);
+		free(r);
+		return NULL;
+	}
+	r->h = p->handler;
+	snprintf(r->label, sizeof(r->label), "%s", r->dev.cfgstring);
+	pthread_mutex_init(&r->io_lock, NULL);
+	pthread_mutex_init(&r->done_lock, NULL);
+	pthread_cond_init(&r->done_cond, NULL);
+	dev = &r->dev;
+	dev->rdev.dev = dev;
+	dev->handler = r->h;
+	dev->dev_size = size;
+	dev->block_size = block_size;
+	dev->num_lbas = size / block_size;
+	dev->max_xfer_len = RUNNER_MAX_XFER / block_size;
+	r->be.ops = &runner_ops;
+	if (open_device(r, p->path, cfg, err, errlen)) {
+		pthread_mutex_destroy(&r->io_lock);
+		pthread_mutex_destroy(&r->done_lock);
+		pthread_cond_destroy(&r->done_cond);
+		free(r->dev.cfgstring);
+		free(r->zeroes);
+		free(r);
+		return NULL;
+	}
+	return &r->be;
 }

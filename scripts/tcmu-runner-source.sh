@@ -1,0 +1,129 @@
+#!/bin/bash
+# Fetch the source of the installed tcmu-runner, for its headers only.
+#
+#   scripts/tcmu-runner-source.sh [DEST]   (DEST defaults to <repo>/.deps/tcmu-runner)
+#
+# The handler host in shims/tcmu/runner loads Debian's handler plugins
+# (/usr/lib/<triplet>/tcmu-runner/handler_*.so) unmodified. Their ABI (struct
+# tcmur_handler, struct tcmur_cmd, the functions they import) is defined by
+# tcmu-runner's headers, and Debian ships no -dev package for it, so the
+# build includes the headers of the source package of exactly the installed
+# version. Nothing from this tree is compiled or copied into the project.
+#
+# Same technique as scripts/fio-source.sh: `apt-get source` through a private
+# apt configuration (deb-src entries derived from this machine's Debian
+# sources; the system's apt configuration is not touched). Debian's patches
+# are applied (dpkg-source -x does it), since the binary was built with them.
+# Idempotent: when DEST/.torus-stamp names the installed version, it only
+# checks that the headers are there.
+
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dest=${1:-$repo/.deps/tcmu-runner}
+stamp_name=.torus-stamp
+# What shims/tcmu/runner includes.
+headers=(libtcmu_common.h libtcmu.h libtcmu_log.h tcmu-runner.h tcmur_device.h
+	 tcmur_cmd_handler.h scsi_defs.h ccan/list/list.h)
+
+die() {
+	echo "tcmu-runner-source: $*" >&2
+	exit 1
+}
+
+need() {
+	command -v "$1" >/dev/null 2>&1 || die "$1 not found: run scripts/deps.sh (installs $2)"
+}
+
+need dpkg-query dpkg
+need apt-get apt
+need dpkg-source dpkg-dev
+
+deb_version=$(dpkg-query -W -f='${Version}' tcmu-runner 2>/dev/null) ||
+	die "the tcmu-runner package is not installed: run scripts/deps.sh"
+# Debian builds tcmu-runner from the source package "tcmu".
+src_pkg=$(dpkg-query -W -f='${source:Package}' tcmu-runner)
+
+check_headers() {
+	local h missing=()
+	for h in "${headers[@]}"; do
+		[[ -f $dest/$h ]] || missing+=("$h")
+	done
+	if [[ ${#missing[@]} -gt 0 ]]; then
+		echo "tcmu-runner-source: $dest lacks ${missing[*]}: rm -rf $dest && $0" >&2
+		return 1
+	fi
+}
+
+# --- up to date? --------------------------------------------------------------
+
+stamp_want="tcmu-runner $deb_version"
+if [[ -f $dest/$stamp_name && $(head -n1 "$dest/$stamp_name") == "$stamp_want" ]]; then
+	check_headers || exit 1
+	echo "tcmu-runner-source: $dest holds $stamp_want"
+	exit 0
+fi
+
+# --- fetch ----------------------------------------------------------------------
+
+# debian_src_entries: deb-src stanzas (deb822) for every enabled Debian "deb"
+# entry configured on this machine (as scripts/fio-source.sh derives them).
+debian_src_entries() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[[ -f $f ]] || continue
+		awk 'BEGIN { RS = ""; ORS = "\n\n" }
+		     /(^|\n)Types:[^\n]*\<deb\>/ && !/(^|\n)Enabled:[ \t]*no/ &&
+		     (/(^|\n)URIs:[^\n]*debian\.org/ || /debian-archive-keyring/) {
+			sub(/Types:[^\n]*/, "Types: deb-src"); print
+		     }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[[ -f $f ]] || continue
+		awk '$1 == "deb" && /debian\.org|debian-archive-keyring/ {
+			$1 = "deb-src"; print
+		     }' "$f"
+	done
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/torus-tcmu-runner-src.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src"
+debian_src_entries >"$tmp/entries"
+if ! grep -q . "$tmp/entries"; then
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[[ -n $codename ]] || die "no Debian apt source found and no VERSION_CODENAME in /etc/os-release"
+	echo "deb-src http://deb.debian.org/debian $codename main" >"$tmp/entries"
+fi
+# apt picks the format from the file name.
+if grep -q '^Types:' "$tmp/entries"; then
+	mv "$tmp/entries" "$tmp/src.sources"
+	srclist=$tmp/src.sources
+else
+	mv "$tmp/entries" "$tmp/src.list"
+	srclist=$tmp/src.list
+fi
+
+apt_opts=(-q -o "Dir::Etc::SourceList=$srclist" -o Dir::Etc::SourceParts=/dev/null
+	  -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache")
+[[ $(id -u) -eq 0 ]] && apt_opts+=(-o APT::Sandbox::User=root)
+
+echo "tcmu-runner-source: fetching the source of tcmu-runner $deb_version"
+if ! apt-get "${apt_opts[@]}" update >"$tmp/apt.log" 2>&1; then
+	cat "$tmp/apt.log" >&2
+	die "apt-get update of the deb-src entries failed (entries: $srclist, shown above); check the network and /etc/apt/sources.list.d"
+fi
+if ! (cd "$tmp/src" && apt-get "${apt_opts[@]}" source "$src_pkg=$deb_version") >>"$tmp/apt.log" 2>&1; then
+	tail -n 20 "$tmp/apt.log" >&2
+	die "apt-get source $src_pkg=$deb_version failed (above): is that version still in the archive? (snapshot.debian.org keeps old ones)"
+fi
+srcdir=$(find "$tmp/src" -mindepth 1 -maxdepth 1 -type d -name "$src_pkg-*" | head -n1)
+[[ -n $srcdir && -f $srcdir/tcmu-runner.h ]] ||
+	die "apt-get source $src_pkg produced no tcmu-runner tree in $tmp/src"
+
+mkdir -p "$(dirname "$dest")"
+rm -rf "$dest"
+mv "$srcdir" "$dest"
+check_headers || die "the source of tcmu-runner $deb_version lacks headers the handler host includes (above)"
+echo "$stamp_want" >"$dest/$stamp_name"
+echo "tcmu-runner-source: $dest holds $stamp_want"
