@@ -16,6 +16,9 @@ else
 	scripts/fio-source.sh "$top/.deps/fio"
 	fio_src=$top/.deps/fio
 fi
+# The tcmu-runner plugin host (shims/tcmu/runner) is compiled against the
+# installed tcmu-runner's headers, from its Debian source package.
+scripts/tcmu-runner-source.sh "$top/.deps/tcmu-runner"
 
 # meson's and ninja's output goes to a log, shown (its end) when a step fails.
 log=$(mktemp "${TMPDIR:-/tmp}/torus-build.XXXXXX.log")

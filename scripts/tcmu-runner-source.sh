@@ -24,7 +24,8 @@ dest=${1:-$repo/.deps/tcmu-runner}
 stamp_name=.torus-stamp
 # What shims/tcmu/runner includes.
 headers=(libtcmu_common.h libtcmu.h libtcmu_log.h tcmu-runner.h tcmur_device.h
-	 tcmur_cmd_handler.h scsi_defs.h ccan/list/list.h)
+	 tcmur_cmd_handler.h tcmur_aio.h scsi_defs.h alua.h scsi.h
+	 ccan/ccan/list/list.h)
 
 die() {
 	echo "tcmu-runner-source: $*" >&2

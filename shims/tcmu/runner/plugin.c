@@ -40,27 +40,28 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct runner_plugin plugins[MAX_PLUGINS];
 static int nplugins;
 
-/* "qcow, file_optical, ..." from the handler_*.so files in dir. */
+/* "file_optical, qcow, ..." (sorted) from the handler_*.so files in dir. */
 static void list_available(const char *dir, char *out, size_t len)
 {
-	struct dirent *d;
+	struct dirent **names;
 	size_t used = 0, n;
-	DIR *dp;
+	int i, count;
 
 	out[0] = '\0';
-	dp = opendir(dir);
-	if (!dp)
-		return;
-	while ((d = readdir(dp))) {
-		n = strlen(d->d_name);
-		if (strncmp(d->d_name, "handler_", 8) || n < 12 ||
-		    strcmp(d->d_name + n - 3, ".so"))
-			continue;
-		used += snprintf(out + used, used < len ? len - used : 0,
-				 "%s%.*s", used ? ", " : "", (int)(n - 11),
-				 d->d_name + 8);
+	count = scandir(dir, &names, NULL, alphasort);
+	for (i = 0; i < count; i++) {
+		const char *f = names[i]->d_name;
+
+		n = strlen(f);
+		if (!strncmp(f, "handler_", 8) && n >= 12 &&
+		    !strcmp(f + n - 3, ".so"))
+			used += snprintf(out + used, used < len ? len - used : 0,
+					 "%s%.*s", used ? ", " : "",
+					 (int)(n - 11), f + 8);
+		free(names[i]);
 	}
-	closedir(dp);
+	if (count >= 0)
+		free(names);
 }
 
 static int find_plugin(const char *handler, const char *dir, char *path,

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Debian's other handler plugins through the tcmu-runner store: file_optical
+# (fbo) and file_zbc (zbc) take SCSI commands only, so the store speaks
+# READ CAPACITY, READ(10), WRITE(10) and SYNCHRONIZE CACHE(10) to them;
+# zbc's sequential zones refuse a write off the write pointer. rbd loads
+# (librbd) and fails to open without a Ceph cluster, saying so.
+#
+#   test-runner-plugins.sh STORE_IO
+# lib.sh moves into a temporary directory: paths first.
+store_io=$(readlink -f "$1")
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
+
+io() {
+	"$store_io" "$@" || fail "store-io $*"
+}
+
+if [ -f "$plugins/handler_file_optical.so" ]; then
+	# fbo: 2048-byte blocks, the file created at open
+	[ "$("$store_io" -s 16777216 "runner:fbo:$T/o.img" size)" = 16777216 ] ||
+		fail "fbo: READ CAPACITY did not give 16 MiB"
+	io -s 16777216 "runner:fbo:$T/o.img" write:0:65536:0x11 \
+		write:8388608:2048:0x12 flush read:0:65536:0x11 \
+		read:8388608:2048:0x12 read:65536:2048:0
+	cmp -n 65536 "$T/o.img" <(head -c 65536 /dev/zero | tr '\0' '\021') ||
+		fail "fbo: the file does not hold what was written"
+	io -s 16777216 "runner:file_optical:ro//$T/o.img" read:0:65536:0x11
+	echo "fbo: ok"
+else
+	echo "fbo: no $plugins/handler_file_optical.so"
+fi
+
+if [ -f "$plugins/handler_file_zbc.so" ]; then
+	# zbc: 4 MiB zones, 2 conventional; then sequential-write-required
+	cfg="model-HM/zsize-4/conv-2@$T/z.img"
+	[ "$("$store_io" -s 67108864 "runner:zbc:$cfg" size)" = 67108864 ] ||
+		fail "zbc: READ CAPACITY did not give 64 MiB"
+	# the write pointer is at 8400896 after these: 8388608 again is refused
+	# (in the same run: the handler reformats the file at every open)
+	out=$("$store_io" -s 67108864 "runner:zbc:$cfg" write:0:65536:0x21 \
+		read:0:65536:0x21 write:8388608:8192:0x22 write:8396800:4096:0x23 \
+		flush read:8388608:8192:0x22 read:8396800:4096:0x23 \
+		write:8388608:4096:0x24 2>&1) &&
+		fail "zbc: a write behind the write pointer succeeded"
+	grep -q '^store-io: write:8388608:4096:0x24: ' <<<"$out" ||
+		fail "zbc: a step before the refused write failed: $out"
+	grep -q 'sense key 0x5, asc/ascq 0x21/0x04' <<<"$out" ||
+		fail "zbc: expected ILLEGAL REQUEST, UNALIGNED WRITE COMMAND; got: $out"
+	echo "zbc: ok"
+else
+	echo "zbc: no $plugins/handler_file_zbc.so"
+fi
+
+if [ -f "$plugins/handler_rbd.so" ]; then
+	export CEPH_CONF=$T/ceph.conf
+	: >"$CEPH_CONF"
+	out=$(timeout 60 "$store_io" -s 67108864 runner:rbd:rbd/img size 2>&1) &&
+		fail "rbd: opened without a cluster"
+	case $out in
+	*"cannot load a tcmu-runner plugin"*)
+		echo "rbd: does not load here: $out" ;;
+	*"the handler could not open 'rbd/img'"*)
+		echo "rbd: loads; open fails as it should: ${out##*store-io: }" ;;
+	*)
+		fail "rbd: unexpected: $out" ;;
+	esac
+fi
+echo ok
