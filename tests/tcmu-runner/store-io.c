@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	uint64_t size = 0;
 	uint32_t bs = 0;
 	struct run r = { 0 };
-	char err[2048], *spec, *sub, *cfg;
+	char err[2048], *spec = NULL, *sub, *cfg;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:s:b:")) != -1) {
@@ -185,6 +185,7 @@ int main(int argc, char **argv)
 	}
 	if (!r.be) {
 		fprintf(stderr, "store-io: %s\n", err);
+		free(spec);
 		return 1;
 	}
 	r.buf = aligned_alloc(4096, 64u << 20);
@@ -195,5 +196,6 @@ int main(int argc, char **argv)
 	run_steps(&r);
 	backend_close(r.be);
 	free(r.buf);
+	free(spec);
 	return r.ret ? 1 : 0;
 }
