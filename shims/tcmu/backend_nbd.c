@@ -68,13 +68,14 @@ static int get_client(struct nbd_be *n)
 	}
 	if (n->fd < 0)
 		return -ENOTCONN;
+	/* The client owns the socket from here, and closes it on failure. */
 	n->client = nbd_client_new(&n->fd, 1, NBD_BE_DEPTH, &n->exp, 0,
 				   n->timeout_s, n->label, err, sizeof(err));
+	n->fd = -1;
 	if (!n->client) {
 		storage_err("nbd %s: %s", n->uri, err);
 		return -ENOMEM;
 	}
-	n->fd = -1;
 	n->owner = pthread_self();
 	return 0;
 }
