@@ -431,12 +431,291 @@ def seeds_shim_args():
               bytes([sel]) + s.encode())
 
 
+# ---- cdb (an initiator's CDBs, a target's replies and sense) ----------------
+
+def le16(v):
+    return struct.pack("<H", v)
+
+
+def le32(v):
+    return struct.pack("<I", v & 0xFFFFFFFF)
+
+
+def le64(v):
+    return struct.pack("<Q", v & U64)
+
+
+CDB, UNMAP_LIST, SENSE, RC16, INQ, VPD_BL = range(6)
+
+
+def rec(kind, data, aux=0):
+    return bytes([kind, aux]) + le16(len(data)) + data
+
+
+def cdb16(op, b1, lba, n, ctl=0):
+    return bytes([op, b1]) + be64(lba) + be32(n) + bytes([0, ctl])
+
+
+def cdb10(op, b1, lba, n, ctl=0):
+    return bytes([op, b1]) + be32(lba) + b"\0" + be16(n) + bytes([ctl])
+
+
+def cdb12(op, b1, lba, n):
+    return bytes([op, b1]) + be32(lba) + be32(n) + b"\0\0"
+
+
+def unmap_list(descs, extra=b""):
+    body = b"".join(be64(l) + be32(n) + b"\0" * 4 for l, n in descs)
+    return be16(6 + len(body)) + be16(len(body)) + b"\0" * 4 + body + extra
+
+
+def fixed_sense(key, asc, ascq, info=None, sks=None):
+    b = bytearray(18)
+    b[0] = 0x70 | (0x80 if info is not None else 0)
+    if info is not None:
+        b[3:7] = be32(info)
+    b[2] = key
+    b[7] = 10
+    b[12], b[13] = asc, ascq
+    if sks is not None:
+        b[15:18] = bytes([sks[0]]) + be16(sks[1])
+    return bytes(b)
+
+
+def seeds_cdb():
+    mb = 1 << 21
+    good = [
+        bytes([0x00, 0, 0, 0, 0, 0]),                      # TEST UNIT READY
+        bytes([0x08, 0x01, 0x02, 0x03, 0x00, 0]),          # READ(6), 256 blocks
+        bytes([0x0a, 0x00, 0x00, 0x10, 0x08, 0]),          # WRITE(6)
+        cdb10(0x28, 0x08, 100, 8),                          # READ(10) FUA
+        cdb10(0x2a, 0x10, mb - 8, 8),                       # WRITE(10) DPO
+        cdb12(0xa8, 0, 7, 9),
+        cdb12(0xaa, 0x08, 0, 1),
+        cdb16(0x88, 0, mb - 1, 1),
+        cdb16(0x8a, 0x08, 12345, 256),
+        cdb10(0x35, 0x02, 0, 0),                            # SYNC(10) IMMED
+        cdb16(0x91, 0, 0, 0),
+        cdb16(0x93, 0x08, 4096, 1024),                      # WRITE SAME unmap
+        cdb16(0x93, 0x19, 0, 0),                            # ANCHOR NDOB
+        bytes([0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0]),          # UNMAP
+        bytes([0x12, 0, 0, 0, 36, 0]),                      # INQUIRY
+        bytes([0x12, 1, 0xb0, 0, 64, 0]),                   # Block Limits
+        bytes([0x12, 1, 0x83, 1, 0, 0]),
+        bytes([0x25]) + b"\0" * 9,                          # READ CAPACITY(10)
+        bytes([0x9e, 0x10]) + b"\0" * 8 + be32(32) + b"\0\0",
+        bytes([0x1a, 0x08, 0x3f, 0, 0xff, 0]),              # MODE SENSE(6)
+        bytes([0x5a, 0x10, 0x08, 0, 0, 0, 0, 0x01, 0, 0]),
+        bytes([0xa3, 0x0c, 0x01, 0x28, 0, 0]) + be32(512) + b"\0\0",
+        bytes([0xa3, 0x0c, 0x82, 0x9e, 0, 0x10]) + be32(512) + b"\0\0",
+    ]
+    bad = [
+        b"", bytes([0x28, 0, 0]), bytes([0xff]) + b"\0" * 15,
+        bytes([0x7f, 0, 0, 0, 0, 0, 0, 24]) + b"\0" * 24,   # variable length
+        bytes([0x03, 0, 0, 0, 18, 0]),                      # REQUEST SENSE: unknown
+        cdb16(0x88, 0x20, 0, 1),                            # RDPROTECT
+        cdb16(0x88, 0, U64, 2),                             # wraps
+        cdb16(0x88, 0, mb, 1),                              # past the end
+        cdb10(0x28, 0, 0, 1, ctl=0x04),                     # NACA
+        bytes([0x12, 0, 0x80, 0, 36, 0]),                   # page without EVPD
+        bytes([0x25, 0, 0, 0, 0, 1, 0, 0, 0, 0]),           # LBA without PMI
+        bytes([0x9e, 0x11]) + b"\0" * 14,                   # other service action
+        bytes([0xa3, 0x0c, 0x07]) + b"\0" * 9,              # options 7
+        bytes([0x42, 1, 1, 0, 0, 0, 0, 0, 24, 0]),
+    ]
+    write("cdb", "good-cdbs", le64(mb) + b"".join(rec(CDB, c) for c in good))
+    write("cdb", "bad-cdbs", le64(mb) + b"".join(rec(CDB, c) for c in bad))
+    write("cdb", "empty-medium", le64(0) + rec(CDB, cdb16(0x88, 0, 0, 0)) +
+          rec(CDB, cdb10(0x35, 0, 0, 0)))
+    write("cdb", "huge-medium", le64(U64) + rec(CDB, cdb16(0x88, 0, U64 - 1, 1)) +
+          rec(CDB, cdb16(0x93, 0, U64 - 2, 0xFFFFFFFF)))
+    # A CDB longer than its group: the rest is the entry's padding.
+    write("cdb", "long-cdb", le64(mb) + rec(CDB, cdb10(0x28, 0, 1, 1) + b"\xee" * 22))
+    write("cdb", "unmap-lists", le64(mb) +
+          rec(UNMAP_LIST, unmap_list([(0, 8)])) +
+          rec(UNMAP_LIST, unmap_list([(8, 8), (mb - 1, 1), (0, 0)]), aux=2) +
+          rec(UNMAP_LIST, unmap_list([(1, 1)], extra=b"\1" * 9)) +
+          rec(UNMAP_LIST, unmap_list([(U64, 2)])) +
+          rec(UNMAP_LIST, unmap_list([(mb, 1)])) +
+          rec(UNMAP_LIST, b"\0\x06\0\0") +
+          rec(UNMAP_LIST, be16(2) + be16(16) + b"\0" * 4) +
+          rec(UNMAP_LIST, be16(0xffff) + be16(0xffff) + b"\0" * 4 + be64(1) + be32(1)) +
+          rec(UNMAP_LIST, b""))
+    write("cdb", "sense", le64(mb) +
+          rec(SENSE, fixed_sense(5, 0x24, 0, sks=(0xc8 | 3, 1)), aux=5) +
+          rec(SENSE, fixed_sense(3, 0x11, 0, info=0x1234)) +
+          rec(SENSE, fixed_sense(7, 0x27, 7)[:14]) +
+          rec(SENSE, fixed_sense(6, 0x29, 0)[:7], aux=1) +
+          rec(SENSE, bytes([0x72, 5, 0x21, 0, 0, 0, 0, 24]) +
+              bytes([0, 10, 0x80, 0]) + be64(1 << 40) +
+              bytes([2, 6, 0, 0, 0xc0, 0, 9, 0])) +
+          rec(SENSE, bytes([0x73, 2, 4, 1])) +
+          rec(SENSE, bytes([0x72, 0xb, 0, 0, 0, 0, 0, 0xff]) + b"\0\xff") +
+          rec(SENSE, b"\x71\0\x0e") + rec(SENSE, b"\x00"))
+    rc16 = be64(mb - 1) + be32(512) + bytes([1, 3, 0xc0]) + b"\0" * 17
+    inq = bytes([0, 0, 6, 2, 31, 1, 0, 2]) + b"TORUS   " + b"tcmu-shim       " + b"0001"
+    vpd = bytearray(64)
+    vpd[1], vpd[2:4] = 0xb0, be16(0x3c)
+    vpd[6:8], vpd[8:12], vpd[12:16] = be16(8), be32(2048), be32(256)
+    vpd[20:24], vpd[24:28], vpd[28:32] = be32(1 << 20), be32(64), be32(8)
+    vpd[36:44] = be64(1 << 16)
+    write("cdb", "replies", le64(mb) + rec(RC16, rc16) + rec(RC16, rc16[:12]) +
+          rec(RC16, be64(U64) + be32(512)) + rec(RC16, be64(1) + be32(0)) +
+          rec(INQ, inq) + rec(INQ, inq[:35]) +
+          rec(INQ, inq[:8] + b"\0" * 8 + b" " * 16 + b"1 \0 ") +
+          rec(VPD_BL, bytes(vpd)) + rec(VPD_BL, bytes(vpd[:16])) +
+          rec(VPD_BL, bytes(vpd[:2]) + be16(0x10) + bytes(vpd[4:20])) +
+          rec(VPD_BL, bytes(vpd[:2]) + be16(0x3c) + bytes(vpd[4:40])))
+
+
+# ---- ring (both sides of the TCMU region) ------------------------------------
+
+TCMU_OP_PAD, TCMU_OP_CMD, TCMU_OP_TMR = 0, 1, 2
+MB_SIZE = 128
+IOV_OFF, ENT_MIN = 48, 112
+
+
+def entry_size(iov_cnt, cdb_len):
+    base = max(IOV_OFF + 16 * iov_cnt, ENT_MIN)
+    return (base + cdb_len + 7) & ~7
+
+
+def cmd_entry(pos, cmd_id, cdb, iovs, cmdr_off=MB_SIZE, length=None):
+    """A CMD entry at ring offset pos; iovs are (region offset, len)."""
+    n = length or entry_size(len(iovs), len(cdb))
+    cdb_off = cmdr_off + pos + entry_size(len(iovs), 0)
+    e = bytearray(n)
+    e[0:4] = le32(n | TCMU_OP_CMD)
+    e[4:6] = le16(cmd_id)
+    e[8:12] = le32(len(iovs))
+    e[24:32] = le64(cdb_off)
+    for i, (off, ln) in enumerate(iovs):
+        e[48 + 16 * i:64 + 16 * i] = le64(off) + le64(ln)
+    c = cdb_off - cmdr_off - pos
+    e[c:c + len(cdb)] = cdb
+    return bytes(e)
+
+
+def hdr(op, n, cmd_id=0):
+    return le32(n | op) + le16(cmd_id) + b"\0\0"
+
+
+def ring_raw(ring, data, body, script, raw=0, iov_max=8, version=2,
+             cmdr_off=MB_SIZE, cmdr_size=0, head=0, tail=0):
+    return (bytes([0]) + le16(ring) + le16(data) + bytes([raw, iov_max]) +
+            le16(version) + le32(cmdr_off) + le32(cmdr_size) + le32(head) +
+            le32(tail) + le16(len(body)) + body + script)
+
+
+# Mode 0's script: next, complete (slen, sense, index, status), head, byte.
+H_NEXT = b"\x00"
+
+
+def h_complete(index, status=0, sense=b"", rlen=None):
+    op = 0x82 if rlen is not None else 0x02
+    return (bytes([op, len(sense)]) + sense +
+            (le32(rlen) if rlen is not None else b"") + bytes([index, status]))
+
+
+def seeds_ring():
+    ring, data = 1024, 8192
+    d0 = MB_SIZE + ring
+    r16 = cdb16(0x88, 0, 0, 2)
+    w10 = cdb10(0x2a, 0, 3, 1)
+    body = (cmd_entry(0, 1, r16, [(d0, 1024)]) +
+            cmd_entry(128, 2, w10, [(d0 + 1024, 512), (d0 + 4096, 100)]) +
+            hdr(TCMU_OP_TMR, 16) + b"\0" * 8 +
+            cmd_entry(272, 3, b"\x00" * 6, []))
+    head = len(body)
+    ok = ring_raw(ring, data, body, H_NEXT * 5 + h_complete(1, 2, fixed_sense(5, 0x24, 0)) +
+                  h_complete(0, rlen=512) + H_NEXT + h_complete(0), head=head)
+    write("ring", "handler-three", ok)
+    # A PAD at the end of the ring, the next command at its start.
+    pad_body = (cmd_entry(0, 7, r16, [(d0, 512)]) + b"\0" * (896 - 128) +
+                hdr(TCMU_OP_PAD, 128) + b"\0" * 120)
+    write("ring", "handler-wrap", ring_raw(ring, data, pad_body,
+                                           H_NEXT * 3 + h_complete(0) + H_NEXT,
+                                           head=128, tail=896))
+    # Malformed entries: bad iovec, bad cdb_off, too short, past the head.
+    bad_iov = cmd_entry(0, 4, r16, [(MB_SIZE, 16)])
+    bad_cdb = bytearray(cmd_entry(0, 5, r16, []))
+    bad_cdb[24:32] = le64(MB_SIZE + 8)
+    write("ring", "handler-bad-iov", ring_raw(ring, data, bad_iov, H_NEXT + h_complete(0) + H_NEXT,
+                                              head=len(bad_iov)))
+    write("ring", "handler-bad-cdb-off", ring_raw(ring, data, bytes(bad_cdb),
+                                                  H_NEXT + h_complete(0), head=len(bad_cdb)))
+    write("ring", "handler-short-entry", ring_raw(ring, data, hdr(TCMU_OP_CMD, 64, 1),
+                                                  H_NEXT * 2, head=64))
+    write("ring", "handler-past-head", ring_raw(ring, data, hdr(TCMU_OP_CMD, 512, 1),
+                                                H_NEXT * 2, head=128))
+    write("ring", "handler-too-many-iovs",
+          ring_raw(ring, data, cmd_entry(0, 9, r16, [(d0, 8)] * 4), H_NEXT + h_complete(0),
+                   head=entry_size(4, 16), iov_max=2))
+    write("ring", "handler-raw-mailbox",
+          ring_raw(ring, data, body, H_NEXT * 4, raw=7, version=2, cmdr_off=256,
+                   cmdr_size=512, head=128))
+    write("ring", "handler-bad-version", ring_raw(ring, data, body, H_NEXT, raw=1, version=1))
+    # The submitter moves cmd_head and writes the ring under the handler.
+    write("ring", "handler-hostile",
+          ring_raw(ring, data, body, H_NEXT + b"\x83" + le32(272) + H_NEXT +
+                   b"\x04" + le16(128) + b"\x41" + H_NEXT + b"\x03" + le32(5) + H_NEXT +
+                   h_complete(0), head=head))
+
+    # Modes 1 and 2: the submitter's script (op values mean the same
+    # modulo 5 and 6, so that each seed runs in both modes).
+    def sub_input(mode, ring_sel, blk_sel, nblks, max_cmds, start, max_data, script):
+        return (bytes([mode, ring_sel, blk_sel, nblks - 1, max_cmds - 1]) + le16(start) +
+                le16(max_data - 1) + script)
+
+    def queue(cdb, data_len, write_buf=False):
+        return bytes([150 if write_buf else 0, len(cdb) - 1]) + cdb + le16(data_len)
+
+    COMMIT, TAKE, REAP = b"\x01", b"\x02", b"\x04"
+
+    def complete(index, status=0, sense=b"", rlen=None):
+        op = 153 if rlen is not None else 3
+        return (bytes([op, len(sense)]) + (le32(rlen) if rlen is not None else b"") +
+                bytes([status]) + sense + bytes([index]))
+
+    io = (queue(r16, 1024) + queue(w10, 512, True) + queue(b"\x00" * 6, 0) + COMMIT +
+          TAKE * 3 + complete(1) + REAP + complete(0, 2, fixed_sense(3, 0x11, 0), rlen=100) +
+          complete(0, rlen=0) + REAP +
+          (queue(r16, 4096) + queue(w10, 3000, True) + COMMIT + TAKE + TAKE + complete(1) +
+           complete(0) + REAP) * 6)
+    for mode in (1, 2):
+        write("ring", f"sub{mode}-io", sub_input(mode, 3, 0, 16, 8, 0, 4096, io))
+        write("ring", f"sub{mode}-wrap-small", sub_input(mode, 1, 0, 4, 4, 256, 2048, io))
+        write("ring", f"sub{mode}-full", sub_input(mode, 0, 1, 2, 16, 128, 8192,
+                                                   queue(b"\x00", 0) * 20 + COMMIT + TAKE * 20 +
+                                                   complete(5) * 20 + REAP + io))
+        write("ring", f"sub{mode}-odd-blocks", sub_input(mode, 5, 3, 31, 16, 8, 9000,
+                                                         io + queue(r16, 9000, True) +
+                                                         queue(r16, 9001)))
+    hostile = (queue(r16, 1024) + queue(w10, 512, True) + COMMIT + TAKE + TAKE + complete(0))
+    write("ring", "hostile-tail-raw", sub_input(2, 3, 0, 16, 8, 0, 4096,
+                                                hostile + b"\x05" + le32(3) + REAP))
+    write("ring", "hostile-tail-past", sub_input(2, 3, 0, 16, 8, 0, 4096,
+                                                 hostile + b"\x11" + le32(256) + REAP))
+    write("ring", "hostile-len", sub_input(2, 3, 0, 16, 8, 0, 4096,
+                                           hostile + b"\x29" + le32(64 | 1) + le16(0) + REAP))
+    write("ring", "hostile-cmd-id", sub_input(2, 3, 0, 16, 8, 0, 4096,
+                                              hostile + b"\x2f" + le32(9) + le16(0) + REAP))
+    write("ring", "hostile-dup-id", sub_input(2, 3, 0, 16, 8, 0, 4096,
+                                              hostile + complete(0) + b"\x2f" + le32(1) +
+                                              le16(128) + b"\x2f" + le32(1) + le16(0) + REAP))
+    write("ring", "hostile-byte", sub_input(2, 3, 0, 16, 8, 0, 4096,
+                                            hostile + b"\x35" + le32(0x42) + le16(4) + REAP +
+                                            io))
+
+
 def main():
     seeds_uri()
     seeds_handshake()
     seeds_replies()
     seeds_shim()
     seeds_shim_args()
+    seeds_cdb()
+    seeds_ring()
     return 0
 
 

@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...] [-- LIBFUZZER-ARGS]
 #
-# Targets: uri handshake replies shim shim_args (default: all). Sets up
+# Targets: uri handshake replies shim shim_args cdb ring (default: all). Sets up
 # build-fuzz (clang, -Dfuzz=true, everything instrumented) when it is
 # missing, builds the targets, and runs each for N seconds (default 60)
 # over a working corpus in build-fuzz/fuzz-work/TARGET/, seeded from
@@ -18,7 +18,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-all_targets=(uri handshake replies shim shim_args)
+all_targets=(uri handshake replies shim shim_args cdb ring)
 seconds=60
 jobs=1
 targets=()
@@ -67,13 +67,16 @@ done
 # The longest input worth trying, per target: a URI past the 4096-byte
 # export name; a handshake of a few option replies; a reply stream with
 # the 64 KiB reads of fuzz_replies.c's table whole; a shim session of
-# several options and requests; a command line value.
+# several options and requests; a command line value; a few dozen CDBs,
+# lists and replies; a region's ring and data bytes with a script.
 declare -A max_len=(
 	[uri]=4400
 	[handshake]=4096
 	[replies]=72000
 	[shim]=16384
 	[shim_args]=512
+	[cdb]=2048
+	[ring]=8192
 )
 
 build=${FUZZ_BUILD:-$top/build-fuzz}
