@@ -157,7 +157,12 @@ int tcmu_read_capacity16_decode(const uint8_t *buf, size_t len,
 /* Copy an ASCII field without its trailing space padding. */
 static void copy_ascii(char *dst, const uint8_t *src, size_t n)
 {
-	while (n && (src[n - 1] == ' ' || src[n - 1] == 0))
+	const uint8_t *nul = memchr(src, 0, n);
+
+	/* A NUL ends the string early: strip the spaces before it too. */
+	if (nul)
+		n = nul - src;
+	while (n && src[n - 1] == ' ')
 		n--;
 	memcpy(dst, src, n);
 	dst[n] = 0;

@@ -246,6 +246,28 @@ static void test_inquiry_decode(void **state)
 	assert_non_null(strstr(msg, "format"));
 }
 
+/*
+ * fuzz/regressions/cdb/crash-14c42a84...: a NUL inside a field after a
+ * space ("TCMU \0ev...") left the string ending in that space.
+ */
+static void test_inquiry_decode_embedded_nul(void **state)
+{
+	uint8_t r[36] = {
+		0x00, 0x00, 0x06, 0x02, 31, 0x00, 0x00, 0x00,
+		'A', ' ', 0, 'B', ' ', ' ', ' ', ' ',
+		'T', 'C', 'M', 'U', ' ', 0, 'e', 'v',
+		' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+		' ', 0, 0, 0,
+	};
+	struct tcmu_inquiry inq;
+	const char *msg = NULL;
+
+	assert_int_equal(tcmu_inquiry_std_decode(r, 36, &inq, &msg), 0);
+	assert_string_equal(inq.vendor, "A");
+	assert_string_equal(inq.product, "TCMU");
+	assert_string_equal(inq.revision, "");
+}
+
 static void test_block_limits_decode(void **state)
 {
 	uint8_t r[64] = { 0x00, 0xb0, 0x00, 0x3c };
@@ -1000,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_encoders_parse),
 		cmocka_unit_test(test_capacity_decode),
 		cmocka_unit_test(test_inquiry_decode),
+		cmocka_unit_test(test_inquiry_decode_embedded_nul),
 		cmocka_unit_test(test_block_limits_decode),
 		cmocka_unit_test(test_cdb_len),
 		cmocka_unit_test(test_parse_rw6),
