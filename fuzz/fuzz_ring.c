@@ -94,6 +94,18 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
+/*
+ * The mailbox wants the alignment of its cmd_tail (64; mmap gives a page),
+ * but no more bytes than the region has: ASan sees the end exactly.
+ */
+static uint8_t *alloc_region(size_t size)
+{
+	void *p = NULL;
+
+	FUZZ_CHECK(!posix_memalign(&p, 64, size));
+	return p;
+}
+
 static volatile uint8_t sink;
 
 /* Read and write every byte the handler was given, as a backend would. */
@@ -152,8 +164,8 @@ static void mode_handler(struct script *in)
 	uint8_t *region;
 	int ops, ret;
 
-	region = calloc(1, size);
-	FUZZ_CHECK(region);
+	region = alloc_region(size);
+	memset(region, 0, size);
 	n = get16(in);
 	if (n > size - MB)
 		n = size - MB;
@@ -536,7 +548,7 @@ static void mode_submitter(struct script *in, bool may_scribble)
 	FUZZ_CHECK(w);
 	w->max_data = 1 + get16(in) % (data + blk);
 	size = tcmu_region_size(ring, data);
-	w->region = malloc(size);
+	w->region = alloc_region(size);
 	w->buf = malloc(w->max_data + 1);
 	FUZZ_CHECK(w->region && w->buf);
 	memset(w->region, 0, MB + ring);
