@@ -17,7 +17,12 @@
  *      (copied from the region's byte 128 on), those bytes, the script.
  *    Script: next command; complete an outstanding one (chosen by the
  *    input, so out of order) with status, sense and read_len from the
- *    input; move cmd_head; scribble a ring byte.
+ *    input; move cmd_head; scribble a ring byte. With raw bit 3 (and the
+ *    handler host's SCSI target built in: shims/tcmu/scsi_target.c), each
+ *    command is executed by scsi_execute() over a memory backend (bit 4:
+ *    4096-byte blocks, else 512; bits 5-7: 64 KiB to 512 KiB), wrapped in
+ *    a backend that aborts on any access outside it, and completed with
+ *    the target's reply instead.
  *
  * 1, submitter and handler: both sides well behaved, over a region laid
  *    out by tcmu_region_layout(), the ring starting at an offset chosen
@@ -52,6 +57,9 @@
 #include "fuzz.h"
 #include "tcmu_cdb.h"
 #include "tcmu_ring.h"
+#ifdef FUZZ_SCSI_TARGET
+#include "scsi_target.h"
+#endif
 
 #define MAX_OPS		512
 #define MAX_CMDS	16
@@ -145,6 +153,156 @@ static void check_tail(const struct tcmu_hdl *h)
 	FUZZ_CHECK(tail < h->cmdr_size && !(tail % TCMU_OP_ALIGN_SIZE));
 }
 
+/* ---- the handler host's SCSI target, when it is built in ---- */
+
+struct reply {
+	bool valid;
+	uint8_t status;
+	uint8_t sense[TCMU_SENSE_FIXED_LEN];
+	uint32_t sense_len;
+	int64_t read_len;
+};
+
+#ifdef FUZZ_SCSI_TARGET
+/* A backend that aborts on any access outside itself, over memory. */
+struct fenced {
+	struct backend be;
+	struct backend *inner;
+};
+
+static void fence(struct backend *be, size_t len, uint64_t off)
+{
+	FUZZ_CHECK(off <= be->size && len <= be->size - off);
+}
+
+static int f_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	struct fenced *f = (struct fenced *)be;
+
+	fence(be, len, off);
+	return f->inner->ops->pread(f->inner, buf, len, off);
+}
+
+static int f_pwrite(struct backend *be, const void *buf, size_t len,
+		    uint64_t off)
+{
+	struct fenced *f = (struct fenced *)be;
+
+	fence(be, len, off);
+	return f->inner->ops->pwrite(f->inner, buf, len, off);
+}
+
+static int f_zero(struct backend *be, size_t len, uint64_t off)
+{
+	struct fenced *f = (struct fenced *)be;
+
+	fence(be, len, off);
+	return f->inner->ops->zero(f->inner, len, off);
+}
+
+static int f_trim(struct backend *be, size_t len, uint64_t off)
+{
+	struct fenced *f = (struct fenced *)be;
+
+	fence(be, len, off);
+	return f->inner->ops->trim(f->inner, len, off);
+}
+
+static int f_flush(struct backend *be)
+{
+	struct fenced *f = (struct fenced *)be;
+
+	return f->inner->ops->flush(f->inner);
+}
+
+static const struct backend_ops fenced_ops = {
+	.name = "fenced",
+	.pread = f_pread,
+	.pwrite = f_pwrite,
+	.zero = f_zero,
+	.trim = f_trim,
+	.flush = f_flush,
+};
+
+struct target {
+	struct scsi_target t;
+	struct scsi_lu lu;
+	struct fenced f;
+};
+
+static struct target *target_open(uint8_t raw)
+{
+	uint32_t bs = raw & 16 ? 4096 : 512;
+	uint64_t size = (1 + (raw >> 5)) * (64u << 10);
+	struct target *tg = calloc(1, sizeof(*tg));
+	char err[256];
+
+	FUZZ_CHECK(tg);
+	tg->f.inner = backend_memory_open(size, err, sizeof(err));
+	FUZZ_CHECK(tg->f.inner);
+	tg->f.be.ops = &fenced_ops;
+	tg->f.be.size = size;
+	FUZZ_CHECK(!scsi_target_init(&tg->t, size, bs, 64u << 10, true, 42));
+	FUZZ_CHECK(!scsi_lu_init(&tg->lu, &tg->t, &tg->f.be));
+	return tg;
+}
+
+static void target_close(struct target *tg)
+{
+	if (!tg)
+		return;
+	scsi_lu_free(&tg->lu);
+	tg->f.inner->ops->close(tg->f.inner);
+	free(tg);
+}
+
+/* One command as the handler host serves it; the reply is checked. */
+static void target_execute(struct target *tg, const struct tcmu_hdl_cmd *c,
+			   struct reply *out)
+{
+	struct scsi_reply r;
+	struct tcmu_sense s;
+	uint64_t total = 0;
+	uint32_t i;
+
+	for (i = 0; i < c->iov_cnt; i++)
+		total += c->iov[i].iov_len;
+	memset(&r, 0xa5, sizeof(r));
+	scsi_execute(&tg->lu, c->cdb, c->cdb_max, c->iov, c->iov_cnt, &r);
+	FUZZ_CHECK(r.status == SCSI_STATUS_GOOD ||
+		   r.status == SCSI_STATUS_CHECK_CONDITION);
+	if (r.status == SCSI_STATUS_GOOD) {
+		FUZZ_CHECK(!r.sense_len);
+	} else {
+		FUZZ_CHECK(r.sense_len == TCMU_SENSE_FIXED_LEN);
+		FUZZ_CHECK(!tcmu_sense_decode(r.sense, r.sense_len, &s));
+	}
+	FUZZ_CHECK(r.read_len == -1 ||
+		   (r.read_len >= 0 && (uint64_t)r.read_len <= total));
+	out->valid = true;
+	out->status = r.status;
+	memcpy(out->sense, r.sense, sizeof(out->sense));
+	out->sense_len = r.sense_len;
+	out->read_len = r.read_len;
+}
+#else
+struct target;
+
+static struct target *target_open(uint8_t raw)
+{
+	return NULL;
+}
+
+static void target_close(struct target *tg)
+{
+}
+
+static void target_execute(struct target *tg, const struct tcmu_hdl_cmd *c,
+			   struct reply *out)
+{
+}
+#endif
+
 /* ---- mode 0: the handler against a raw region ---- */
 
 static void mode_handler(struct script *in)
@@ -156,6 +314,8 @@ static void mode_handler(struct script *in)
 	uint32_t head = get32(in), tail = get32(in);
 	uint64_t size = MB + ring + data;
 	uint16_t out[MAX_OUT];
+	struct reply reps[MAX_OUT];
+	struct target *tg = NULL;
 	struct tcmu_mailbox *mb;
 	struct tcmu_hdl_cmd cmd;
 	struct tcmu_hdl h;
@@ -188,6 +348,8 @@ static void mode_handler(struct script *in)
 	FUZZ_CHECK(cmd.iov);
 	if (tcmu_hdl_init(&h, region, size))
 		goto out;
+	if (raw & 8)
+		tg = target_open(raw);
 	FUZZ_CHECK(h.cmdr_off >= MB && h.cmdr_size &&
 		   (uint64_t)h.cmdr_off + h.cmdr_size <= size);
 
@@ -205,6 +367,7 @@ static void mode_handler(struct script *in)
 			if (ret == -EINVAL) {
 				/* Still owed a completion (CHECK CONDITION). */
 				FUZZ_CHECK(nout < MAX_OUT);
+				reps[nout].valid = false;
 				out[nout++] = cmd.cmd_id;
 				break;
 			}
@@ -213,10 +376,14 @@ static void mode_handler(struct script *in)
 				struct tcmu_cdb c;
 				struct tcmu_sense s;
 
+				FUZZ_CHECK(nout < MAX_OUT);
+				reps[nout].valid = false;
+				/* The data-out as the submitter left it. */
+				if (tg)
+					target_execute(tg, &cmd, &reps[nout]);
 				touch(&h, &cmd, op);
 				/* As a handler parses it, at most cdb_max. */
 				tcmu_cdb_parse(cmd.cdb, cmd.cdb_max, &c, &s);
-				FUZZ_CHECK(nout < MAX_OUT);
 				out[nout++] = cmd.cmd_id;
 			}
 			break;
@@ -233,10 +400,18 @@ static void mode_handler(struct script *in)
 				break;
 			}
 			i %= nout;
+			if (reps[i].valid) {
+				/* The target's answer, not the input's. */
+				status = reps[i].status;
+				slen = reps[i].sense_len;
+				memcpy(sense, reps[i].sense, slen);
+				rlen = reps[i].read_len;
+			}
 			ret = tcmu_hdl_complete(&h, out[i], status,
 						slen ? sense : NULL, slen, rlen);
 			FUZZ_CHECK(hostile || ret == 0);
-			out[i] = out[--nout];
+			reps[i] = reps[--nout];
+			out[i] = out[nout];
 			if (ret)
 				goto out;
 			break;
@@ -270,6 +445,7 @@ static void mode_handler(struct script *in)
 	if (!hostile)
 		FUZZ_CHECK(h.tail == h.next);
 out:
+	target_close(tg);
 	free(cmd.iov);
 	free(region);
 }

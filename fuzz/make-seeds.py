@@ -661,6 +661,40 @@ def seeds_ring():
                    b"\x04" + le16(128) + b"\x41" + H_NEXT + b"\x03" + le32(5) + H_NEXT +
                    h_complete(0), head=head))
 
+    # The same through the handler host's SCSI target (raw bit 3).
+    write("ring", "handler-scsi-512", ring_raw(ring, data, body, H_NEXT * 5 + h_complete(1) +
+                                               h_complete(0) + H_NEXT + h_complete(0),
+                                               raw=8, head=head))
+    write("ring", "handler-scsi-4096", ring_raw(ring, data, body, H_NEXT * 5 + h_complete(2) +
+                                                h_complete(1) + h_complete(0),
+                                                raw=8 | 16 | 0x20, head=head))
+    ring, d0 = 2048, MB_SIZE + 2048
+    cmds = [
+        (bytes([0x12, 1, 0xb0, 0, 64, 0]), [(d0, 64)]),
+        (bytes([0x12, 0, 0, 0, 96, 0]), [(d0 + 64, 96)]),
+        (bytes([0x9e, 0x10]) + b"\0" * 8 + be32(32) + b"\0\0", [(d0 + 256, 32)]),
+        (bytes([0x42, 0, 0, 0, 0, 0, 0, 0, 40, 0]), [(d0 + 512, 40)]),
+        (cdb16(0x93, 0x08, 8, 16), [(d0 + 1024, 512)]),
+        (cdb16(0x8a, 0x08, 100, 2), [(d0 + 2048, 512), (d0 + 4096, 512)]),
+        (cdb16(0x88, 0, 100, 2), [(d0 + 6144, 1024)]),
+        (bytes([0x1a, 0, 0x3f, 0, 0xff, 0]), [(d0 + 7168, 255)]),
+        (bytes([0xa3, 0x0c, 0x81, 0x28, 0, 0]) + be32(64) + b"\0\0", [(d0 + 7680, 64)]),
+        (cdb10(0x35, 0, 0, 0), []),
+        (cdb16(0x88, 0, 1 << 40, 1), [(d0, 512)]),
+    ]
+    mix, pos = b"", 0
+    for i, (c, iovs) in enumerate(cmds):
+        e = cmd_entry(pos, i + 1, c, iovs)
+        mix += e
+        pos += len(e)
+    ulist = unmap_list([(0, 8), (64, 8)])
+    dbytes = bytearray(data)
+    dbytes[512:512 + len(ulist)] = ulist
+    mix_body = mix + b"\0" * (ring - len(mix)) + bytes(dbytes[:1024])
+    write("ring", "handler-scsi-mix", ring_raw(ring, data, mix_body,
+                                               H_NEXT * 12 + h_complete(3) * 11,
+                                               raw=8, head=pos))
+
     # Modes 1 and 2: the submitter's script (op values mean the same
     # modulo 5 and 6, so that each seed runs in both modes).
     def sub_input(mode, ring_sel, blk_sel, nblks, max_cmds, start, max_data, script):
