@@ -92,6 +92,17 @@ static const char *cmd_name(uint16_t type)
 	return "request";
 }
 
+static void xfer_err(struct nbd_be *n, uint16_t type, uint64_t len,
+		     uint64_t off, int err)
+{
+	if (type == NBD_CMD_FLUSH)
+		storage_err("nbd %s: flush: %s", n->uri, strerror(-err));
+	else
+		storage_err("nbd %s: %s of %llu bytes at %llu: %s", n->uri,
+			    cmd_name(type), (unsigned long long)len,
+			    (unsigned long long)off, strerror(-err));
+}
+
 /*
  * One call: [off, off + len) as requests of at most chunk bytes, up to
  * NBD_BE_DEPTH in flight (FLUSH: one request, len 0). buf (NULL for
@@ -140,15 +151,11 @@ static int nbd_be_xfer(struct nbd_be *n, uint16_t type, void *buf,
 		inflight -= got;
 	}
 	if (first)
-		storage_err("nbd %s: %s of %llu bytes at %llu: %s", n->uri,
-			    cmd_name(type), (unsigned long long)total,
-			    (unsigned long long)start, strerror(-first));
+		xfer_err(n, type, total, start, first);
 	return first;
 fail:
+	xfer_err(n, type, total, start, ret);
 	/* The client cannot say which requests went out: drop it. */
-	storage_err("nbd %s: %s of %llu bytes at %llu: %s", n->uri,
-		    cmd_name(type), (unsigned long long)total,
-		    (unsigned long long)start, strerror(-ret));
 	if (inflight)
 		nbd_client_cancel(n->client, EIO);
 	return ret;

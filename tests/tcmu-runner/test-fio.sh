@@ -1,0 +1,60 @@
+#!/bin/bash
+# fio through the engine's TCMU transport into tcmu-shim, over the stores
+# of this folder: an NBD export (nbdkit memory, nbd-shim) and a qcow2 image
+# through Debian's handler_qcow.so. verify=crc32c passes, and what fio
+# wrote into the image is there when qemu-io reads it.
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+require "$FIO" qemu-img qemu-io
+[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
+[ -f "$ENGINE" ] || skip "$ENGINE is not built"
+
+# stop_last: stop the server started last (a tcmu-shim flushes its store
+# on exit, so it goes before the NBD servers it uses)
+stop_last() {
+	kill "${_bg_pids[-1]}"
+	wait "${_bg_pids[-1]}" 2>/dev/null
+	unset '_bg_pids[-1]'
+}
+
+verify_job() {
+	local name=$1 sock=$2
+	shift 2
+	expect_fio_ok --name="$name" --uri="tcmu+unix:///?socket=$sock" \
+		--rw=randwrite --verify=crc32c --fsync=8 --size=16M --bs=4k \
+		--iodepth=8 "$@"
+	echo "$name: ok"
+}
+
+start_nbdkit "$T/k.sock" memory 64M
+start_tcmu_shim "$T/t1.sock" --backend "nbd:nbd+unix:///?socket=$T/k.sock"
+verify_job nbdkit "$T/t1.sock"
+verify_job nbdkit-mixed "$T/t1.sock" --bsrange=4k-128k --offset=8M
+stop_last
+
+if [ -x "$NBD_SHIM" ]; then
+	start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/n.sock" --size 64M
+	wait_socket "$T/n.sock"
+	start_tcmu_shim "$T/t2.sock" --backend "nbd:nbd+unix:///?socket=$T/n.sock"
+	verify_job nbd-shim "$T/t2.sock"
+	stop_last
+fi
+
+plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
+if [ -f "$plugins/handler_qcow.so" ]; then
+	qemu-img create -q -f qcow2 "$T/a.qcow2" 64M
+	start_tcmu_shim "$T/t3.sock" --backend "runner:qcow:$T/a.qcow2"
+	verify_job qcow "$T/t3.sock"
+	# a pattern qemu can check: 8 MiB of 0xa5 at 32 MiB
+	expect_fio_ok --name=pattern --uri="tcmu+unix:///?socket=$T/t3.sock" \
+		--rw=write --bs=64k --offset=32M --size=8M \
+		--buffer_pattern=0xa5 --end_fsync=1
+	stop_last
+	out=$(qemu-io -f qcow2 -c 'read -P 0xa5 32M 8M' "$T/a.qcow2" 2>&1) ||
+		fail "qemu-io: $out"
+	grep -q 'verification failed' <<<"$out" &&
+		fail "qemu-io: the image does not hold fio's pattern: $out"
+	qemu-img check -q "$T/a.qcow2" || fail "qemu-img check $T/a.qcow2"
+	echo "qcow: the image holds what fio wrote"
+fi
+echo ok
