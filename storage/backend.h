@@ -77,6 +77,16 @@ struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen);
 struct backend *backend_null_open(uint64_t size, char *err, size_t errlen);
 struct backend *backend_file_open(const char *path, uint64_t size,
 				  char *err, size_t errlen);
+/*
+ * BACKEND_FILE_DIRECT: open with O_DIRECT (no page cache). The alignment
+ * the file system wants is asked at open (statx); I/O that misses it goes
+ * through an aligned bounce buffer (read-modify-write for a partial
+ * block), so any caller still works, if slower.
+ */
+#define BACKEND_FILE_DIRECT	(1u << 0)
+struct backend *backend_file_open_flags(const char *path, uint64_t size,
+					unsigned int flags, char *err,
+					size_t errlen);
 
 struct redis_params {
 	const struct backend_spec *spec;

@@ -3,11 +3,19 @@
  * The file backend: pread/pwrite on a regular file or a block device.
  * FLUSH is fdatasync; TRIM punches a hole; WRITE_ZEROES uses ZERO_RANGE,
  * then PUNCH_HOLE, then plain writes, whichever the file system takes.
+ *
+ * With BACKEND_FILE_DIRECT the file is opened O_DIRECT. I/O whose buffer,
+ * offset or length misses the file system's alignment is bounced: reads
+ * through an aligned span, writes of partial blocks as read-modify-write
+ * under a lock that aligned writes share, so that no write lands between
+ * the read and the write back.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +24,15 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "dio_align.h"
 #include "torus_util.h"
 
 struct file_be {
 	struct backend be;
 	int fd;
+	bool direct;
+	uint32_t align;			/* O_DIRECT: buffers, offsets, lengths */
+	pthread_rwlock_t rmw;		/* held alone by read-modify-write */
 };
 
 static struct file_be *to_file(struct backend *be)
@@ -28,9 +40,10 @@ static struct file_be *to_file(struct backend *be)
 	return container_of(be, struct file_be, be);
 }
 
-static int file_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+/* O_DIRECT reads only come back short at the end of the file. */
+static int raw_pread(int fd, void *buf, size_t len, uint64_t off,
+		     bool direct)
 {
-	int fd = to_file(be)->fd;
 	ssize_t n;
 
 	while (len) {
@@ -39,8 +52,9 @@ static int file_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 			continue;
 		if (n < 0)
 			return -errno;
-		if (n == 0) {		/* past the end of a short file */
-			memset(buf, 0, len);
+		if (n == 0 || (direct && (size_t)n < len)) {
+			/* past the end of a short file */
+			memset((uint8_t *)buf + n, 0, len - n);
 			return 0;
 		}
 		buf = (uint8_t *)buf + n;
@@ -50,10 +64,8 @@ static int file_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int file_pwrite(struct backend *be, const void *buf, size_t len,
-		       uint64_t off)
+static int raw_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
-	int fd = to_file(be)->fd;
 	ssize_t n;
 
 	while (len) {
@@ -67,6 +79,93 @@ static int file_pwrite(struct backend *be, const void *buf, size_t len,
 		off += n;
 	}
 	return 0;
+}
+
+static bool is_aligned(const struct file_be *f, uint64_t v)
+{
+	return !(v & (f->align - 1));
+}
+
+/* The aligned span around [off, off + len), in a buffer of its own. */
+static void *span_get(const struct file_be *f, size_t len, uint64_t off,
+		      uint64_t *start, size_t *span)
+{
+	void *buf;
+
+	*start = off & ~(uint64_t)(f->align - 1);
+	*span = ((off + len + f->align - 1) & ~(uint64_t)(f->align - 1)) -
+		*start;
+	if (posix_memalign(&buf, f->align, *span))
+		return NULL;
+	return buf;
+}
+
+static int file_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	struct file_be *f = to_file(be);
+	uint64_t start;
+	size_t span;
+	uint8_t *tmp;
+	int ret;
+
+	if (!f->direct || (is_aligned(f, (uintptr_t)buf) &&
+			   is_aligned(f, len) && is_aligned(f, off)))
+		return raw_pread(f->fd, buf, len, off, f->direct);
+	tmp = span_get(f, len, off, &start, &span);
+	if (!tmp)
+		return -ENOMEM;
+	ret = raw_pread(f->fd, tmp, span, start, true);
+	if (!ret)
+		memcpy(buf, tmp + (off - start), len);
+	free(tmp);
+	return ret;
+}
+
+/* O_DIRECT writes that miss the alignment. */
+static int direct_pwrite_bounced(struct file_be *f, const void *buf,
+				 size_t len, uint64_t off)
+{
+	uint64_t start;
+	size_t span;
+	uint8_t *tmp;
+	int ret;
+
+	tmp = span_get(f, len, off, &start, &span);
+	if (!tmp)
+		return -ENOMEM;
+	if (start == off && span == len) {
+		/* Only the buffer is off: a copy will do. */
+		memcpy(tmp, buf, len);
+		pthread_rwlock_rdlock(&f->rmw);
+		ret = raw_pwrite(f->fd, tmp, len, off);
+	} else {
+		pthread_rwlock_wrlock(&f->rmw);
+		ret = raw_pread(f->fd, tmp, span, start, true);
+		if (!ret) {
+			memcpy(tmp + (off - start), buf, len);
+			ret = raw_pwrite(f->fd, tmp, span, start);
+		}
+	}
+	pthread_rwlock_unlock(&f->rmw);
+	free(tmp);
+	return ret;
+}
+
+static int file_pwrite(struct backend *be, const void *buf, size_t len,
+		       uint64_t off)
+{
+	struct file_be *f = to_file(be);
+	int ret;
+
+	if (!f->direct)
+		return raw_pwrite(f->fd, buf, len, off);
+	if (!is_aligned(f, (uintptr_t)buf) || !is_aligned(f, len) ||
+	    !is_aligned(f, off))
+		return direct_pwrite_bounced(f, buf, len, off);
+	pthread_rwlock_rdlock(&f->rmw);
+	ret = raw_pwrite(f->fd, buf, len, off);
+	pthread_rwlock_unlock(&f->rmw);
+	return ret;
 }
 
 static int file_write_zeroes(struct backend *be, size_t len, uint64_t off)
@@ -122,6 +221,8 @@ static void file_close(struct backend *be)
 	struct file_be *f = to_file(be);
 
 	close(f->fd);
+	if (f->direct)
+		pthread_rwlock_destroy(&f->rmw);
 	free(f);
 }
 
@@ -148,20 +249,54 @@ static int file_size(int fd, uint64_t *size)
 }
 
 /*
+ * O_DIRECT's alignment: what statx says, else the device's logical block
+ * for a block device, else a page (4096 is right wherever 512 is).
+ */
+static int direct_setup(struct file_be *f, const char *path, bool blkdev,
+			char *err, size_t errlen)
+{
+	uint32_t mem = 0, off = 0;
+	int ssz;
+
+	if (!dio_align(f->fd, &mem, &off)) {
+		if (!off) {
+			snprintf(err, errlen,
+				 "file backend: %s cannot do direct I/O (its file system says so); drop \",direct\"",
+				 path);
+			return -1;
+		}
+	} else if (blkdev && !ioctl(f->fd, BLKSSZGET, &ssz) && ssz > 0) {
+		off = ssz;
+	} else {
+		off = 4096;
+	}
+	f->align = mem > off ? mem : off;
+	f->direct = true;
+	pthread_rwlock_init(&f->rmw, NULL);
+	return 0;
+}
+
+/*
  * size 0: the file's own size (which must not be 0). Otherwise a smaller
  * regular file is extended (sparsely) to size.
  */
-struct backend *backend_file_open(const char *path, uint64_t size,
-				  char *err, size_t errlen)
+struct backend *backend_file_open_flags(const char *path, uint64_t size,
+					unsigned int flags, char *err,
+					size_t errlen)
 {
+	bool direct = flags & BACKEND_FILE_DIRECT;
 	struct file_be *f;
+	struct stat st;
 	uint64_t cur;
 	int fd, ret;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (direct ? O_DIRECT : 0),
+		  0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "file backend: cannot open %s: %s",
-			 path, strerror(errno));
+		snprintf(err, errlen, "file backend: cannot open %s%s: %s%s",
+			 path, direct ? " with O_DIRECT" : "", strerror(errno),
+			 direct && errno == EINVAL ?
+			 " (the file system has no direct I/O; drop \",direct\")" : "");
 		return NULL;
 	}
 	ret = file_size(fd, &cur);
@@ -190,8 +325,25 @@ struct backend *backend_file_open(const char *path, uint64_t size,
 	f->fd = fd;
 	f->be.ops = &file_ops;
 	f->be.size = size;
+	if (direct && fstat(fd, &st)) {
+		snprintf(err, errlen, "file backend: cannot stat %s: %s",
+			 path, strerror(errno));
+		free(f);
+		goto fail;
+	}
+	if (direct && direct_setup(f, path, S_ISBLK(st.st_mode), err,
+				   errlen)) {
+		free(f);
+		goto fail;
+	}
 	return &f->be;
 fail:
 	close(fd);
 	return NULL;
+}
+
+struct backend *backend_file_open(const char *path, uint64_t size,
+				  char *err, size_t errlen)
+{
+	return backend_file_open_flags(path, size, 0, err, errlen);
 }

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tcmu-shim: a TCMU handler host. main() parses the command line, opens
+ * the store, describes the device, serves rings from the socket or the
+ * kernel's UIO device until SIGTERM or SIGINT, and cleans up.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "shim.h"
+
+int write_pidfile(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
+		shim_err("--pidfile %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The unit's name (serial, NAA) from where it is served and from what. */
+static uint64_t unit_id(const struct shim_config *cfg)
+{
+	const char *parts[2] = {
+		cfg->socket_path ? cfg->socket_path : cfg->uio_path,
+		cfg->store.arg,
+	};
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+	const char *p;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		for (p = parts[i]; *p; p++)
+			h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	return h;
+}
+
+int main(int argc, char **argv)
+{
+	static struct shim_config cfg;
+	static struct scsi_target target;
+	struct backend *be;
+	char err[512] = "";
+	uint64_t size;
+	sigset_t mask;
+	bool lbprz;
+	int sigfd, ret;
+
+	ret = args_parse(argc, argv, &cfg);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	shim_verbose = cfg.verbose;
+	ret = cfg.log ? shim_log_open(cfg.log) : 0;
+	if (ret) {
+		fprintf(stderr, "tcmu-shim: --log %s: %s\n", cfg.log,
+			strerror(-ret));
+		return 1;
+	}
+
+	/* every thread inherits the mask; only the signalfd sees them */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sigfd < 0) {
+		shim_err("signalfd: %s", strerror(errno));
+		return 1;
+	}
+
+	be = store_open(&cfg, &lbprz, err, sizeof(err));
+	if (!be) {
+		shim_err("%s", err);
+		return 1;
+	}
+	size = cfg.size && cfg.size < be->size ? cfg.size : be->size;
+	if (size % cfg.block_size)
+		shim_info("the store's %llu bytes are not a whole number of %u-byte blocks: the last %llu bytes are not offered",
+			  (unsigned long long)size, cfg.block_size,
+			  (unsigned long long)(size % cfg.block_size));
+	if (scsi_target_init(&target, size, cfg.block_size, cfg.max_transfer,
+			     lbprz, unit_id(&cfg))) {
+		shim_err("the store's %llu bytes do not make a device of %u-byte blocks",
+			 (unsigned long long)size, cfg.block_size);
+		backend_close(be);
+		return 1;
+	}
+
+	if (cfg.socket_path)
+		ret = server_run(&cfg, &target, be, sigfd);
+	else
+		ret = uio_run(&cfg, &target, be, sigfd);
+	if (backend_flush(be))
+		shim_err("flushing the store on exit failed");
+	backend_close(be);
+	if (cfg.pidfile)
+		unlink(cfg.pidfile);
+	close(sigfd);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The socket: listening, one thread per attached ring, clean shutdown.
+ * Rings share the one backend (each takes its own session) and target.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "log.h"
+#include "shim.h"
+
+struct server;
+
+struct conn {
+	int fd;
+	unsigned long id;
+	struct server *srv;
+	struct conn *next;
+};
+
+struct server {
+	const struct shim_config *cfg;
+	const struct scsi_target *t;
+	struct backend *be;
+	int lfd;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	struct conn *conns;
+	unsigned int nconns;
+	unsigned long nextid;
+};
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	/* a socket left by a shim that died is replaced; nothing else */
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			shim_err("--socket %s: the path exists and is not a socket",
+				 path);
+			return -1;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		shim_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    listen(fd, 128)) {
+		shim_err("--socket %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void conn_remove(struct server *s, struct conn *c)
+{
+	struct conn **pp;
+
+	pthread_mutex_lock(&s->lock);
+	for (pp = &s->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	/* closed under the lock, so shutdown never sees a reused fd */
+	close(c->fd);
+	s->nconns--;
+	pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *conn_thread(void *arg)
+{
+	struct conn *c = arg;
+	struct server *s = c->srv;
+
+	attach_serve(c->fd, c->id, s->cfg, s->t, s->be);
+	conn_remove(s, c);
+	free(c);
+	return NULL;
+}
+
+static void server_accept(struct server *s)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	struct conn *c;
+	int fd;
+
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno != EINTR && errno != EAGAIN)
+			shim_err("accept: %s", strerror(errno));
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		shim_err("out of memory for a new client");
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->srv = s;
+	pthread_mutex_lock(&s->lock);
+	c->id = ++s->nextid;
+	c->next = s->conns;
+	s->conns = c;
+	s->nconns++;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&thread, &attr, conn_thread, c)) {
+		shim_err("cannot start a thread for ring %lu", c->id);
+		s->conns = c->next;
+		s->nconns--;
+		close(fd);
+		free(c);
+	}
+	pthread_attr_destroy(&attr);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Every ring detached: their threads see the socket shut down. */
+static void stop_all(struct server *s)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&s->lock);
+	for (c = s->conns; c; c = c->next)
+		shutdown(c->fd, SHUT_RDWR);
+	while (s->nconns)
+		pthread_cond_wait(&s->idle, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int server_run(const struct shim_config *cfg, const struct scsi_target *t,
+	       struct backend *be, int sigfd)
+{
+	struct server s = { .cfg = cfg, .t = t, .be = be };
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2];
+	int ret = 0;
+
+	s.lfd = listen_unix(cfg->socket_path);
+	if (s.lfd < 0)
+		return -1;
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.idle, NULL);
+	if (cfg->pidfile && write_pidfile(cfg->pidfile)) {
+		ret = -1;
+		goto out;
+	}
+	shim_info("listening on %s (%llu blocks of %u bytes, backend %s)",
+		  cfg->socket_path, (unsigned long long)t->nr_blocks,
+		  t->block_size, cfg->store.arg);
+
+	pfd[0] = (struct pollfd){ .fd = s.lfd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			shim_err("poll: %s", strerror(errno));
+			ret = -1;
+			break;
+		}
+		if (pfd[1].revents) {
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si))
+				shim_info("%s: shutting down",
+					  strsignal(si.ssi_signo));
+			break;
+		}
+		if (pfd[0].revents)
+			server_accept(&s);
+	}
+	stop_all(&s);
+out:
+	close(s.lfd);
+	unlink(cfg->socket_path);
+	pthread_cond_destroy(&s.idle);
+	pthread_mutex_destroy(&s.lock);
+	return ret;
+}

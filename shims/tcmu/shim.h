@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tcmu-shim's command line, parsed and checked (args.c), and the pieces
+ * main() strings together: the store (store.c), the socket server
+ * (server.c, attach.c) and the kernel's ring (uio.c).
+ */
+#ifndef TCMU_SHIM_H
+#define TCMU_SHIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "scsi_target.h"
+
+enum store_kind {
+	STORE_MEMORY,
+	STORE_NULL,
+	STORE_FILE,
+	STORE_NBD,
+	STORE_RUNNER,
+};
+
+struct store_spec {
+	enum store_kind kind;
+	const char *arg;		/* --backend as given */
+	const char *path;		/* file */
+	bool direct;			/* file: O_DIRECT */
+	const char *uri;		/* nbd */
+	char subtype[256];		/* runner */
+	const char *cfg;		/* runner */
+};
+
+struct shim_config {
+	const char *socket_path;
+	const char *uio_path;
+	struct store_spec store;
+	uint64_t size;			/* 0: the store's own */
+	uint32_t block_size;
+	uint32_t max_transfer;		/* bytes */
+	const char *pidfile;
+	const char *log;
+	const char *plugin_dir;
+	unsigned int timeout_s;
+	int verbose;
+};
+
+/*
+ * Parse argv into cfg. Returns 0 to run, 1 when --help was printed, -1
+ * after printing an error to stderr.
+ */
+int args_parse(int argc, char **argv, struct shim_config *cfg);
+
+/* The store the spec names, sized; @lbprz: trimmed blocks read as zeroes. */
+struct backend *store_open(const struct shim_config *cfg, bool *lbprz,
+			   char *err, size_t errlen);
+
+/* Serve rings attached over the socket until @sigfd fires: 0 or -1. */
+int server_run(const struct shim_config *cfg, const struct scsi_target *t,
+	       struct backend *be, int sigfd);
+
+/* Serve the kernel's ring at cfg->uio_path until @sigfd fires: 0 or -1. */
+int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
+	    struct backend *be, int sigfd);
+
+/* Write the pid file (after the shim is ready): 0 or -1, logged. */
+int write_pidfile(const char *path);
+
+#endif /* TCMU_SHIM_H */

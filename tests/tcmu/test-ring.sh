@@ -1,0 +1,106 @@
+#!/bin/bash
+# tcmu-shim end to end: ring-client (tests/tcmu/ring-client.c) plays the
+# kernel's side of TCMU rings over the socket against a real tcmu-shim:
+# INQUIRY, READ CAPACITY(16), patterns at depth 16, UNMAP then zeroes, an
+# out-of-range READ, two rings at once, a detach by closing the socket, a
+# ring of the wrong mailbox version refused with a message, a short
+# benchmark; the file store with O_DIRECT; the command line's errors and a
+# clean exit on SIGTERM and SIGINT.
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+TCMU_SHIM=${TCMU_SHIM:-$TORUS_BUILD/shims/tcmu/tcmu-shim}
+CLIENT=$TORUS_BUILD/tests/tcmu/ring-client
+[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
+[ -x "$CLIENT" ] || skip "$CLIENT is not built"
+
+# bad_args 'MESSAGE' ARGS...: exit 2 and MESSAGE on stderr
+bad_args() {
+	local msg=$1 rc
+	shift
+	"$TCMU_SHIM" "$@" >"$T/out" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] || { cat "$T/out" >&2; fail "exit $rc, expected 2: tcmu-shim $*"; }
+	grep -qF -- "$msg" "$T/out" ||
+		{ cat "$T/out" >&2; fail "expected '$msg' from: tcmu-shim $*"; }
+}
+
+"$TCMU_SHIM" --help >"$T/help" || fail "--help exited non-zero"
+grep -q '^SYNOPSIS' "$T/help" && grep -q '^OPTIONS' "$T/help" ||
+	fail "--help is not a man-style page"
+bad_args 'give --socket PATH' --size 1M
+bad_args '--socket and --uio exclude each other' --socket "$T/s" --uio /dev/uio0 --size 1M
+bad_args '--size is required with the memory backend' --socket "$T/s"
+bad_args '--size 12X' --socket "$T/s" --size 12X
+bad_args '--block-size 1024: use 512 or 4096' --socket "$T/s" --size 1M --block-size 1024
+bad_args '--size must be a multiple of --block-size' --socket "$T/s" --size 1000 
+bad_args '--max-transfer must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
+bad_args '--backend tape: use memory, null' --socket "$T/s" --backend tape
+bad_args '--size does not apply to --backend nbd:' --socket "$T/s" --backend nbd:nbd://127.0.0.1 --size 1M
+bad_args '--plugin-dir is only for --backend runner:' --socket "$T/s" --size 1M --plugin-dir /tmp
+bad_args 'unknown option or missing value: --frobnicate' --socket "$T/s" --frobnicate
+bad_args 'unexpected argument: extra' --socket "$T/s" --size 1M extra
+
+# errors found when starting: exit 1 with the cause
+"$TCMU_SHIM" --socket "$T/s" --backend file:"$T/empty" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
+	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
+"$TCMU_SHIM" --uio "$T/uio9" --size 1M >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'is it a UIO device' "$T/out" ||
+	{ cat "$T/out" >&2; fail "a missing UIO device must fail clearly"; }
+
+# the memory store: every check, then the wrong mailbox version
+sock=$T/tcmu.sock
+start_bg "$TCMU_SHIM" --socket "$sock" --size 64M --pidfile "$T/pid" -v \
+	--log "$T/shim.log"
+pid=${_bg_pids[-1]}
+_harness_wait socket "$sock" "$pid" tcmu-shim
+for i in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
+[ "$(cat "$T/pid")" = "$pid" ] || fail "pid file does not hold $pid"
+grep -q "^tcmu-shim: listening on $sock" "$T/shim.log" ||
+	fail "no ready line in the log: $(cat "$T/shim.log")"
+
+"$CLIENT" --socket "$sock" --check >"$T/check.out" 2>&1 ||
+	{ cat "$T/check.out" "$T/shim.log" >&2; fail "ring-client --check failed"; }
+grep -q 'ILLEGAL REQUEST: logical block address out of range' "$T/check.out" ||
+	{ cat "$T/check.out" >&2; fail "the out-of-range READ did not say LBA OUT OF RANGE"; }
+
+"$CLIENT" --socket "$sock" --attach-version 3 >"$T/version.out" 2>&1 ||
+	{ cat "$T/version.out" >&2; fail "a version 3 ring was not refused"; }
+grep -q 'ring version 3, the handler host speaks TCMU mailbox version 2' "$T/version.out" ||
+	{ cat "$T/version.out" >&2; fail "the refusal does not name the versions"; }
+
+"$CLIENT" --socket "$sock" --bench 0.5 --qd 8 --bs 4096 >"$T/bench.out" 2>&1 ||
+	{ cat "$T/bench.out" >&2; fail "ring-client --bench failed"; }
+iops=$(sed -n 's/^iops //p' "$T/bench.out")
+[ "${iops:-0}" -gt 0 ] || fail "no IOPS from the benchmark: $(cat "$T/bench.out")"
+echo "memory store, 4k random reads, QD8: $iops IOPS"
+
+# three rings attached by --check, one by --bench: each detached on close
+n=$(grep -c 'the client closed its socket: detached' "$T/shim.log")
+[ "$n" -ge 4 ] || { cat "$T/shim.log" >&2; fail "expected 4 detaches in the log, saw $n"; }
+grep -q 'attach refused: ring version 3' "$T/shim.log" ||
+	fail "the shim did not log the refused ring"
+
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ $rc -eq 0 ] || fail "exit $rc after SIGTERM, expected 0"
+[ ! -e "$sock" ] || fail "socket left behind after SIGTERM"
+[ ! -e "$T/pid" ] || fail "pid file left behind after SIGTERM"
+
+# the file store with O_DIRECT: the data path, and the data in the file
+img=$T/disk.img
+start_bg "$TCMU_SHIM" --socket "$sock" --backend "file:$img,direct" --size 16M \
+	--max-transfer 1M
+pid=${_bg_pids[-1]}
+_harness_wait socket "$sock" "$pid" "tcmu-shim file,direct"
+"$CLIENT" --socket "$sock" --check-rw >"$T/rw.out" 2>&1 ||
+	{ cat "$T/rw.out" >&2; fail "ring-client --check-rw on file,direct failed"; }
+"$CLIENT" --socket "$sock" --bench 0.3 --qd 4 --bs 65536 --rw randwrite >"$T/bench.out" 2>&1 ||
+	{ cat "$T/bench.out" >&2; fail "random writes on file,direct failed"; }
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ $rc -eq 0 ] || fail "exit $rc after SIGINT, expected 0"
+[ "$(stat -c %s "$img")" = $((16 << 20)) ] || fail "the image is not 16M"
+echo "ok"
