@@ -117,7 +117,8 @@ static int serve(struct ring *r)
 	if (rep.status != SCSI_STATUS_GOOD)
 		log_failure(r, cmd->cdb, &rep);
 	else
-		shim_debug("%s: command 0x%02x: good", r->name, cmd->cdb[0]);
+		shim_debug("%s: command 0x%02x (%u iovecs): good", r->name,
+			   cmd->cdb[0], cmd->iov_cnt);
 	return tcmu_hdl_complete(&r->hdl, cmd->cmd_id, rep.status, rep.sense,
 				 rep.sense_len,
 				 r->read_len ? rep.read_len : -1);

@@ -11,6 +11,9 @@
  *       once, a ring detached by closing its socket. Exit 0 when all hold.
  *   ring-client --socket PATH --check-rw
  *       the same patterns and range check only, for any store.
+ *   ring-client --socket PATH --check-scatter
+ *       writes through a 256 KiB data area (scattered blocks, a full
+ *       area), read back.
  *   ring-client --socket PATH --attach-version N
  *       attach a ring whose mailbox says version N; print the reply's
  *       status and message (exit 0 when the shim refused it).
@@ -38,6 +41,10 @@
 
 #define RING_SIZE	(1u << 20)
 #define DATA_SIZE	(64u << 20)
+/* --check-scatter: a data area so small that blocks are handed out scattered */
+#define SMALL_DATA	(256u << 10)
+
+static uint64_t data_size = DATA_SIZE;
 #define MAX_CMDS	256u
 #define MAX_DATA	(1u << 20)
 
@@ -121,7 +128,7 @@ static int ring_attach(struct ring *r, const char *path, uint16_t version,
 	ssize_t n;
 
 	memset(r, 0, sizeof(*r));
-	r->size = tcmu_region_size(RING_SIZE - TCMU_MB_SIZE, DATA_SIZE);
+	r->size = tcmu_region_size(RING_SIZE - TCMU_MB_SIZE, data_size);
 	r->region_fd = memfd_create("ring-client", MFD_CLOEXEC);
 	if (r->region_fd < 0 || ftruncate(r->region_fd, r->size))
 		die("memfd");
@@ -130,9 +137,9 @@ static int ring_attach(struct ring *r, const char *path, uint16_t version,
 	if (r->region == MAP_FAILED)
 		die("mmap");
 	if (tcmu_region_layout(r->region, r->size, RING_SIZE - TCMU_MB_SIZE,
-			       DATA_SIZE, TCMU_RING_FLAGS) ||
+			       data_size, TCMU_RING_FLAGS) ||
 	    tcmu_sub_init(&r->sub, r->region, r->size, TCMU_DEF_BLK_SIZE,
-			  MAX_CMDS, MAX_DATA)) {
+			  MAX_CMDS, data_size < MAX_DATA ? data_size : MAX_DATA)) {
 		fprintf(stderr, "ring-client: cannot lay out the ring\n");
 		exit(1);
 	}
@@ -375,6 +382,75 @@ static void check_out_of_range(struct ring *r, uint64_t nr_blocks)
 	printf("out-of-range READ: %s\n", tcmu_sense_msg(&s, msg, sizeof(msg)));
 }
 
+/* Queue, reaping while the ring or the data area is full. */
+static int queue_wait(struct ring *r, const uint8_t *cdb, uint32_t cdb_len,
+		      uint32_t len, const void *wbuf, void *rbuf)
+{
+	int id;
+
+	while ((id = queue(r, cdb, cdb_len, len, wbuf, rbuf)) == -EBUSY) {
+		kick(r);
+		reap(r);
+	}
+	return id;
+}
+
+/*
+ * Writes of 4 KiB to 128 KiB through a 256 KiB data area, 64 regions
+ * rewritten 16 times: blocks come back scattered, commands queue behind
+ * each other. Then every region's last write is read back.
+ */
+static int check_scatter(const char *path)
+{
+	static uint8_t wbuf[64][128 << 10], rbuf[128 << 10];
+	static struct ring a;
+	struct tcmu_capacity cap;
+	char msg[TCMU_ATTACH_MSG_MAX];
+	uint32_t len[64];
+	uint64_t rng = 12345;
+	uint8_t cdb[16];
+	int round, i, id;
+
+	data_size = SMALL_DATA;
+	if (ring_attach(&a, path, TCMU_MAILBOX_VERSION, msg, sizeof(msg))) {
+		fprintf(stderr, "ring-client: attach refused: %s\n", msg);
+		return 1;
+	}
+	capacity(&a, &cap);
+	for (round = 0; round < 16; round++) {
+		for (i = 0; i < 64; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			len[i] = (1 + (rng >> 33) % 32) * 4096;
+			pattern(wbuf[i], len[i], i * 256, round * 64 + i);
+			tcmu_cdb_write16(cdb, i * 256, len[i] / 512, false);
+			id = queue_wait(&a, cdb, 16, len[i], wbuf[i], NULL);
+			CHECK(id > 0, "queue write %d", i);
+			/* Reap sometimes: completions arrive while queueing. */
+			if (rng >> 63)
+				kick(&a);
+		}
+	}
+	kick(&a);
+	while (a.inflight)
+		reap(&a);
+	for (i = 0; i < 64; i++) {
+		tcmu_cdb_read16(cdb, i * 256, len[i] / 512);
+		id = queue_wait(&a, cdb, 16, len[i], NULL, rbuf);
+		kick(&a);
+		while (a.inflight)
+			reap(&a);
+		CHECK(a.recs[id].status == SCSI_STATUS_GOOD, "read %d", i);
+		CHECK(!memcmp(rbuf, wbuf[i], len[i]),
+		      "region %d does not hold its last write (%u bytes)", i,
+		      len[i]);
+	}
+	ring_close(&a);
+	if (failures)
+		return 1;
+	printf("check-scatter: all passed\n");
+	return 0;
+}
+
 /* Any store: the data path and the range check, no trim semantics. */
 static int check_rw(const char *path)
 {
@@ -551,7 +627,8 @@ static int bench(const char *path, double seconds, unsigned int qd,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ring-client --socket PATH (--check | --check-rw | --attach-version N |\n"
+		"usage: ring-client --socket PATH (--check | --check-rw | --check-scatter |\n"
+		"       --attach-version N |\n"
 		"       --bench SECONDS [--qd N] [--bs BYTES] [--rw randread|randwrite])\n");
 	exit(2);
 }
@@ -562,6 +639,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "check-rw", no_argument, NULL, 'C' },
+		{ "check-scatter", no_argument, NULL, 'S' },
 		{ "attach-version", required_argument, NULL, 'a' },
 		{ "bench", required_argument, NULL, 'b' },
 		{ "qd", required_argument, NULL, 'q' },
@@ -574,6 +652,7 @@ int main(int argc, char **argv)
 	unsigned int qd = 1, bs = 4096;
 	int version = -1, opt;
 	bool do_check = false, do_check_rw = false, write = false;
+	bool do_check_scatter = false;
 	char msg[TCMU_ATTACH_MSG_MAX];
 	struct ring r;
 	int status;
@@ -588,6 +667,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			do_check_rw = true;
+			break;
+		case 'S':
+			do_check_scatter = true;
 			break;
 		case 'a':
 			version = atoi(optarg);
@@ -618,6 +700,8 @@ int main(int argc, char **argv)
 		return check(path);
 	if (do_check_rw)
 		return check_rw(path);
+	if (do_check_scatter)
+		return check_scatter(path);
 	if (version >= 0) {
 		status = ring_attach(&r, path, version, msg, sizeof(msg));
 		printf("status %d: %s\n", status, msg);

@@ -2,7 +2,8 @@
 # tcmu-shim end to end: ring-client (tests/tcmu/ring-client.c) plays the
 # kernel's side of TCMU rings over the socket against a real tcmu-shim:
 # INQUIRY, READ CAPACITY(16), patterns at depth 16, UNMAP then zeroes, an
-# out-of-range READ, two rings at once, a detach by closing the socket, a
+# out-of-range READ, two rings at once, a detach by closing the socket,
+# writes through a data area small enough to scatter their blocks, a
 # ring of the wrong mailbox version refused with a message, a short
 # benchmark; the file store with O_DIRECT; the command line's errors and a
 # clean exit on SIGTERM and SIGINT.
@@ -63,6 +64,8 @@ grep -q "^tcmu-shim: listening on $sock" "$T/shim.log" ||
 	{ cat "$T/check.out" "$T/shim.log" >&2; fail "ring-client --check failed"; }
 grep -q 'ILLEGAL REQUEST: logical block address out of range' "$T/check.out" ||
 	{ cat "$T/check.out" >&2; fail "the out-of-range READ did not say LBA OUT OF RANGE"; }
+"$CLIENT" --socket "$sock" --check-scatter >"$T/scatter.out" 2>&1 ||
+	{ cat "$T/scatter.out" >&2; fail "ring-client --check-scatter failed"; }
 
 "$CLIENT" --socket "$sock" --attach-version 3 >"$T/version.out" 2>&1 ||
 	{ cat "$T/version.out" >&2; fail "a version 3 ring was not refused"; }
@@ -75,9 +78,10 @@ iops=$(sed -n 's/^iops //p' "$T/bench.out")
 [ "${iops:-0}" -gt 0 ] || fail "no IOPS from the benchmark: $(cat "$T/bench.out")"
 echo "memory store, 4k random reads, QD8: $iops IOPS"
 
-# three rings attached by --check, one by --bench: each detached on close
+# three rings attached by --check, one each by --check-scatter and --bench:
+# each detached when its socket closed
 n=$(grep -c 'the client closed its socket: detached' "$T/shim.log")
-[ "$n" -ge 4 ] || { cat "$T/shim.log" >&2; fail "expected 4 detaches in the log, saw $n"; }
+[ "$n" -ge 5 ] || { cat "$T/shim.log" >&2; fail "expected 5 detaches in the log, saw $n"; }
 grep -q 'attach refused: ring version 3' "$T/shim.log" ||
 	fail "the shim did not log the refused ring"
 
