@@ -26,9 +26,9 @@ Python:
   free_port(), wait_socket(path, timeout, proc=None), wait_port(port,
   timeout, proc=None): proc is a Popen (or a pid); a dead server fails at
   once with a message naming its command and exit status.
-  nbdkit(), nbd_shim(), nbd_server(), qemu_nbd(), redis_server(): start a
-  server and wait until it is ready; each returns a Server (.uri, .pid,
-  .stop(), a context manager). Common keywords: log (a path or an open
+  nbdkit(), nbd_shim(), tcmu_shim(), nbd_server(), qemu_nbd(),
+  redis_server(): start a server and wait until it is ready; each returns
+  a Server (.uri, .pid, .stop(), a context manager). Common keywords: log (a path or an open
   file for its output; None: inherit ours), log_header, what, pin (CPUs
   for taskset -c), cwd, env, timeout (for readiness), ready (False: call
   .wait_ready() yourself).
@@ -424,6 +424,21 @@ def nbd_shim(program, profile, backend=None, size=None, export=None, socket=None
     uri_export = export if export is not None else SHIM_EXPORTS.get(profile, "")
     return Server(argv, uri=_nbd_uri(socket, port, host, uri_export), socket=socket,
                   port=port, host=host, **kw)
+
+
+def tcmu_shim(program, socket, backend=None, size=None, extra=(), **kw):
+    """The TCMU handler host PROGRAM (build/shims/tcmu/tcmu-shim) on the Unix
+    socket SOCKET; BACKEND and SIZE become --backend and --size, EXTRA
+    follows (--block-size, --max-transfer, -v ...). .uri is the engine's
+    tcmu+unix:///?socket=SOCKET."""
+    argv = [program, "--socket", socket]
+    if size is not None:
+        argv += ["--size", str(size)]
+    if backend is not None:
+        argv += ["--backend", backend]
+    argv += [str(a) for a in extra]
+    kw.setdefault("what", "tcmu-shim")
+    return Server(argv, uri=f"tcmu+unix:///?socket={socket}", socket=socket, **kw)
 
 
 NBD_SERVER_OPTIONS = {"flush": "true", "fua": "true", "trim": "true"}

@@ -273,6 +273,16 @@ class Servers(Tmp):
                               socket=self.path("z.sock")) as srv:
             self.assertEqual(srv.uri, f"nbd+unix:///default?socket={self.path('z.sock')}")
 
+    def test_tcmu_shim(self):
+        shim = os.path.join(BUILD, "shims", "tcmu", "tcmu-shim")
+        if not os.access(shim, os.X_OK):
+            self.skipTest(f"no handler host at {shim}")
+        sock = self.path("t.sock")
+        with harness.tcmu_shim(shim, sock, backend="memory", size="1M") as srv:
+            self.assertEqual(srv.uri, f"tcmu+unix:///?socket={sock}")
+            self.assertTrue(os.path.exists(sock))
+        self.assertFalse(os.path.exists(sock))
+
 
 class RunFio(Tmp):
     @unittest.skipUnless(shutil.which("fio"), "fio is not installed")
