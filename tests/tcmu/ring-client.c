@@ -272,25 +272,29 @@ static void sense_of(const struct rec *rec, struct tcmu_sense *s)
 
 static uint64_t capacity(struct ring *r, struct tcmu_capacity *out)
 {
-	uint8_t cdb[16], buf[TCMU_READ_CAPACITY_16_LEN];
+	uint8_t cdb[16], buf[96];
 	struct tcmu_capacity cap;
 	struct tcmu_inquiry inq;
 	struct rec *rec;
 
-	tcmu_cdb_inquiry(cdb, false, 0, TCMU_INQUIRY_STD_LEN);
-	rec = exec(r, cdb, 6, TCMU_INQUIRY_STD_LEN, NULL, buf);
+	/* 96 bytes asked, 74 answered: a short data-in, with its length. */
+	tcmu_cdb_inquiry(cdb, false, 0, 96);
+	rec = exec(r, cdb, 6, 96, NULL, buf);
 	CHECK(rec->status == SCSI_STATUS_GOOD, "INQUIRY status %d",
 	      rec->status);
+	CHECK((rec->uflags & TCMU_UFLAG_READ_LEN) && rec->read_len == 74,
+	      "INQUIRY read_len %u (uflags 0x%x)", rec->read_len, rec->uflags);
 	CHECK(!tcmu_inquiry_std_decode(buf, TCMU_INQUIRY_STD_LEN, &inq, NULL),
 	      "INQUIRY data");
 	CHECK(!strcmp(inq.vendor, "TORUS") && !strcmp(inq.product, "tcmu-shim"),
 	      "INQUIRY names %s %s", inq.vendor, inq.product);
 	CHECK(inq.device_type == 0 && inq.cmdque, "INQUIRY type/CMDQUE");
 
-	tcmu_cdb_read_capacity16(cdb, sizeof(buf));
-	rec = exec(r, cdb, 16, sizeof(buf), NULL, buf);
+	tcmu_cdb_read_capacity16(cdb, TCMU_READ_CAPACITY_16_LEN);
+	rec = exec(r, cdb, 16, TCMU_READ_CAPACITY_16_LEN, NULL, buf);
 	CHECK(rec->status == SCSI_STATUS_GOOD, "READ CAPACITY status");
-	CHECK(!tcmu_read_capacity16_decode(buf, sizeof(buf), &cap, NULL),
+	CHECK(!tcmu_read_capacity16_decode(buf, TCMU_READ_CAPACITY_16_LEN,
+					   &cap, NULL),
 	      "READ CAPACITY data");
 	CHECK(cap.block_len == 512, "block length %u", cap.block_len);
 	*out = cap;
