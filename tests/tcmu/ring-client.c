@@ -12,8 +12,8 @@
  *   ring-client --socket PATH --check-rw
  *       the same patterns and range check only, for any store.
  *   ring-client --socket PATH --check-scatter
- *       writes through a 256 KiB data area (scattered blocks, a full
- *       area), read back.
+ *       writes and reads through a 256 KiB data area (scattered blocks,
+ *       a full area), each read checked against the last write queued.
  *   ring-client --socket PATH --attach-version N
  *       attach a ring whose mailbox says version N; print the reply's
  *       status and message (exit 0 when the shim refused it).
@@ -55,7 +55,7 @@ struct rec {
 	uint8_t status, uflags;
 	uint32_t read_len;
 	uint8_t sense[TCMU_SENSE_BUFFERSIZE];
-	uint64_t tag;			/* the bench's own use */
+	uint64_t tag;			/* the caller's */
 };
 
 struct ring {
@@ -399,21 +399,41 @@ static int queue_wait(struct ring *r, const uint8_t *cdb, uint32_t cdb_len,
 	return id;
 }
 
+/* What a read queued by --check-scatter must find: region and write. */
+#define SCATTER_REGIONS	64
+static uint8_t *scatter_rbuf[MAX_CMDS + 1];
+
+static void scatter_done(struct ring *r, uint16_t id)
+{
+	const struct rec *rec = &r->recs[id];
+	static uint8_t want[128 << 10];
+	uint32_t region = rec->tag & 0xff, seed = rec->tag >> 8;
+
+	if (!rec->rbuf)
+		return;
+	CHECK(rec->status == SCSI_STATUS_GOOD, "read of region %u", region);
+	pattern(want, rec->rlen, region * 256, seed);
+	CHECK(!memcmp(rec->rbuf, want, rec->rlen),
+	      "region %u does not hold write %u (%u bytes)", region, seed,
+	      rec->rlen);
+}
+
 /*
  * Writes of 4 KiB to 128 KiB through a 256 KiB data area, 64 regions
- * rewritten 16 times: blocks come back scattered, commands queue behind
- * each other. Then every region's last write is read back.
+ * rewritten 16 times, reads of other regions among them: blocks come back
+ * scattered, commands wait for room. Commands run in ring order, so each
+ * read must find the region's last write queued before it.
  */
 static int check_scatter(const char *path)
 {
-	static uint8_t wbuf[64][128 << 10], rbuf[128 << 10];
+	static uint8_t wbuf[128 << 10];
 	static struct ring a;
 	struct tcmu_capacity cap;
 	char msg[TCMU_ATTACH_MSG_MAX];
-	uint32_t len[64];
+	uint32_t len[SCATTER_REGIONS] = { 0 }, seed[SCATTER_REGIONS];
 	uint64_t rng = 12345;
 	uint8_t cdb[16];
-	int round, i, id;
+	int round, i, j, id;
 
 	data_size = SMALL_DATA;
 	if (ring_attach(&a, path, TCMU_MAILBOX_VERSION, msg, sizeof(msg))) {
@@ -421,15 +441,32 @@ static int check_scatter(const char *path)
 		return 1;
 	}
 	capacity(&a, &cap);
+	for (i = 1; i <= MAX_CMDS; i++) {
+		scatter_rbuf[i] = malloc(128 << 10);
+		if (!scatter_rbuf[i])
+			die("malloc");
+	}
+	a.on_done = scatter_done;
 	for (round = 0; round < 16; round++) {
-		for (i = 0; i < 64; i++) {
+		for (i = 0; i < SCATTER_REGIONS; i++) {
 			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 			len[i] = (1 + (rng >> 33) % 32) * 4096;
-			pattern(wbuf[i], len[i], i * 256, round * 64 + i);
+			seed[i] = round * SCATTER_REGIONS + i;
+			pattern(wbuf, len[i], i * 256, seed[i]);
 			tcmu_cdb_write16(cdb, i * 256, len[i] / 512, false);
-			id = queue_wait(&a, cdb, 16, len[i], wbuf[i], NULL);
+			id = queue_wait(&a, cdb, 16, len[i], wbuf, NULL);
 			CHECK(id > 0, "queue write %d", i);
-			/* Reap sometimes: completions arrive while queueing. */
+
+			j = (i * 7 + 3) % SCATTER_REGIONS;
+			if (len[j]) {
+				tcmu_cdb_read16(cdb, j * 256, len[j] / 512);
+				id = queue_wait(&a, cdb, 16, len[j], NULL, NULL);
+				CHECK(id > 0, "queue read %d", j);
+				a.recs[id].rbuf = scatter_rbuf[id];
+				a.recs[id].rlen = len[j];
+				a.recs[id].tag = j | (uint64_t)seed[j] << 8;
+			}
+			/* Kick sometimes: completions arrive while queueing. */
 			if (rng >> 63)
 				kick(&a);
 		}
@@ -437,18 +474,19 @@ static int check_scatter(const char *path)
 	kick(&a);
 	while (a.inflight)
 		reap(&a);
-	for (i = 0; i < 64; i++) {
+	for (i = 0; i < SCATTER_REGIONS; i++) {
 		tcmu_cdb_read16(cdb, i * 256, len[i] / 512);
-		id = queue_wait(&a, cdb, 16, len[i], NULL, rbuf);
-		kick(&a);
-		while (a.inflight)
-			reap(&a);
-		CHECK(a.recs[id].status == SCSI_STATUS_GOOD, "read %d", i);
-		CHECK(!memcmp(rbuf, wbuf[i], len[i]),
-		      "region %d does not hold its last write (%u bytes)", i,
-		      len[i]);
+		id = queue_wait(&a, cdb, 16, len[i], NULL, NULL);
+		a.recs[id].rbuf = scatter_rbuf[id];
+		a.recs[id].rlen = len[i];
+		a.recs[id].tag = i | (uint64_t)seed[i] << 8;
 	}
+	kick(&a);
+	while (a.inflight)
+		reap(&a);
 	ring_close(&a);
+	for (i = 1; i <= MAX_CMDS; i++)
+		free(scatter_rbuf[i]);
 	if (failures)
 		return 1;
 	printf("check-scatter: all passed\n");
