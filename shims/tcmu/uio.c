@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,25 @@ static int sysfs_read(const char *dev, const char *attr, char *buf,
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
+}
+
+/*
+ * Whether the kernel has removed the UIO device (its backstore was deleted:
+ * uio_unregister_device() fails our poll() with POLLERR, then takes the
+ * sysfs entry away). Waits up to a second for the entry to go.
+ */
+static bool uio_removed(const char *dev)
+{
+	char path[256];
+	int i;
+
+	snprintf(path, sizeof(path), "/sys/class/uio/%s", dev);
+	for (i = 0; i < 20; i++) {
+		if (access(path, F_OK) && errno == ENOENT)
+			return true;
+		usleep(50 * 1000);
+	}
+	return false;
 }
 
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
@@ -101,6 +121,10 @@ int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 	if (ret == 1) {
 		if (read(sigfd, &si, sizeof(si)) == sizeof(si))
 			shim_info("%s: shutting down", strsignal(si.ssi_signo));
+		ret = 0;
+	} else if (ret == -EIO && uio_removed(dev)) {
+		shim_info("%s: the kernel removed %s (its backstore was deleted); stopping",
+			  dev, cfg->uio_path);
 		ret = 0;
 	} else if (ret == -EPROTO) {
 		shim_err("%s: the kernel's ring cannot be walked (a bad entry or cmd_head); stopping",
