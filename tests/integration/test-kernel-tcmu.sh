@@ -5,13 +5,15 @@
 # back in a separate verify pass. The sequence is kernel-tcmu-in-guest.sh;
 # the opcodes the kernel sent the shim are printed into the test log.
 
+: "${TORUS_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$TORUS_SRC/tests/lib.sh"
 
 require qemu-system-x86_64 cpio fio
 [ -x "$TORUS_BUILD/shims/tcmu/tcmu-shim" ] || skip "tcmu-shim is not built (meson -Dshims=true)"
 
 rc=0
-"$TORUS_SRC/scripts/guest" --timeout 900 --share "$T" -- \
+"$TORUS_SRC/scripts/guest" --timeout 900 --share "$T" \
+	--env TORUS_SRC="$TORUS_SRC" --env TORUS_BUILD="$TORUS_BUILD" -- \
 	bash "$TORUS_SRC/tests/integration/kernel-tcmu-in-guest.sh" "$T" || rc=$?
 if [ $rc -ne 0 ]; then
 	[ -f "$T/shim.log" ] && { echo "--- tcmu-shim's log (last lines):" >&2; tail -n 20 "$T/shim.log" >&2; }
