@@ -18,7 +18,7 @@
  *    Script: next command; complete an outstanding one (chosen by the
  *    input, so out of order) with status, sense and read_len from the
  *    input; move cmd_head; scribble a ring byte. With raw bit 3 (and the
- *    handler host's SCSI target built in: shims/tcmu/scsi_target.c), each
+ *    handler host's SCSI target built in, -Dshims=true), each
  *    command is executed by scsi_execute() over a memory backend (bit 4:
  *    4096-byte blocks, else 512; bits 5-7: 64 KiB to 512 KiB), wrapped in
  *    a backend that aborts on any access outside it, and completed with
