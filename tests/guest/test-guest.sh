@@ -1,0 +1,73 @@
+#!/bin/bash
+# scripts/guest: a command's exit status, its stdout and stderr kept apart
+# and byte for byte, the host's files seen from the guest (the built engine),
+# a --share written by the guest, --env, and the timeout. Each case boots a
+# guest (a few seconds under TCG).
+
+: "${TORUS_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$TORUS_SRC/tests/lib.sh"
+
+require qemu-system-x86_64 cpio
+GUEST=$TORUS_SRC/scripts/guest
+
+# guest ARGS...: scripts/guest with stdout in $T/out, stderr in $T/err; the
+# exit status in $rc.
+guest() {
+	rc=0
+	"$GUEST" "$@" >"$T/out" 2>"$T/err" || rc=$?
+}
+
+expect_rc() {
+	if [ "$rc" != "$1" ]; then
+		echo "--- stdout:" >&2; cat "$T/out" >&2
+		echo "--- stderr:" >&2; cat "$T/err" >&2
+		fail "$2: expected exit $1, got $rc"
+	fi
+}
+
+# true: exit 0, nothing on stdout.
+guest -- true
+expect_rc 0 "scripts/guest -- true"
+[ ! -s "$T/out" ] || fail "scripts/guest -- true printed on stdout: $(head -c 200 "$T/out")"
+grep -qE '^guest: (KVM|TCG) ' "$T/err" || fail "scripts/guest did not say KVM or TCG on stderr: $(cat "$T/err")"
+
+# An exit status, and stdout/stderr on their own streams with nothing else
+# (no kernel messages) on stdout.
+guest -- sh -c 'echo to-stdout; echo to-stderr >&2; exit 7'
+expect_rc 7 "sh -c 'exit 7'"
+[ "$(cat "$T/out")" = to-stdout ] || fail "stdout: expected 'to-stdout', got '$(cat "$T/out")'"
+grep -qx to-stderr "$T/err" || fail "stderr lacks 'to-stderr': $(cat "$T/err")"
+grep -q to-stderr "$T/out" && fail "stderr leaked into stdout"
+
+# A binary round trip: 1 MiB of random bytes from a host file, through the
+# guest's cat, back on stdout unchanged; the guest runs in this directory.
+head -c 1048576 /dev/urandom >"$T/blob"
+guest -- cat blob
+expect_rc 0 "cat blob"
+cmp -s "$T/blob" "$T/out" || fail "1 MiB through the guest's stdout came back changed ($(stat -c %s "$T/out") bytes)"
+
+# The host's files (the built engine) are there, read-only under an
+# overlay the guest may write; a --share is written through to the host.
+mkdir "$T/share"
+engine=$TORUS_BUILD/engines/libtorus.so
+[ -f "$engine" ] || skip "$engine is not built"
+guest --share "$T/share" --env WHERE="$T/share" -- sh -c '
+	test -r "$1" && sha256sum "$1" | cut -d" " -f1 >"$WHERE/engine.sum" &&
+	echo scratch >/usr/torus-guest-scratch && uname -r >"$WHERE/uname"' sh "$engine"
+expect_rc 0 "reading the engine, writing the share"
+[ "$(cat "$T/share/engine.sum" 2>/dev/null)" = "$(sha256sum "$engine" | cut -d' ' -f1)" ] ||
+	fail "the guest's sha256 of $engine differs from the host's"
+[ ! -e /usr/torus-guest-scratch ] || fail "a write to the guest's /usr reached the host"
+grep -q amd64 "$T/share/uname" || fail "the guest's uname -r is '$(cat "$T/share/uname" 2>/dev/null)'"
+[ "$(cat "$T/share/uname")" != "$(uname -r)" ] || fail "the guest runs the host's kernel?"
+
+# The guest kernel's modules are in /lib/modules/$(uname -r) of the chroot.
+guest -- sh -c 'test -f /lib/modules/$(uname -r)/modules.dep && test -d /sys/module && test -w /run'
+expect_rc 0 "the guest's /lib/modules, /sys and /run"
+
+# A timeout kills the guest and says so.
+guest --timeout 3 -- sleep 60
+expect_rc 124 "--timeout 3 -- sleep 60"
+grep -q 'timed out' "$T/err" || fail "no timeout message: $(cat "$T/err")"
+
+echo "PASS: scripts/guest"
