@@ -31,8 +31,8 @@ struct file_be {
 	struct backend be;
 	int fd;
 	bool direct;
-	uint32_t align;			/* O_DIRECT: buffers, offsets, lengths */
-	pthread_rwlock_t rmw;		/* held alone by read-modify-write */
+	uint32_t align;		/* O_DIRECT: buffers, offsets, lengths */
+	pthread_rwlock_t rmw;	/* held alone by read-modify-write */
 };
 
 static struct file_be *to_file(struct backend *be)

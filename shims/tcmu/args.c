@@ -12,6 +12,8 @@
 
 #include "shim.h"
 
+#define SUN_PATH_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
+
 static const char usage_text[] =
 "NAME\n"
 "    tcmu-shim - a TCMU handler host: answers SCSI from a TCMU command ring\n"
@@ -243,8 +245,7 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	while ((opt = getopt_long(argc, argv, "v", long_options, NULL)) != -1) {
 		switch (opt) {
 		case OPT_SOCKET:
-			if (!*optarg ||
-			    strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			if (!*optarg || strlen(optarg) >= SUN_PATH_MAX)
 				return bad("--socket %s: use a path shorter than 108 bytes",
 					   optarg);
 			cfg->socket_path = optarg;

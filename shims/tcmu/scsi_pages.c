@@ -108,7 +108,7 @@ static int vpd_device_id(const struct scsi_target *t, uint8_t *buf)
 
 static int vpd_block_limits(const struct scsi_target *t, uint8_t *buf)
 {
-	buf[4] = 0x01;			/* WSNZ: WRITE SAME of 0 blocks refused */
+	buf[4] = 0x01;			/* WSNZ: no WRITE SAME of 0 blocks */
 	put16(buf + 6, t->granularity);
 	put32(buf + 8, t->max_xfer);
 	put32(buf + 20, t->max_unmap);

@@ -13,6 +13,7 @@ static struct backend *open_kind(const struct shim_config *cfg, char *err,
 				 size_t errlen)
 {
 	const struct store_spec *st = &cfg->store;
+	unsigned int flags = st->direct ? BACKEND_FILE_DIRECT : 0;
 
 	switch (st->kind) {
 	case STORE_MEMORY:
@@ -20,9 +21,8 @@ static struct backend *open_kind(const struct shim_config *cfg, char *err,
 	case STORE_NULL:
 		return backend_null_open(cfg->size, err, errlen);
 	case STORE_FILE:
-		return backend_file_open_flags(st->path, cfg->size,
-					       st->direct ? BACKEND_FILE_DIRECT : 0,
-					       err, errlen);
+		return backend_file_open_flags(st->path, cfg->size, flags, err,
+					       errlen);
 	case STORE_NBD:
 		return tcmu_nbd_backend_open(st->uri, cfg->timeout_s, err,
 					     errlen);
