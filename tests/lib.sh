@@ -10,6 +10,7 @@ set -u
 : "${TORUS_BUILD:=$TORUS_SRC/build}"
 ENGINE="$TORUS_BUILD/engines/libtorus.so"
 NBD_SHIM="$TORUS_BUILD/shims/nbd/nbd-shim"
+TCMU_SHIM="$TORUS_BUILD/shims/tcmu/tcmu-shim"
 FIO=${FIO:-fio}
 
 T=$(mktemp -d /tmp/torus-test.XXXXXX)
@@ -145,6 +146,16 @@ start_nbdkit() {
 	require nbdkit
 	start_bg nbdkit --foreground --exit-with-parent -U "$sock" "$@"
 	_harness_wait socket "$sock" "${_bg_pids[-1]}" "nbdkit $*"
+}
+
+# start_tcmu_shim SOCKET ARGS...: the TCMU handler host on a private Unix
+# socket (ARGS: --backend, --size and the like).
+start_tcmu_shim() {
+	local sock=$1
+	shift
+	[ -x "$TCMU_SHIM" ] || fail "no handler host at $TCMU_SHIM: build the tree (scripts/build.sh)"
+	start_bg "$TCMU_SHIM" --socket "$sock" "$@"
+	_harness_wait socket "$sock" "${_bg_pids[-1]}" "tcmu-shim $*"
 }
 
 # run_fio ARGS...: fio with the engine loaded; engine options may follow.

@@ -312,6 +312,9 @@ int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 
 	if (c->down)
 		return -ENOTCONN;
+	/* Finished commands not yet reaped hold their place in ready[]. */
+	if (c->inflight + c->nr_ready >= c->max_cmds)
+		return -EBUSY;
 	id = tcmu_sub_queue(&c->sub, cdb, cdb_len, data_len, wbuf);
 	if (id < 0)
 		return id;

@@ -3,9 +3,10 @@
  * The TCMU transport: the engine plays the kernel's side of a TCMU ring
  * (client/tcmu) to a handler host, sending the SCSI commands the kernel's
  * initiator would send. Like the block layer, it splits a request larger
- * than the device's maximum transfer into several commands; a request
- * whose later parts do not fit yet waits as the backlog and goes out as
- * completions free room.
+ * than the device's maximum transfer into several commands. A request is
+ * always accepted: what does not fit in the ring yet waits in a queue, in
+ * order, and goes out as completions free room (fio's FIO_Q_BUSY path
+ * unlogs and relogs verify pieces, and is kept for a full depth only).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -111,8 +112,10 @@ struct tcmu_req {
 	uint32_t len;
 	uint8_t *buf;
 	uint32_t sent;		/* bytes queued as commands so far */
+	uint32_t issued;	/* commands queued so far */
 	uint32_t parts_out;	/* commands queued, not completed */
 	int error;
+	struct tcmu_req *next;	/* in the waiting queue */
 };
 
 struct tcmu_job {
@@ -121,8 +124,8 @@ struct tcmu_job {
 	struct tcmu_req *reqs;		/* depth */
 	struct tcmu_req **free_reqs;
 	unsigned int nr_free;
-	/* A request with parts still to send; queue() waits behind it. */
-	struct tcmu_req *backlog;
+	/* Requests with commands still to send, oldest first. */
+	struct tcmu_req *waiting, *waiting_tail;
 	/* Finished requests not yet handed out: a ring of depth. */
 	struct torus_completion *finished;
 	unsigned int depth, first_finished, nr_finished;
@@ -533,6 +536,7 @@ static int queue_part(struct tcmu_job *job, struct tcmu_req *r)
 	if (ret)
 		return ret;
 	r->sent += len;
+	r->issued++;
 	r->parts_out++;
 	return 0;
 }
@@ -548,25 +552,44 @@ static void finish(struct tcmu_job *job, struct tcmu_req *r)
 	job->free_reqs[job->nr_free++] = r;
 }
 
-/* Sends what room allows of the backlog's remaining parts. */
-static void push_backlog(struct tcmu_job *job)
+static bool all_sent(const struct tcmu_req *r)
 {
-	struct tcmu_req *r = job->backlog;
-	int ret = 0;
+	return r->issued && r->sent == r->len;
+}
 
-	while (r && r->sent < r->len && !(ret = queue_part(job, r)))
-		;
-	if (!r || ret == -EBUSY)
-		return;
-	job->backlog = NULL;
-	if (ret) {
-		/* The ring went down: the rest is never sent. */
-		if (!r->error)
-			r->error = ret == -ENOTCONN ? EIO : -ret;
-		r->sent = r->len;
-		if (!r->parts_out)
-			finish(job, r);
+/* r will send no more commands: it finishes with its last completion. */
+static void stop_sending(struct tcmu_job *job, struct tcmu_req *r, int error)
+{
+	if (!r->error)
+		r->error = error;
+	r->sent = r->len;
+	r->issued = r->issued ? : 1;
+	if (!r->parts_out)
+		finish(job, r);
+}
+
+/* Sends what room allows of the waiting requests, in order. */
+static void push_waiting(struct tcmu_job *job)
+{
+	struct tcmu_req *r;
+	int ret;
+
+	while ((r = job->waiting)) {
+		while (!all_sent(r)) {
+			ret = queue_part(job, r);
+			if (ret == -EBUSY)
+				return;
+			if (ret) {
+				/* The ring went down, or it never fits. */
+				job->waiting = r->next;
+				stop_sending(job, r, ret == -ENOTCONN ? EIO : -ret);
+				break;
+			}
+		}
+		if (job->waiting == r)
+			job->waiting = r->next;
 	}
+	job->waiting_tail = NULL;
 }
 
 static int tcmu_queue(void *conn, enum torus_op op, bool fua, uint64_t offset,
@@ -574,23 +597,20 @@ static int tcmu_queue(void *conn, enum torus_op op, bool fua, uint64_t offset,
 {
 	struct tcmu_job *job = conn;
 	struct tcmu_req *r;
-	int ret;
 
-	if (job->backlog || !job->nr_free)
+	if (!job->nr_free)
 		return -EBUSY;
-	r = job->free_reqs[job->nr_free - 1];
+	r = job->free_reqs[--job->nr_free];
 	*r = (struct tcmu_req){
 		.user = user, .op = op, .fua = fua, .offset = offset,
 		.len = len, .buf = buf,
 	};
-	ret = queue_part(job, r);
-	if (ret)
-		return ret;
-	job->nr_free--;
-	if (r->sent < r->len) {
-		job->backlog = r;
-		push_backlog(job);
-	}
+	if (job->waiting_tail)
+		job->waiting_tail->next = r;
+	else
+		job->waiting = r;
+	job->waiting_tail = r;
+	push_waiting(job);
 	return 0;
 }
 
@@ -653,13 +673,13 @@ static int tcmu_reap(void *conn, unsigned int min, unsigned int max,
 	int i, n;
 
 	while (got < max) {
-		/* Each command finishes at most one request. */
-		unsigned int room = max - got;
-
-		if (room > job->max_cmds)
-			room = job->max_cmds;
-		n = tcmu_client_reap(job->client, got < min ? 1 : 0, room,
-				     got < min ? timeout : NULL, job->done);
+		/*
+		 * Take every command that finished: requests, not commands,
+		 * wait in finished[] (at most depth of them) for the next call.
+		 */
+		n = tcmu_client_reap(job->client, got < min ? 1 : 0,
+				     job->max_cmds, got < min ? timeout : NULL,
+				     job->done);
 		if (n <= 0)
 			return n < 0 ? n : got;
 		for (i = 0; i < n; i++) {
@@ -670,12 +690,11 @@ static int tcmu_reap(void *conn, unsigned int min, unsigned int max,
 				r->error = d->error;
 				report(job, r, d);
 			}
-			if (!--r->parts_out && r->sent == r->len &&
-			    r != job->backlog)
+			if (!--r->parts_out && all_sent(r))
 				finish(job, r);
 		}
-		if (job->backlog) {
-			push_backlog(job);
+		if (job->waiting) {
+			push_waiting(job);
 			tcmu_client_submit(job->client);
 		}
 		got += hand_out(job, max - got, out + got);
@@ -688,16 +707,13 @@ static int tcmu_reap(void *conn, unsigned int min, unsigned int max,
 static void tcmu_cancel(void *conn, int error)
 {
 	struct tcmu_job *job = conn;
-	struct tcmu_req *r = job->backlog;
+	struct tcmu_req *r;
 
-	if (r) {
-		job->backlog = NULL;
-		r->sent = r->len;
-		if (!r->error)
-			r->error = error;
-		if (!r->parts_out)
-			finish(job, r);
+	while ((r = job->waiting)) {
+		job->waiting = r->next;
+		stop_sending(job, r, error);
 	}
+	job->waiting_tail = NULL;
 	tcmu_client_cancel(job->client, error);
 }
 
