@@ -566,6 +566,13 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 		io_u->error = d->comps[i].error;
 		if (io_u->error)
 			io_u->resid = io_u->xfer_buflen;
+		/*
+		 * fio drops the error of a flush that completes from
+		 * ->getevents (io_completed() returns early for syncs): fail
+		 * the job here, or a lost flush would pass as err=0.
+		 */
+		if (io_u->error && ddir_sync(io_u->ddir))
+			td_verror(td, io_u->error, "torus flush");
 		d->events[i] = io_u;
 	}
 	return got;

@@ -1,0 +1,128 @@
+#!/bin/bash
+# Description: the TCMU transport's embedded default (transport=tcmu starts
+# tcmu-shim sized to the job, shares it, stops it), its refusals at start,
+# a handler that dies or stalls mid-job (EIO or ETIMEDOUT with a message,
+# within a time bound), and a CHECK CONDITION reported with its sense.
+# $1: the fail-sync library (every fsync fails with EIO).
+. "$TORUS_SRC/tests/lib.sh"
+require fio
+fail_sync=${1:+$(realpath "$1")}
+
+# ---- the embedded default
+expect_fio_ok --name=e --transport=tcmu --size=48m --rw=randrw --bs=4k --iodepth=16 --verify=crc32c
+grep -q "torus: no uri given: started the embedded default handler host 'tcmu-shim --backend memory --size 50331648'" "$T/fio.out" ||
+	fail "no message about the embedded handler host: $(cat "$T/fio.out")"
+sock=$(sed -n 's/.* on \(\/tmp\/torus-embedded-[^ ]*\) (pid .*/\1/p' "$T/fio.out")
+pid=$(sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$T/fio.out")
+[ -n "$pid" ] || fail "no pid in the message"
+kill -0 "$pid" 2>/dev/null && fail "embedded tcmu-shim (pid $pid) still runs after fio exited"
+[ -e "$sock" ] && fail "socket $sock left behind"
+
+# A write job, then a verify-only job of the same run, share it.
+cat >"$T/two.fio" <<JOB
+[global]
+transport=tcmu
+size=16m
+bs=64k
+iodepth=8
+verify=crc32c
+[write]
+rw=randwrite
+do_verify=0
+verify_state_save=0
+[check]
+stonewall
+rw=randread
+verify_only=1
+JOB
+expect_fio_ok "$T/two.fio"
+expect_fio_ok --name=et --transport=tcmu --size=16m --rw=randwrite --bs=4k --iodepth=8 --verify=crc32c --thread=1
+
+# No handler host beside the engine nor in $PATH.
+mkdir -p "$T/alone" "$T/bin"
+cp "$ENGINE" "$T/alone/libtorus.so"
+ln -s "$(command -v "$FIO")" "$T/bin/fio"
+if PATH=$T/bin fio --ioengine="external:$T/alone/libtorus.so" --name=nok --transport=tcmu --size=1m --rw=read >"$T/fio.out" 2>&1; then
+	fail "fio succeeded with no handler host to start"
+fi
+grep -qF "no uri given, and the TCMU handler host tcmu-shim (the embedded default target of transport=tcmu) was found neither beside libtorus.so in the build tree (../shims/tcmu/tcmu-shim) nor in \$PATH: build it with scripts/build.sh, or point the engine at a running one with uri=tcmu+unix:///?socket=PATH" "$T/fio.out" ||
+	fail "no message naming the handler host: $(cat "$T/fio.out")"
+expect_fio_error "unknown transport=iscsi: use one of nbd, tcmu" --name=tr --transport=iscsi --size=1m --rw=read
+
+# ---- refused at start, before any I/O
+expect_fio_error "tcmu+unix:///?socket=$T/none.sock: cannot connect to the handler host: No such file or directory (is tcmu-shim --socket running there?)" \
+	--name=nosock --uri="tcmu+unix:///?socket=$T/none.sock" --size=1m --rw=read
+expect_fio_error "uri=tcmu://host/: the TCMU transport takes a handler host's Unix socket: tcmu+unix:///?socket=/path/to/socket" \
+	--name=tcp --uri="tcmu://host/" --size=1m --rw=read
+expect_fio_error "uri=tcmu+unix:///: no socket= parameter: tcmu+unix:///?socket=/path/to/socket" \
+	--name=nosock2 --uri="tcmu+unix:///" --size=1m --rw=read
+
+start_tcmu_shim "$T/s.sock" --backend memory --size 16M
+u="tcmu+unix:///?socket=$T/s.sock"
+expect_fio_error "the job needs 33554432 bytes (size=33554432 + offset=0) but the export has 16777216" \
+	--name=big --uri="$u" --size=32m --rw=read
+expect_fio_error "ring_size=1024 is out of range: use a multiple of 8 bytes from 64k to 256M (the kernel's default is 8M)" \
+	--name=ring --uri="$u" --size=1m --rw=read --ring_size=1k
+expect_fio_error "max_transfer=1000 is out of range: use a multiple of 512 bytes up to 1G (the kernel's default is 64k)" \
+	--name=mt --uri="$u" --size=1m --rw=read --max_transfer=1000
+expect_fio_error "data_size=65536 is out of range: use a multiple of 4k, at least max_transfer=131072, at most 64G (the kernel's default is 1G)" \
+	--name=ds --uri="$u" --size=1m --rw=read --data_size=64k --max_transfer=128k
+expect_fio_error "write block size 256 is not a multiple of the server's minimum block size 512; use a multiple of 512" \
+	--name=bs --uri="$u" --size=1m --rw=write --bs=256
+
+# A 4096-byte-block device: 512-byte I/O is refused, 4k works.
+start_tcmu_shim "$T/s4k.sock" --backend memory --size 16M --block-size 4096
+expect_fio_error "read block size 512 is not a multiple of the server's minimum block size 4096" \
+	--name=bs4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=1m --rw=read --bs=512
+expect_fio_ok --name=ok4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=8m --rw=randwrite --bs=4k --iodepth=8 --verify=crc32c
+
+# ---- a handler that dies mid-job: EIO and a message, promptly
+start_tcmu_shim "$T/die.sock" --backend memory --size 64M
+die_pid=${_bg_pids[-1]}
+(sleep 1; kill -9 "$die_pid") &
+start=$(date +%s%N)
+if run_fio --name=die --uri="tcmu+unix:///?socket=$T/die.sock" --size=64m --rw=randrw --bs=4k --iodepth=16 --time_based --runtime=20; then
+	fail "fio succeeded although the handler host was killed"
+fi
+elapsed=$((($(date +%s%N) - start) / 1000000))
+grep -qF "the handler host closed the connection; failing the ring's outstanding I/O" "$T/fio.out" ||
+	fail "no message about the lost handler: $(cat "$T/fio.out")"
+grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
+[ "$elapsed" -lt 6000 ] || fail "fio took ${elapsed} ms to notice the handler died"
+
+# ---- a handler that stalls: request_timeout fails the ring with ETIMEDOUT
+start_tcmu_shim "$T/stall.sock" --backend memory --size 64M
+stall_pid=${_bg_pids[-1]}
+(sleep 1; kill -STOP "$stall_pid") &
+start=$(date +%s%N)
+if run_fio --name=stall --uri="tcmu+unix:///?socket=$T/stall.sock" --size=64m --rw=randread --bs=4k --iodepth=16 --time_based --runtime=30 --request_timeout=2; then
+	fail "fio succeeded although the handler host stalled"
+fi
+elapsed=$((($(date +%s%N) - start) / 1000000))
+kill -CONT "$stall_pid"
+grep -qF "a command had no completion from the handler within request_timeout=2 s; failing the ring's outstanding I/O" "$T/fio.out" ||
+	fail "no timeout message: $(cat "$T/fio.out")"
+grep -q "err= *110" "$T/fio.out" || fail "not ETIMEDOUT: $(cat "$T/fio.out")"
+[ "$elapsed" -lt 8000 ] || fail "fio took ${elapsed} ms with request_timeout=2"
+
+# A stalled handler and no timeout: SIGTERM still ends fio promptly.
+kill -STOP "$stall_pid"
+run_fio --name=term --uri="tcmu+unix:///?socket=$T/stall.sock" --size=64m --rw=randread --bs=4k --iodepth=16 --time_based --runtime=30 --request_timeout=0 &
+fio_pid=$!
+sleep 1
+kill -TERM "$(pgrep -P "$fio_pid" -x fio | head -1)" 2>/dev/null || kill -TERM "$fio_pid"
+start=$(date +%s%N)
+wait "$fio_pid"
+elapsed=$((($(date +%s%N) - start) / 1000000))
+kill -CONT "$stall_pid"
+[ "$elapsed" -lt 3000 ] || fail "fio took ${elapsed} ms to stop after SIGTERM with a stalled handler"
+
+# ---- a CHECK CONDITION: the sense becomes an errno and a message
+if [ -n "$fail_sync" ]; then
+	truncate -s 16M "$T/disk.img"
+	LD_PRELOAD=$fail_sync start_tcmu_shim "$T/fs.sock" --backend "file:$T/disk.img"
+	expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
+		--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
+	grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
+fi
+echo "PASS"
