@@ -1,0 +1,71 @@
+#!/bin/bash
+# No allocation per I/O: fio with the engine (fio --thread, so one process
+# holds fio, the engine and its TCMU client) and tcmu-shim both run under
+# tests/tools/alloc-count.so, once for 10k and once for 100k 4 KiB random
+# reads at QD32 (then the same with random writes); the malloc + calloc +
+# aligned allocation counts of the two runs, and their realloc and free
+# counts, may differ by a small constant (fio's own timers) but must not
+# grow with the I/Os. On failure the busiest call sites are shown
+# (MODULE+0xOFFSET: addr2line -f -e MODULE 0xOFFSET).
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+require fio
+
+TCMU_SHIM=${TCMU_SHIM:-$TORUS_BUILD/shims/tcmu/tcmu-shim}
+COUNTER=$TORUS_BUILD/tests/tools/alloc-count.so
+[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
+[ -f "$COUNTER" ] || skip "$COUNTER is not built"
+[ -f "$ENGINE" ] || skip "$ENGINE is not built"
+[ -n "${TORUS_SANITIZE:-}" ] && skip "the sanitizers own malloc here"
+SLACK=${ALLOC_SLACK:-20}
+
+# field FILE NAME: the value of NAME in the counter's block in FILE
+field() {
+	awk -v k="$2" '$1 == k { print $2; exit }' "$1"
+}
+
+# one_run RW IOS: the shim and fio, each counted into $T/RW-IOS.{shim,fio}
+one_run() {
+	local rw=$1 ios=$2 sock=$T/alloc.sock pid rc
+	ALLOC_COUNT_OUT=$T/$rw-$ios.shim LD_PRELOAD=$COUNTER \
+		"$TCMU_SHIM" --socket "$sock" --backend memory --size 64M \
+		2>"$T/shim.log" &
+	pid=$!
+	_bg_pids+=("$pid")
+	_harness_wait socket "$sock" "$pid" tcmu-shim
+	ALLOC_COUNT_OUT=$T/$rw-$ios.fio LD_PRELOAD=$COUNTER \
+		"$FIO" --thread --name=alloc --ioengine="external:$ENGINE" \
+		--uri="tcmu+unix:///?socket=$sock" --rw="$rw" --bs=4k \
+		--iodepth=32 --norandommap --randrepeat=0 \
+		--io_size=$((ios * 4))k --output-format=terse \
+		>"$T/fio.out" 2>&1 ||
+		{ cat "$T/fio.out" >&2; fail "fio failed ($rw, $ios I/Os)"; }
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	[ $rc -eq 0 ] || { cat "$T/shim.log" >&2; fail "tcmu-shim exited $rc"; }
+	for side in fio shim; do
+		[ "$(field "$T/$rw-$ios.$side" allocs)" ] ||
+			fail "no count from $side ($rw, $ios I/Os): $(cat "$T/$rw-$ios.$side" 2>&1)"
+	done
+}
+
+for rw in randread randwrite; do
+	one_run "$rw" 10000
+	one_run "$rw" 100000
+	for side in fio shim; do
+		a=$T/$rw-10000.$side b=$T/$rw-100000.$side
+		line="$side, $rw:"
+		for k in allocs realloc free; do
+			x=$(field "$a" $k) y=$(field "$b" $k)
+			line+=" $k $x (10k I/Os) $y (100k I/Os);"
+			d=$((y - x))
+			if [ ${d#-} -ge "$SLACK" ]; then
+				echo "--- 10k I/Os:" >&2; cat "$a" >&2
+				echo "--- 100k I/Os:" >&2; cat "$b" >&2
+				fail "$side allocates per I/O ($rw): $k went from $x to $y"
+			fi
+		done
+		echo "$line"
+	done
+done
+echo "ok"
