@@ -8,8 +8,9 @@
 # the installed fio, configured the way Debian configured its binary. This
 # script:
 #   1. fetches `apt-get source fio=<installed version>` through a private apt
-#      configuration (deb-src entries derived from this machine's Debian
-#      sources; the system's apt configuration is not touched),
+#      configuration (scripts/apt-source.sh: deb-src entries derived from this
+#      machine's Debian sources; the system's apt configuration is not
+#      touched),
 #   2. runs ./configure with debian/rules' options and dpkg-buildflags'
 #      environment (hardening=+all, as debian/rules asks),
 #   3. generates FIO-VERSION-FILE (the only build-time file the version check
@@ -59,6 +60,9 @@ die() {
 need() {
 	command -v "$1" >/dev/null 2>&1 || die "$1 not found: run scripts/deps.sh (installs $2)"
 }
+
+# apt_source_fetch: `apt-get source` through a private apt configuration.
+. "$repo/scripts/apt-source.sh"
 
 need fio fio
 need dpkg-query dpkg
@@ -143,58 +147,10 @@ fi
 
 # --- fetch ----------------------------------------------------------------------
 
-# debian_src_entries: deb-src stanzas (deb822) for every enabled Debian "deb"
-# entry configured on this machine, or the default mirror for this release.
-debian_src_entries() {
-	local f found=0 codename
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[[ -f $f ]] || continue
-		awk 'BEGIN { RS = ""; ORS = "\n\n" }
-		     /(^|\n)Types:[^\n]*\<deb\>/ && !/(^|\n)Enabled:[ \t]*no/ &&
-		     (/(^|\n)URIs:[^\n]*debian\.org/ || /debian-archive-keyring/) {
-			sub(/Types:[^\n]*/, "Types: deb-src"); print
-		     }' "$f"
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[[ -f $f ]] || continue
-		awk '$1 == "deb" && /debian\.org|debian-archive-keyring/ {
-			$1 = "deb-src"; print
-		     }' "$f"
-	done
-}
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/torus-fio-src.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src"
-debian_src_entries >"$tmp/entries"
-if ! grep -q . "$tmp/entries"; then
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	[[ -n $codename ]] || die "no Debian apt source found and no VERSION_CODENAME in /etc/os-release"
-	echo "deb-src http://deb.debian.org/debian $codename main" >"$tmp/entries"
-fi
-# apt picks the format from the file name.
-if grep -q '^Types:' "$tmp/entries"; then
-	mv "$tmp/entries" "$tmp/src.sources"
-	srclist=$tmp/src.sources
-else
-	mv "$tmp/entries" "$tmp/src.list"
-	srclist=$tmp/src.list
-fi
-
-apt_opts=(-q -o "Dir::Etc::SourceList=$srclist" -o Dir::Etc::SourceParts=/dev/null
-	  -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache")
-[[ $(id -u) -eq 0 ]] && apt_opts+=(-o APT::Sandbox::User=root)
-
-echo "fio-source: fetching the source of fio $deb_version"
-if ! apt-get "${apt_opts[@]}" update >"$tmp/apt.log" 2>&1; then
-	cat "$tmp/apt.log" >&2
-	die "apt-get update of the deb-src entries failed (entries: $srclist, shown above); check the network and /etc/apt/sources.list.d"
-fi
-if ! (cd "$tmp/src" && apt-get "${apt_opts[@]}" source "fio=$deb_version") >>"$tmp/apt.log" 2>&1; then
-	tail -n 20 "$tmp/apt.log" >&2
-	die "apt-get source fio=$deb_version failed (above): is that version still in the archive? (snapshot.debian.org keeps old ones)"
-fi
-srcdir=$(find "$tmp/src" -mindepth 1 -maxdepth 1 -type d -name 'fio-*' | head -n1)
+apt_source_fetch fio "$deb_version" "$tmp" "fio-source: fetching the source of fio $deb_version"
+srcdir=$apt_source_dir
 [[ -n $srcdir && -f $srcdir/configure && -f $srcdir/debian/rules ]] ||
 	die "apt-get source produced no fio tree in $tmp/src"
 
