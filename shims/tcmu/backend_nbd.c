@@ -5,6 +5,11 @@
  * (queue, submit, reap until its requests are back). backend_session()
  * opens a new connection, so two rings never share one.
  *
+ * The connection made at open only checks the export and learns its size,
+ * then closes: a server that takes one connection per volume (torus) must
+ * not find it held when a ring's session connects. I/O through the
+ * opened backend itself (a UIO device has no sessions) connects again.
+ *
  * The client's io_uring is SINGLE_ISSUER: only the thread that created it
  * may submit. A session is opened by the handler host and then used by
  * its ring's thread, so the client is built by the first I/O, in the
@@ -48,10 +53,38 @@ struct nbd_be {
 };
 
 static const struct backend_ops nbd_be_ops;
+static struct nbd_be *nbd_be_connect(const char *uri, unsigned int timeout_s,
+				     char *err, size_t errlen);
 
 static struct nbd_be *to_nbd(struct backend *be)
 {
 	return container_of(be, struct nbd_be, be);
+}
+
+/* The opened backend's own connection, closed at open (see the top). */
+static int redial(struct nbd_be *n)
+{
+	struct nbd_be *s;
+	char err[1200];
+
+	s = nbd_be_connect(n->uri, n->timeout_s, err, sizeof(err));
+	if (!s) {
+		storage_err("%s", err);
+		return -1;
+	}
+	if (s->exp.size != n->exp.size) {
+		storage_err("nbd %s: the export changed size (%llu, was %llu)",
+			    n->uri, (unsigned long long)s->exp.size,
+			    (unsigned long long)n->exp.size);
+		nbd_disconnect(s->fd);
+		free(s);
+		return -1;
+	}
+	n->exp = s->exp;
+	n->max_req = s->max_req;
+	n->fd = s->fd;
+	free(s);
+	return 0;
 }
 
 /* The client, built on first use by the calling thread (see the top). */
@@ -66,7 +99,7 @@ static int get_client(struct nbd_be *n)
 			    n->uri);
 		return -EXDEV;
 	}
-	if (n->fd < 0)
+	if (n->fd < 0 && redial(n))
 		return -ENOTCONN;
 	/* The client owns the socket from here, and closes it on failure. */
 	n->client = nbd_client_new(&n->fd, 1, NBD_BE_DEPTH, &n->exp, 0,
@@ -212,6 +245,9 @@ static int nbd_be_flush(struct backend *be)
 	/* A server that offers no flush has no cache to flush. */
 	if (!(n->exp.tflags & NBD_FLAG_SEND_FLUSH))
 		return 0;
+	/* Not connected since open: nothing was written through it. */
+	if (!n->client && n->fd < 0)
+		return 0;
 	return nbd_be_xfer(n, NBD_CMD_FLUSH, NULL, false, 0, 0, 0);
 }
 
@@ -311,5 +347,8 @@ struct backend *tcmu_nbd_backend_open(const char *uri, unsigned int timeout_s,
 		nbd_be_close(&n->be);
 		return NULL;
 	}
+	/* Let go of the volume until I/O needs it (see the top). */
+	nbd_disconnect(n->fd);
+	n->fd = -1;
 	return &n->be;
 }

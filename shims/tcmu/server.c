@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -88,11 +89,57 @@ static void conn_remove(struct server *s, struct conn *c)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* An older ring whose client has closed its socket, still being torn down. */
+static bool detaching(const struct conn *c, const struct conn *self)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLRDHUP };
+
+	return c->id < self->id && poll(&pfd, 1, 0) == 1 &&
+	       (pfd.revents & (POLLHUP | POLLRDHUP));
+}
+
+/*
+ * A client that closed one ring and attaches the next expects the first
+ * gone, its store session with it: a store taking one connection per
+ * volume (NBD to torus) refuses the new ring's session while the old one
+ * is open. So the older rings whose clients have left finish first
+ * (within --timeout; only older ones, so two never wait on each other).
+ */
+static void wait_detached(struct server *s, struct conn *self)
+{
+	unsigned int timeout_s = s->cfg->timeout_s;
+	struct timespec deadline;
+	struct conn *c;
+	bool busy;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_s;
+	pthread_mutex_lock(&s->lock);
+	do {
+		busy = false;
+		for (c = s->conns; c && !busy; c = c->next)
+			busy = detaching(c, self);
+		if (!busy)
+			break;
+		if (timeout_s)
+			ret = pthread_cond_timedwait(&s->idle, &s->lock,
+						     &deadline);
+		else
+			pthread_cond_wait(&s->idle, &s->lock);
+	} while (!ret);
+	pthread_mutex_unlock(&s->lock);
+	if (busy)
+		shim_err("ring %lu: a detached ring is still being torn down after --timeout; attaching anyway",
+			 self->id);
+}
+
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
 	struct server *s = c->srv;
 
+	wait_detached(s, c);
 	attach_serve(c->fd, c->id, s->cfg, s->t, s->be);
 	conn_remove(s, c);
 	free(c);
