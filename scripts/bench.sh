@@ -5,6 +5,7 @@
 #   scripts/bench.sh [--runtime S] [--rounds N] [--quick] [--sections LIST]
 #                    [--engine PATH] [--engine-opt OPT]... [--size SIZE]
 #                    [--out FILE] [--keep] [--quiet-wait S]
+#                    [--tcmu-size SIZE]
 #
 # Servers are pinned to CPU 0, fio (and nbdcopy, pipe-probe) to CPU 1. In
 # every section the clients (or servers) take turns, builtin, torus,
@@ -37,6 +38,18 @@
 #                    storage, as the document's cluster; vs standard);
 #                    0-Disk 4 KiB randrw QD4 rwmixwrite=80 (zeroos; zeroos
 #                    over 8 + 1 redis-servers when installed; vs standard)
+#   tcmu: the TCMU transport (tcmu+unix://) to build/shims/tcmu/tcmu-shim,
+#     4 KiB randread QD32, one job, the stores --tcmu-size large (memory
+#     stores written once, unmeasured, so reads never touch a fresh page):
+#     tcmu_vs_nbd_qd32   the ring to tcmu-shim --backend memory vs NBD
+#                        over a Unix socket to nbd-shim --profile standard
+#                        --backend memory, both through the engine (target:
+#                        the ring >= 1.5x the IOPS)
+#     tcmu_ceiling_qd32  tcmu-shim --backend null through the engine vs
+#                        ring-client --bench, a lean ring driver (the
+#                        engine's fraction of what the ring can do)
+#     These sections also report the server's CPU per I/O (from
+#     /proc/PID/stat around each run).
 # --engine-opt options apply to every run of the engine.
 #
 # Sections are functions named section_<id>; each declares itself (record
@@ -46,6 +59,8 @@
 #
 # CPU per I/O = (fio usr+sys % / 100 * job runtime) / I/Os done: the CPU the
 # fio process spent (all its threads) per I/O, the server's CPU excluded.
+# Server CPU per I/O (tcmu sections) = the server process's utime + stime
+# (/proc/PID/stat, 10 ms ticks, every thread) over the fio run / I/Os done.
 
 set -euo pipefail
 
@@ -60,6 +75,9 @@ engine=$repo/build/engines/libtorus.so
 engine_opts=()
 shim_bin=${NBD_SHIM:-$repo/build/shims/nbd/nbd-shim}
 probe_bin=${PIPE_PROBE:-$repo/build/tests/shims/pipe-probe}
+tcmu_shim_bin=${TCMU_SHIM:-$repo/build/shims/tcmu/tcmu-shim}
+ring_client_bin=${RING_CLIENT:-$repo/build/tests/tcmu/ring-client}
+tcmu_size=1G
 sections=engine
 out=
 keep=0
@@ -67,6 +85,7 @@ quiet_wait=20
 
 ENGINE_SECTIONS=(randread4k_qd16 randrw64k_qd64 randrw64k_qd64_r75 randread4k_qd1 read256k_qd64)
 SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
+TCMU_SECTIONS=(tcmu_vs_nbd_qd32 tcmu_ceiling_qd32)
 
 usage() {
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
@@ -86,6 +105,7 @@ while [[ $# -gt 0 ]]; do
 	--out) out=$2; shift ;;
 	--keep) keep=1 ;;
 	--quiet-wait) quiet_wait=$2; shift ;;
+	--tcmu-size) tcmu_size=$2; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -101,7 +121,8 @@ for s in "${wanted[@]}"; do
 	case $s in
 	engine) SECTIONS+=("${ENGINE_SECTIONS[@]}") ;;
 	shims) SECTIONS+=("${SHIM_SECTIONS[@]}") ;;
-	all) SECTIONS+=("${ENGINE_SECTIONS[@]}" "${SHIM_SECTIONS[@]}") ;;
+	tcmu) SECTIONS+=("${TCMU_SECTIONS[@]}") ;;
+	all) SECTIONS+=("${ENGINE_SECTIONS[@]}" "${SHIM_SECTIONS[@]}" "${TCMU_SECTIONS[@]}") ;;
 	*) SECTIONS+=("$s") ;;
 	esac
 done
@@ -149,6 +170,27 @@ shim_redis_start() {
 		wait_port "$port" "$T/redis$i/log" "redis-server $i" $!
 	done
 	shim_redis_storage=$storage
+}
+
+# tcmu_start NAME ARGS...: tcmu-shim on $T/NAME.sock, server CPU; its pid
+# in tcmu_pid_NAME.
+tcmu_start() {
+	local name=$1
+	shift
+	"${pin_server[@]}" "$tcmu_shim_bin" --socket "$T/$name.sock" "$@" \
+		2>"$T/$name.log" &
+	server_pids+=($!)
+	printf -v "tcmu_pid_$name" %s $!
+	wait_socket "$T/$name.sock" "$T/$name.log" "tcmu-shim $*" $!
+}
+
+# prefill URI: write the whole store once (unmeasured), so that the reads
+# measured later find its pages in place rather than faulting fresh ones.
+prefill() {
+	"${pin_client[@]}" fio --name=prefill "--ioengine=external:$engine" \
+		"--uri=$1" --rw=write --bs=1m --iodepth=8 --size="$tcmu_size" \
+		>"$T/prefill.log" 2>&1 ||
+		{ cat "$T/prefill.log" >&2; die "prefilling $1 failed (above)"; }
 }
 
 # --- clients ----------------------------------------------------------------------
@@ -204,6 +246,27 @@ probe_run() {
 	record value "$sid" "$label" "$round" iops "$iops"
 	bench_say "$sid" "$label" "$round" \
 		"$(awk -v n="$iops" 'BEGIN { printf "%.1fk IOPS", n / 1000 }')"
+}
+
+# ring_client_run SID LABEL ROUND SOCKET: ring-client --bench, 4 KiB random
+# reads at QD32; its IOPS and CPU per I/O (its own user + system time).
+ring_client_run() {
+	local sid=$1 label=$2 round=$3 sock=$4 out t iops cpu TIMEFORMAT='%U %S'
+	wait_quiet
+	bench_server_begin
+	{ t=$( { time "${pin_client[@]}" "$ring_client_bin" --socket "$sock" \
+		--bench "$runtime" --qd 32 --bs 4096 >"$T/ring-client.out" \
+		2>&1; } 2>&1 ); } ||
+		{ cat "$T/ring-client.out" >&2; die "ring-client failed: $sid, $label, round $round"; }
+	iops=$(sed -n 's/^iops //p' "$T/ring-client.out")
+	[[ -n $iops ]] || { cat "$T/ring-client.out" >&2; die "no IOPS from ring-client"; }
+	cpu=$(awk -v t="$t" -v n="$iops" -v s="$runtime" \
+		'BEGIN { split(t, a, " "); printf "%.6f", (a[1] + a[2]) * 1e6 / (n * s) }')
+	record value "$sid" "$label" "$round" iops "$iops"
+	record value "$sid" "$label" "$round" cpu_us_per_io "$cpu"
+	bench_server_end "$sid" "$label" "$round" "$(awk -v n="$iops" -v s="$runtime" 'BEGIN { printf "%d", n * s }')"
+	bench_say "$sid" "$label" "$round" \
+		"$(awk -v n="$iops" -v c="$cpu" 'BEGIN { printf "%.1fk IOPS %.3f us CPU/IO", n / 1000, c }')$bench_server_note"
 }
 
 # alternate SID URI FIO-ARGS...: builtin, torus, builtin, torus, ...
@@ -361,17 +424,71 @@ section_shim_docs() {
 	done
 }
 
+# --- TCMU sections --------------------------------------------------------------
+
+section_tcmu_vs_nbd_qd32() {
+	local sid=tcmu_vs_nbd_qd32 r
+	local rr=(--rw=randread --bs=4k --iodepth=32 --size="$tcmu_size")
+	local tcmu_uri="tcmu+unix:///?socket=$T/tcmu_mem.sock"
+	local nbd_uri="nbd+unix:///?socket=$T/nbd_mem.sock"
+	record section $sid "4 KiB randread QD32 through the engine, memory stores of $tcmu_size: TCMU ring (tcmu-shim) vs NBD over a Unix socket (nbd-shim standard)"
+	record target $sid iops tcmu nbd ">=" 1.5
+	record ratio $sid cpu_us_per_io tcmu nbd
+	record ratio $sid server_cpu_us_per_io tcmu nbd
+	record ratio $sid clat_mean_us tcmu nbd
+	[[ -S $T/tcmu_mem.sock ]] ||
+		tcmu_start tcmu_mem --backend memory --size "$tcmu_size"
+	[[ -S $T/nbd_mem.sock ]] || {
+		shim_start nbd_mem --profile standard --backend memory \
+			--size "$tcmu_size"
+		nbd_mem_pid=${server_pids[-1]}
+	}
+	prefill "$tcmu_uri"
+	prefill "$nbd_uri"
+	for ((r = 1; r <= rounds; r++)); do
+		bench_server_pid=$tcmu_pid_tcmu_mem
+		engine_fio $sid tcmu "$r" "$tcmu_uri" "${rr[@]}"
+		bench_server_pid=$nbd_mem_pid
+		engine_fio $sid nbd "$r" "$nbd_uri" "${rr[@]}"
+	done
+	bench_server_pid=
+}
+
+section_tcmu_ceiling_qd32() {
+	local sid=tcmu_ceiling_qd32 r
+	local rr=(--rw=randread --bs=4k --iodepth=32 --size="$tcmu_size")
+	record section $sid "4 KiB randread QD32, tcmu-shim --backend null ($tcmu_size): the engine vs ring-client --bench (a lean ring driver)"
+	record ratio $sid iops engine ring-client
+	record ratio $sid cpu_us_per_io engine ring-client
+	record ratio $sid server_cpu_us_per_io engine ring-client
+	[[ -S $T/tcmu_null.sock ]] ||
+		tcmu_start tcmu_null --backend null --size "$tcmu_size"
+	bench_server_pid=$tcmu_pid_tcmu_null
+	for ((r = 1; r <= rounds; r++)); do
+		engine_fio $sid engine "$r" "tcmu+unix:///?socket=$T/tcmu_null.sock" \
+			"${rr[@]}"
+		ring_client_run $sid ring-client "$r" "$T/tcmu_null.sock"
+	done
+	bench_server_pid=
+}
+
 # --- main -------------------------------------------------------------------------
 
 for s in "${SECTIONS[@]}"; do
 	declare -F "section_$s" >/dev/null || die "unknown section '$s' (have: engine shims all $(declare -F | sed -n 's/^declare -f section_//p' | tr '\n' ' '))"
 done
-needs=(fio nbdkit taskset python3 numfmt)
+needs=(fio taskset python3 numfmt)
 for s in "${SECTIONS[@]}"; do
+	case $s in
+	tcmu_*) ;;
+	*) needs+=(nbdkit) ;;	# every other section uses nbdkit null
+	esac
 	case $s in
 	read256k_qd64) needs+=(nbdcopy) ;;
 	shim_probe) needs+=("$shim_bin" "$probe_bin") ;;
 	shim_*) needs+=("$shim_bin") ;;
+	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$tcmu_shim_bin") ;;
+	tcmu_ceiling_qd32) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;
 	esac
 done
 for tool in "${needs[@]}"; do
@@ -399,8 +516,12 @@ fi
 record header date "$(date -Iseconds)"
 record header commit "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
 record header engine "$engine${engine_opts[*]:+ ${engine_opts[*]}} (built $(date -r "$engine" -Iseconds))"
-if [[ " ${SECTIONS[*]}" == *" shim_"* ]]; then
+if [[ " ${SECTIONS[*]}" == *" shim_"* || " ${SECTIONS[*]}" == *" tcmu_vs_nbd"* ]]; then
 	record header nbd-shim "$shim_bin (built $(date -r "$shim_bin" -Iseconds))"
+fi
+if [[ " ${SECTIONS[*]}" == *" tcmu_"* ]]; then
+	record header tcmu-shim "$tcmu_shim_bin (built $(date -r "$tcmu_shim_bin" -Iseconds)); stores $tcmu_size"
+	record header "server CPU per I/O" "the server's utime + stime (/proc/PID/stat, every thread) over the run / I/Os"
 fi
 record header machine "$(nproc --all) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), kernel $(uname -r)"
 record header versions "$(fio --version), $(nbdkit --version 2>/dev/null | head -n1), $(nbdcopy --version 2>/dev/null | head -n1)"

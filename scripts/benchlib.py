@@ -31,6 +31,8 @@ METRICS = {
     "clat_mean_us": ("clat mean us", "{:.2f}", 1),
     "lat_mean_us": ("lat mean us", "{:.2f}", 1),
     "cpu_pct": ("fio usr+sys %", "{:.1f}", 1),
+    "server_cpu_us_per_io": ("server CPU us/IO", "{:.3f}", 1),
+    "server_cpu_pct": ("server CPU %", "{:.1f}", 1),
     "seconds": ("seconds", "{:.2f}", 1),
 }
 METRIC_ORDER = list(METRICS)

@@ -134,6 +134,45 @@ start_nbdkit() {
 	wait_socket "$sock" "$sock.log" "nbdkit $*" $!
 }
 
+# The server's CPU time around a run: when bench_server_pid is set (by a
+# section, before bench_fio or its own client), bench_server_begin notes
+# the process's utime + stime (/proc/PID/stat, every thread, live or
+# gone), and bench_server_end SID LABEL ROUND IOS records
+# server_cpu_us_per_io (its CPU over the run per I/O) and server_cpu_pct
+# (over --runtime), and sets bench_server_note for the progress line.
+bench_server_pid=
+bench_server_ticks0=
+bench_server_note=
+clk_tck=$(getconf CLK_TCK)
+
+# proc_cpu_ticks PID: utime + stime of PID in clock ticks.
+proc_cpu_ticks() {
+	local stat
+	stat=$(<"/proc/$1/stat") || die "server $1 has gone"
+	# the fields after the command (which may hold spaces), from state on
+	stat=${stat##*) }
+	awk '{ print $12 + $13 }' <<<"$stat"
+}
+
+bench_server_begin() {
+	bench_server_note=
+	[[ -n $bench_server_pid ]] || return 0
+	bench_server_ticks0=$(proc_cpu_ticks "$bench_server_pid")
+}
+
+bench_server_end() {
+	local sid=$1 label=$2 round=$3 ios=$4 ticks us pct
+	[[ -n $bench_server_pid ]] || return 0
+	ticks=$(($(proc_cpu_ticks "$bench_server_pid") - bench_server_ticks0))
+	us=$(awk -v t="$ticks" -v hz="$clk_tck" -v n="$ios" \
+		'BEGIN { printf "%.6f", (n > 0 ? t / hz * 1e6 / n : 0) }')
+	pct=$(awk -v t="$ticks" -v hz="$clk_tck" -v s="$runtime" \
+		'BEGIN { printf "%.2f", t / hz / s * 100 }')
+	record value "$sid" "$label" "$round" server_cpu_us_per_io "$us"
+	record value "$sid" "$label" "$round" server_cpu_pct "$pct"
+	bench_server_note=$(printf ', server %.3f us CPU/IO (%.0f%%)' "$us" "$pct")
+}
+
 # bench_fio SID LABEL ROUND FIO-ARGS...: one time-based fio run on the
 # client CPU (FIO-ARGS name the engine, the target and the workload), its
 # metrics recorded as LABEL's in round ROUND of section SID.
@@ -143,6 +182,7 @@ bench_fio() {
 	json=$T/json/$sid-$label-$round.json
 	for attempt in 1 2; do
 		wait_quiet
+		bench_server_begin
 		rc=0
 		"${pin_client[@]}" fio --output-format=json --output="$json" \
 			--name="$sid" --time_based --runtime="$runtime" \
@@ -163,8 +203,10 @@ bench_fio() {
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"
 	done <<<"$metrics"
+	bench_server_end "$sid" "$label" "$round" \
+		"$(awk '$1 == "ios" { printf "%d", $2 }' <<<"$metrics")"
 	bench_say "$sid" "$label" "$round" \
-		"$(awk '$1=="iops"{printf "%.1fk IOPS ", $2/1000} $1=="cpu_us_per_io"{printf "%.3f us CPU/IO ", $2} $1=="clat_mean_us"{printf "clat %.2f us", $2}' <<<"$metrics")"
+		"$(awk '$1=="iops"{printf "%.1fk IOPS ", $2/1000} $1=="cpu_us_per_io"{printf "%.3f us CPU/IO ", $2} $1=="clat_mean_us"{printf "clat %.2f us", $2}' <<<"$metrics")$bench_server_note"
 }
 
 # bench_say SID LABEL ROUND TEXT: the progress line of one run.
