@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "torus_pct.h"
 #include "nbd_uri.h"
 #include "nbd_wire.h"
 
@@ -23,46 +24,6 @@ static int uri_err(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes [s, s + len) into out (size outlen). */
-static int pct_decode(const char *s, size_t len, char *out, size_t outlen)
-{
-	size_t i, o = 0;
-	int hi, lo;
-
-	for (i = 0; i < len; i++) {
-		char c = s[i];
-
-		if (c == '%') {
-			if (i + 2 >= len)
-				return -1;
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			c = (char)(hi << 4 | lo);
-			if (!c)
-				return -1;
-			i += 2;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = c;
-	}
-	out[o] = 0;
-	return 0;
-}
-
 /* The path is "/export" or empty; the export name is the rest, decoded. */
 static int parse_export(const char *path, size_t len, struct nbd_uri *u,
 			const char *uri, char *err, size_t errlen)
@@ -71,7 +32,7 @@ static int parse_export(const char *path, size_t len, struct nbd_uri *u,
 		path++;
 		len--;
 	}
-	if (pct_decode(path, len, u->export_name, sizeof(u->export_name)))
+	if (pct_decode(u->export_name, sizeof(u->export_name), path, len))
 		return uri_err(err, errlen,
 			       "bad export name in uri '%s': invalid percent-encoding or longer than %d bytes",
 			       uri, NBD_URI_EXPORT_MAX);
@@ -114,8 +75,8 @@ static int parse_query(const char *query, struct nbd_uri *u, const char *uri,
 		} else if (namelen == 6 && !strncmp(p, "socket", 6) &&
 			   u->unix_socket) {
 			if (!eq || eq + 1 == p + len ||
-			    pct_decode(eq + 1, len - 7, u->socket,
-				       sizeof(u->socket)))
+			    pct_decode(u->socket, sizeof(u->socket), eq + 1,
+				       len - 7))
 				return uri_err(err, errlen,
 					       "bad socket path in uri '%s': empty, invalid percent-encoding or longer than %zu bytes",
 					       uri, sizeof(u->socket) - 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "torus_pct.h"
 #include "tcmu_uri.h"
 
 #define FORM "tcmu+unix:///?socket=/path/to/socket"
@@ -15,47 +16,6 @@ bool tcmu_uri_is_tcmu(const char *uri)
 {
 	return uri && !strncasecmp(uri, "tcmu", 4) &&
 	       (uri[4] == ':' || uri[4] == '+');
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Decodes src[0..len) into dst (size dstlen); -1 on bad escapes or room. */
-static int decode(char *dst, size_t dstlen, const char *src, size_t len)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < len; i++) {
-		char c = src[i];
-
-		if (c == '%') {
-			int hi, lo;
-
-			if (i + 2 >= len)
-				return -1;
-			hi = hexval(src[i + 1]);
-			lo = hi < 0 ? -1 : hexval(src[i + 2]);
-			if (lo < 0)
-				return -1;
-			c = (char)(hi << 4 | lo);
-			if (!c)
-				return -1;
-			i += 2;
-		}
-		if (o + 1 >= dstlen)
-			return -1;
-		dst[o++] = c;
-	}
-	dst[o] = '\0';
-	return 0;
 }
 
 int tcmu_uri_parse(const char *uri, struct tcmu_uri *out, char *err,
@@ -95,8 +55,8 @@ int tcmu_uri_parse(const char *uri, struct tcmu_uri *out, char *err,
 				snprintf(out->warning, sizeof(out->warning),
 					 "uri=%s: socket= given twice, the last one is used",
 					 uri);
-			if (decode(out->socket, sizeof(out->socket), key + 7,
-				   len - 7)) {
+			if (pct_decode(out->socket, sizeof(out->socket), key + 7,
+				       len - 7)) {
 				snprintf(err, errlen,
 					 "uri=%s: the socket path is too long (at most %zu bytes) or has a bad %%-escape",
 					 uri, sizeof(out->socket) - 1);
