@@ -1,6 +1,7 @@
 #!/bin/bash
 # Description: the TCMU transport's embedded default (transport=tcmu starts
 # tcmu-shim sized to the job, shares it, stops it), its refusals at start,
+# verify through the file (and O_DIRECT) store and a run on the null store,
 # a handler that dies or stalls mid-job (EIO or ETIMEDOUT with a message,
 # within a time bound), and a CHECK CONDITION reported with its sense.
 # $1: the fail-sync library (every fsync fails with EIO).
@@ -75,6 +76,15 @@ start_tcmu_shim "$T/s4k.sock" --backend memory --size 16M --block-size 4096
 expect_fio_error "read block size 512 is not a multiple of the server's minimum block size 4096" \
 	--name=bs4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=1m --rw=read --bs=512
 expect_fio_ok --name=ok4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=8m --rw=randwrite --bs=4k --iodepth=8 --verify=crc32c
+
+# ---- every storage-library store behind the handler host
+truncate -s 32M "$T/f.img" "$T/fd.img"
+start_tcmu_shim "$T/f.sock" --backend "file:$T/f.img"
+expect_fio_ok --name=file --uri="tcmu+unix:///?socket=$T/f.sock" --size=32m --rw=randrw --bs=4k-64k --iodepth=16 --verify=crc32c --fsync=32
+start_tcmu_shim "$T/fd.sock" --backend "file:$T/fd.img,direct"
+expect_fio_ok --name=direct --uri="tcmu+unix:///?socket=$T/fd.sock" --size=32m --rw=randwrite --bs=512-64k --iodepth=16 --verify=crc32c
+start_tcmu_shim "$T/null.sock" --backend null --size 1G
+expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --rw=randrw --bs=4k --iodepth=32 --number_ios=20000
 
 # ---- a handler that dies mid-job: EIO and a message, promptly
 start_tcmu_shim "$T/die.sock" --backend memory --size 64M
