@@ -7,48 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tcmu_be.h"
 #include "tcmu_cdb.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, v >> 32);
-	put32(p + 4, v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
 
 /* ---- initiator side ---- */
 
@@ -58,8 +18,8 @@ static void cdb16_rw(uint8_t cdb[16], uint8_t op, uint8_t b1, uint64_t lba,
 	memset(cdb, 0, 16);
 	cdb[0] = op;
 	cdb[1] = b1;
-	put64(cdb + 2, lba);
-	put32(cdb + 10, blocks);
+	put_be64(cdb + 2, lba);
+	put_be32(cdb + 10, blocks);
 }
 
 void tcmu_cdb_read16(uint8_t cdb[16], uint64_t lba, uint32_t blocks)
@@ -88,7 +48,7 @@ void tcmu_cdb_unmap(uint8_t cdb[10], uint16_t param_len)
 {
 	memset(cdb, 0, 10);
 	cdb[0] = SCSI_UNMAP;
-	put16(cdb + 7, param_len);
+	put_be16(cdb + 7, param_len);
 }
 
 size_t tcmu_unmap_param(uint8_t *buf, size_t len, uint64_t lba,
@@ -98,10 +58,10 @@ size_t tcmu_unmap_param(uint8_t *buf, size_t len, uint64_t lba,
 		return 0;
 	memset(buf, 0, TCMU_UNMAP_PARAM_LEN);
 	/* Both lengths count the bytes after themselves. */
-	put16(buf, TCMU_UNMAP_PARAM_LEN - 2);
-	put16(buf + 2, TCMU_UNMAP_DESC_LEN);
-	put64(buf + 8, lba);
-	put32(buf + 16, blocks);
+	put_be16(buf, TCMU_UNMAP_PARAM_LEN - 2);
+	put_be16(buf + 2, TCMU_UNMAP_DESC_LEN);
+	put_be64(buf + 8, lba);
+	put_be32(buf + 16, blocks);
 	return TCMU_UNMAP_PARAM_LEN;
 }
 
@@ -112,7 +72,7 @@ void tcmu_cdb_inquiry(uint8_t cdb[6], bool evpd, uint8_t page,
 	cdb[0] = SCSI_INQUIRY;
 	cdb[1] = evpd ? 0x01 : 0;
 	cdb[2] = evpd ? page : 0;
-	put16(cdb + 3, alloc_len);
+	put_be16(cdb + 3, alloc_len);
 }
 
 void tcmu_cdb_read_capacity16(uint8_t cdb[16], uint32_t alloc_len)
@@ -120,7 +80,7 @@ void tcmu_cdb_read_capacity16(uint8_t cdb[16], uint32_t alloc_len)
 	memset(cdb, 0, 16);
 	cdb[0] = SCSI_SERVICE_ACTION_IN_16;
 	cdb[1] = SCSI_SAI_READ_CAPACITY_16;
-	put32(cdb + 10, alloc_len);
+	put_be32(cdb + 10, alloc_len);
 }
 
 static int bad(const char **msg, const char *m)
@@ -137,8 +97,8 @@ int tcmu_read_capacity16_decode(const uint8_t *buf, size_t len,
 	/* Last LBA and block length are the least a target may return. */
 	if (len < 12)
 		return bad(msg, "READ CAPACITY(16) reply shorter than 12 bytes");
-	cap->last_lba = get64(buf);
-	cap->block_len = get32(buf + 8);
+	cap->last_lba = get_be64(buf);
+	cap->block_len = get_be32(buf + 8);
 	if (cap->block_len == 0)
 		return bad(msg, "READ CAPACITY(16) reports a block length of 0");
 	if (cap->last_lba == UINT64_MAX)
@@ -200,21 +160,21 @@ int tcmu_vpd_block_limits_decode(const uint8_t *buf, size_t len,
 		return bad(msg, "Block Limits VPD reply shorter than 4 bytes");
 	if (buf[1] != TCMU_VPD_BLOCK_LIMITS)
 		return bad(msg, "VPD reply is not the Block Limits page");
-	plen = get16(buf + 2);
+	plen = get_be16(buf + 2);
 	/* SBC-2's page ends after the optimal transfer length. */
 	if (plen < 0x0c)
 		return bad(msg, "Block Limits VPD page length below 12");
 	if (len < 4 + plen)
 		return bad(msg, "Block Limits VPD reply shorter than its page length");
-	bl->opt_granularity = get16(buf + 6);
-	bl->max_transfer = get32(buf + 8);
-	bl->opt_transfer = get32(buf + 12);
+	bl->opt_granularity = get_be16(buf + 6);
+	bl->max_transfer = get_be32(buf + 8);
+	bl->opt_transfer = get_be32(buf + 12);
 	/* The unmap fields came with SBC-3's 0x3c-byte page. */
 	if (plen >= 0x3c) {
-		bl->max_unmap_lbas = get32(buf + 20);
-		bl->max_unmap_descs = get32(buf + 24);
-		bl->unmap_granularity = get32(buf + 28);
-		bl->max_write_same = get64(buf + 36);
+		bl->max_unmap_lbas = get_be32(buf + 20);
+		bl->max_unmap_descs = get_be32(buf + 24);
+		bl->unmap_granularity = get_be32(buf + 28);
+		bl->max_write_same = get_be64(buf + 36);
 	}
 	return 0;
 }
@@ -253,7 +213,7 @@ size_t tcmu_sense_fixed(uint8_t *buf, size_t len, const struct tcmu_sense *s)
 	buf[0] = 0x70;
 	if (s->info_valid && s->info <= UINT32_MAX) {
 		buf[0] |= 0x80;
-		put32(buf + 3, s->info);
+		put_be32(buf + 3, s->info);
 	}
 	buf[2] = s->key & 0x0f;
 	buf[7] = TCMU_SENSE_FIXED_LEN - 8;
@@ -262,7 +222,7 @@ size_t tcmu_sense_fixed(uint8_t *buf, size_t len, const struct tcmu_sense *s)
 	if (s->sksv) {
 		buf[15] = 0x80 | (s->cd ? 0x40 : 0) |
 			  (s->bpv ? 0x08 | (s->bit & 7) : 0);
-		put16(buf + 16, s->field);
+		put_be16(buf + 16, s->field);
 	}
 	return TCMU_SENSE_FIXED_LEN;
 }
@@ -278,7 +238,7 @@ static void sks_decode(struct tcmu_sense *s, const uint8_t *p)
 	s->cd = p[0] & 0x40;
 	s->bpv = p[0] & 0x08;
 	s->bit = p[0] & 0x07;
-	s->field = get16(p + 1);
+	s->field = get_be16(p + 1);
 }
 
 int tcmu_sense_decode(const uint8_t *buf, size_t len, struct tcmu_sense *s)
@@ -300,7 +260,7 @@ int tcmu_sense_decode(const uint8_t *buf, size_t len, struct tcmu_sense *s)
 			avail = len;
 		if (buf[0] & 0x80 && avail >= 7) {
 			s->info_valid = true;
-			s->info = get32(buf + 3);
+			s->info = get_be32(buf + 3);
 		}
 		if (avail >= 14) {
 			s->asc = buf[12];
@@ -331,7 +291,7 @@ int tcmu_sense_decode(const uint8_t *buf, size_t len, struct tcmu_sense *s)
 			break;
 		if (d[0] == 0x00 && dlen >= 12) {
 			s->info_valid = d[2] & 0x80;
-			s->info = get64(d + 4);
+			s->info = get_be64(d + 4);
 		} else if (d[0] == 0x02 && dlen >= 7) {
 			sks_decode(s, d + 4);
 		}
@@ -524,18 +484,18 @@ static int parse_rw(const uint8_t *cdb, struct tcmu_cdb *c, bool write,
 		c->flags |= TCMU_CDB_F_DPO;
 	switch (c->len) {
 	case 10:
-		c->lba = get32(cdb + 2);
-		c->blocks = get16(cdb + 7);
+		c->lba = get_be32(cdb + 2);
+		c->blocks = get_be16(cdb + 7);
 		grp = 6;
 		break;
 	case 12:
-		c->lba = get32(cdb + 2);
-		c->blocks = get32(cdb + 6);
+		c->lba = get_be32(cdb + 2);
+		c->blocks = get_be32(cdb + 6);
 		grp = 10;
 		break;
 	default:
-		c->lba = get64(cdb + 2);
-		c->blocks = get32(cdb + 10);
+		c->lba = get_be64(cdb + 2);
+		c->blocks = get_be32(cdb + 10);
 		grp = 14;
 		break;
 	}
@@ -552,7 +512,7 @@ static int parse_rw6(const uint8_t *cdb, struct tcmu_cdb *c, bool write,
 	/* Bits 7-5 were SCSI-2's LUN: reserved since. */
 	if (chk(cdb, 1, 0xe0, s))
 		return -1;
-	c->lba = get24(cdb + 1) & 0x1fffff;
+	c->lba = get_be24(cdb + 1) & 0x1fffff;
 	/* The 6-byte commands cannot ask for zero blocks: 0 means 256. */
 	c->blocks = cdb[4] ? cdb[4] : 256;
 	return 0;
@@ -568,13 +528,13 @@ static int parse_sync(const uint8_t *cdb, struct tcmu_cdb *c,
 	if (cdb[1] & 0x02)
 		c->flags |= TCMU_CDB_F_IMMED;
 	if (c->len == 10) {
-		c->lba = get32(cdb + 2);
-		c->blocks = get16(cdb + 7);
+		c->lba = get_be32(cdb + 2);
+		c->blocks = get_be16(cdb + 7);
 		if (chk(cdb, 6, 0xc0, s))
 			return -1;
 	} else {
-		c->lba = get64(cdb + 2);
-		c->blocks = get32(cdb + 10);
+		c->lba = get_be64(cdb + 2);
+		c->blocks = get_be32(cdb + 10);
 		if (chk(cdb, 14, 0xc0, s))
 			return -1;
 	}
@@ -596,8 +556,8 @@ static int parse_write_same(const uint8_t *cdb, struct tcmu_cdb *c,
 		c->flags |= TCMU_CDB_F_UNMAP;
 	if (cdb[1] & 0x01)
 		c->flags |= TCMU_CDB_F_NDOB;
-	c->lba = get64(cdb + 2);
-	c->blocks = get32(cdb + 10);
+	c->lba = get_be64(cdb + 2);
+	c->blocks = get_be32(cdb + 10);
 	if (chk(cdb, 14, 0xc0, s))
 		return -1;
 	if (!c->blocks)
@@ -614,7 +574,7 @@ static int parse_unmap(const uint8_t *cdb, struct tcmu_cdb *c,
 		return -1;
 	if (cdb[1] & 0x01)
 		c->flags |= TCMU_CDB_F_ANCHOR;
-	c->alloc_len = get16(cdb + 7);
+	c->alloc_len = get_be16(cdb + 7);
 	return 0;
 }
 
@@ -633,7 +593,7 @@ static int parse_inquiry(const uint8_t *cdb, struct tcmu_cdb *c,
 		tcmu_sense_invalid_field(s, true, 2, -1);
 		return -1;
 	}
-	c->alloc_len = get16(cdb + 3);
+	c->alloc_len = get_be16(cdb + 3);
 	return 0;
 }
 
@@ -646,7 +606,7 @@ static int parse_read_capacity10(const uint8_t *cdb, struct tcmu_cdb *c,
 		return -1;
 	if (cdb[8] & 0x01)
 		c->flags |= TCMU_CDB_F_PMI;
-	c->lba = get32(cdb + 2);
+	c->lba = get_be32(cdb + 2);
 	/* SBC: an LBA without PMI is an invalid field. */
 	if (c->lba && !(c->flags & TCMU_CDB_F_PMI)) {
 		tcmu_sense_invalid_field(s, true, 2, -1);
@@ -671,12 +631,12 @@ static int parse_sai16(const uint8_t *cdb, struct tcmu_cdb *c,
 		return -1;
 	if (cdb[14] & 0x01)
 		c->flags |= TCMU_CDB_F_PMI;
-	c->lba = get64(cdb + 2);
+	c->lba = get_be64(cdb + 2);
 	if (c->lba && !(c->flags & TCMU_CDB_F_PMI)) {
 		tcmu_sense_invalid_field(s, true, 2, -1);
 		return -1;
 	}
-	c->alloc_len = get32(cdb + 10);
+	c->alloc_len = get_be32(cdb + 10);
 	return 0;
 }
 
@@ -693,7 +653,7 @@ static int parse_mode_sense(const uint8_t *cdb, struct tcmu_cdb *c,
 			return -1;
 		if (cdb[1] & 0x10)
 			c->flags |= TCMU_CDB_F_LLBAA;
-		c->alloc_len = get16(cdb + 7);
+		c->alloc_len = get_be16(cdb + 7);
 	}
 	if (cdb[1] & 0x08)
 		c->flags |= TCMU_CDB_F_DBD;
@@ -724,8 +684,8 @@ static int parse_maintenance_in(const uint8_t *cdb, struct tcmu_cdb *c,
 	if (cdb[2] & 0x80)
 		c->flags |= TCMU_CDB_F_RCTD;
 	c->rso_opcode = cdb[3];
-	c->rso_sa = get16(cdb + 4);
-	c->alloc_len = get32(cdb + 6);
+	c->rso_sa = get_be16(cdb + 4);
+	c->alloc_len = get_be32(cdb + 6);
 	return 0;
 }
 
@@ -842,16 +802,16 @@ int tcmu_unmap_parse(const uint8_t *param, size_t len, uint32_t max_descs,
 		return -1;
 	}
 	/* The data length counts from byte 2; it must cover the header. */
-	if (get16(param) < 6) {
+	if (get_be16(param) < 6) {
 		tcmu_sense_invalid_field(s, false, 0, -1);
 		return -1;
 	}
-	dlen = get16(param + 2);
+	dlen = get_be16(param + 2);
 	/* Descriptors the initiator did not send are not there. */
 	if (dlen > len - 8)
 		dlen = len - 8;
-	if (dlen > (size_t)get16(param) - 6)
-		dlen = get16(param) - 6;
+	if (dlen > (size_t)get_be16(param) - 6)
+		dlen = get_be16(param) - 6;
 	n = dlen / TCMU_UNMAP_DESC_LEN;
 	if (max_descs && n > max_descs) {
 		tcmu_sense_invalid_field(s, false, 2, -1);
@@ -859,8 +819,8 @@ int tcmu_unmap_parse(const uint8_t *param, size_t len, uint32_t max_descs,
 	}
 	for (i = 0; i < n; i++) {
 		const uint8_t *d = param + 8 + i * TCMU_UNMAP_DESC_LEN;
-		uint64_t lba = get64(d);
-		uint32_t nr = get32(d + 8);
+		uint64_t lba = get_be64(d);
+		uint32_t nr = get_be32(d + 8);
 
 		if (nr && nr > UINT64_MAX - lba) {
 			tcmu_sense_set(s, SCSI_SK_ILLEGAL_REQUEST,
@@ -876,6 +836,6 @@ void tcmu_unmap_get(const uint8_t *param, uint32_t i, uint64_t *lba,
 {
 	const uint8_t *d = param + 8 + (size_t)i * TCMU_UNMAP_DESC_LEN;
 
-	*lba = get64(d);
-	*blocks = get32(d + 8);
+	*lba = get_be64(d);
+	*blocks = get_be32(d + 8);
 }

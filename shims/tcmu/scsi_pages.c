@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "tcmu_be.h"
 #include "scsi_pages.h"
 
 #define INQ_STD_LEN		74	/* up to the version descriptors */
@@ -14,26 +15,6 @@
 
 /* MODE SENSE device-specific parameter: DPO and FUA are honoured. */
 #define MODE_DPOFUA		0x10
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, v >> 32);
-	put32(p + 4, v);
-}
 
 /* An ASCII field, space padded as SPC wants. */
 static void put_ascii(uint8_t *p, const char *s, size_t n)
@@ -64,9 +45,9 @@ static int inquiry_std(uint8_t *buf)
 	put_ascii(buf + 16, SCSI_PRODUCT, 16);
 	put_ascii(buf + 32, SCSI_REVISION, 4);
 	/* Version descriptors: SAM-5, SPC-4, SBC-3. */
-	put16(buf + 58, 0x00a0);
-	put16(buf + 60, 0x0460);
-	put16(buf + 62, 0x04c0);
+	put_be16(buf + 58, 0x00a0);
+	put_be16(buf + 60, 0x0460);
+	put_be16(buf + 62, 0x04c0);
 	return INQ_STD_LEN;
 }
 
@@ -95,7 +76,7 @@ static int vpd_device_id(const struct scsi_target *t, uint8_t *buf)
 	d[0] = 0x01;			/* binary */
 	d[1] = 0x03;			/* logical unit, NAA */
 	d[3] = 8;
-	put64(d + 4, 3ull << 60 | (t->id & ((1ull << 60) - 1)));
+	put_be64(d + 4, 3ull << 60 | (t->id & ((1ull << 60) - 1)));
 	d += 12;
 	d[0] = 0x02;			/* ASCII */
 	d[1] = 0x01;			/* logical unit, T10 vendor ID */
@@ -109,18 +90,18 @@ static int vpd_device_id(const struct scsi_target *t, uint8_t *buf)
 static int vpd_block_limits(const struct scsi_target *t, uint8_t *buf)
 {
 	buf[4] = 0x01;			/* WSNZ: no WRITE SAME of 0 blocks */
-	put16(buf + 6, t->granularity);
-	put32(buf + 8, t->max_xfer);
-	put32(buf + 20, t->max_unmap);
-	put32(buf + 24, SCSI_MAX_UNMAP_DESCS);
-	put32(buf + 28, t->granularity);
-	put64(buf + 36, t->max_ws);
+	put_be16(buf + 6, t->granularity);
+	put_be32(buf + 8, t->max_xfer);
+	put_be32(buf + 20, t->max_unmap);
+	put_be32(buf + 24, SCSI_MAX_UNMAP_DESCS);
+	put_be32(buf + 28, t->granularity);
+	put_be64(buf + 36, t->max_ws);
 	return VPD_LIMITS_LEN;
 }
 
 static int vpd_characteristics(uint8_t *buf)
 {
-	put16(buf + 4, 0x0001);		/* non-rotating medium */
+	put_be16(buf + 4, 0x0001);		/* non-rotating medium */
 	return VPD_CHARS_LEN;
 }
 
@@ -164,7 +145,7 @@ int scsi_inquiry(const struct scsi_target *t, const struct tcmu_cdb *c,
 		return invalid_cdb(s, 2, -1);
 	}
 	buf[1] = c->page;
-	put16(buf + 2, len - 4);
+	put_be16(buf + 2, len - 4);
 	return len;
 }
 
@@ -177,13 +158,13 @@ int scsi_read_capacity(const struct scsi_target *t, const struct tcmu_cdb *c,
 
 	if (c->cls == TCMU_CDB_READ_CAPACITY_10) {
 		/* Too big for 32 bits: the initiator must ask with (16). */
-		put32(buf, last > 0xfffffffeull ? 0xffffffff : last);
-		put32(buf + 4, t->block_size);
+		put_be32(buf, last > 0xfffffffeull ? 0xffffffff : last);
+		put_be32(buf + 4, t->block_size);
 		return 8;
 	}
 	memset(buf, 0, 32);
-	put64(buf, last);
-	put32(buf + 8, t->block_size);
+	put_be64(buf, last);
+	put_be32(buf + 8, t->block_size);
 	buf[14] = 0x80 | (t->lbprz ? 0x40 : 0);	/* LBPME, LBPRZ */
 	return 32;
 }
@@ -217,13 +198,13 @@ static int block_descriptor(const struct scsi_target *t, uint8_t *p,
 {
 	if (longlba) {
 		memset(p, 0, 16);
-		put64(p, t->nr_blocks);
-		put32(p + 12, t->block_size);
+		put_be64(p, t->nr_blocks);
+		put_be32(p + 12, t->block_size);
 		return 16;
 	}
 	memset(p, 0, 8);
-	put32(p, t->nr_blocks > 0xffffffffull ? 0xffffffff : t->nr_blocks);
-	put32(p + 4, t->block_size);	/* byte 4 is reserved: 24 bits */
+	put_be32(p, t->nr_blocks > 0xffffffffull ? 0xffffffff : t->nr_blocks);
+	put_be32(p + 4, t->block_size);	/* byte 4 is reserved: 24 bits */
 	p[4] = 0;
 	return 8;
 }
@@ -258,10 +239,10 @@ int scsi_mode_sense(const struct scsi_target *t, const struct tcmu_cdb *c,
 		len += page_control(buf + len, changeable);
 
 	if (ten) {
-		put16(buf, len - 2);
+		put_be16(buf, len - 2);
 		buf[3] = MODE_DPOFUA;
 		buf[4] = bd == 16 ? 0x01 : 0;	/* LONGLBA */
-		put16(buf + 6, bd);
+		put_be16(buf + 6, bd);
 	} else {
 		buf[0] = len - 1;
 		buf[2] = MODE_DPOFUA;
@@ -350,7 +331,7 @@ static const struct opcode_info *op_find(uint8_t op, bool has_sa,
 static int timeouts(uint8_t *p)
 {
 	memset(p, 0, TIMEOUTS_LEN);
-	put16(p, TIMEOUTS_LEN - 2);
+	put_be16(p, TIMEOUTS_LEN - 2);
 	return TIMEOUTS_LEN;
 }
 
@@ -364,14 +345,14 @@ static int rsoc_all(bool rctd, uint8_t *buf)
 
 		memset(p, 0, 8);
 		p[0] = o->op;
-		put16(p + 2, o->sa);
+		put_be16(p + 2, o->sa);
 		p[5] = (rctd ? 0x02 : 0) | (o->has_sa ? 0x01 : 0);
-		put16(p + 6, o->len);
+		put_be16(p + 6, o->len);
 		p += 8;
 		if (rctd)
 			p += timeouts(p);
 	}
-	put32(buf, p - buf - 4);
+	put_be32(buf, p - buf - 4);
 	return p - buf;
 }
 
@@ -406,7 +387,7 @@ int scsi_report_opcodes(const struct scsi_target *t, const struct tcmu_cdb *c,
 		return 4;
 	}
 	buf[1] = (rctd ? 0x80 : 0) | 0x03;	/* supported, as the standard */
-	put16(buf + 2, o->len);
+	put_be16(buf + 2, o->len);
 	memcpy(buf + 4, o->usage, o->len);
 	len = 4 + o->len;
 	if (rctd)

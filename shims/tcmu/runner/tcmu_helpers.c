@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #include "runner_dev.h"
+#include "tcmu_be.h"
+#include "tcmu_cdb.h"
 
 size_t tcmu_iovec_length(struct iovec *iovec, size_t iov_cnt)
 {
@@ -97,42 +99,24 @@ off_t tcmu_iovec_compare(void *mem, struct iovec *iovec, size_t size)
 	return -1;
 }
 
-static uint64_t be_get(const uint8_t *p, int bytes)
-{
-	uint64_t v = 0;
-
-	while (bytes--)
-		v = v << 8 | *p++;
-	return v;
-}
-
 /* The CDB's length from its group code (SPC-4, 4.2.5.1). */
 int tcmu_cdb_get_length(uint8_t *cdb)
 {
-	switch (cdb[0] >> 5) {
-	case 0:
-		return 6;
-	case 1:
-	case 2:
-		return 10;
-	case 4:
-		return 16;
-	case 5:
-		return 12;
-	}
-	return -1;
+	unsigned int len = tcmu_cdb_len(cdb[0]);
+
+	return len ? (int)len : -1;
 }
 
 uint64_t tcmu_cdb_get_lba(uint8_t *cdb)
 {
 	switch (tcmu_cdb_get_length(cdb)) {
 	case 6:
-		return be_get(cdb + 1, 3) & 0x1fffff;
+		return get_be24(cdb + 1) & 0x1fffff;
 	case 10:
 	case 12:
-		return be_get(cdb + 2, 4);
+		return get_be32(cdb + 2);
 	case 16:
-		return be_get(cdb + 2, 8);
+		return get_be64(cdb + 2);
 	}
 	return 0;
 }
@@ -144,11 +128,11 @@ uint32_t tcmu_cdb_get_xfer_length(uint8_t *cdb)
 	case 6:
 		return cdb[4];
 	case 10:
-		return be_get(cdb + 7, 2);
+		return get_be16(cdb + 7);
 	case 12:
-		return be_get(cdb + 6, 4);
+		return get_be32(cdb + 6);
 	case 16:
-		return be_get(cdb + 10, 4);
+		return get_be32(cdb + 10);
 	}
 	return 0;
 }
@@ -169,16 +153,12 @@ int tcmu_sense_set_data(uint8_t *sense_buf, uint8_t key, uint16_t asc_ascq)
 void tcmu_sense_set_info(uint8_t *sense_buf, uint32_t info)
 {
 	sense_buf[0] |= 0x80;
-	sense_buf[3] = info >> 24;
-	sense_buf[4] = info >> 16;
-	sense_buf[5] = info >> 8;
-	sense_buf[6] = info;
+	put_be32(sense_buf + 3, info);
 }
 
 /* The SENSE KEY SPECIFIC field, with SKSV. */
 void tcmu_sense_set_key_specific_info(uint8_t *sense_buf, uint16_t info)
 {
 	sense_buf[15] = 0x80;
-	sense_buf[16] = info >> 8;
-	sense_buf[17] = info;
+	put_be16(sense_buf + 16, info);
 }
