@@ -24,6 +24,15 @@ Each test is a dict:
               doc     the documents' figures: [(setup, value), ...] (may be empty)
   kind      'filesystem' | 'device' | 'block-level' (what the kernel path is)
   note      what the engine-path figure means, for the report
+  transport how the engine reaches the server: 'nbd' (the default: the engine's
+            NBD client straight to it) or 'tcmu' (the engine's TCMU transport to
+            tcmu-shim, whose NBD store forwards to the same server)
+  base      the document's test this one runs (its own id for NBD; the TCMU
+            variants, id <base>-tcmu, are made by _tcmu_variant from it)
+
+The torus document measured every test through NBD and through TCMU: its tests
+run twice, each run beside the figures of its front end (TORUS_NBD_SETUPS,
+TORUS_TCMU_SETUPS).
 """
 
 KiB = 1024
@@ -37,10 +46,28 @@ D003 = "003 Lustre single client"
 D004 = "004 0-Disk deduped volume (2017)"
 
 TORUS_SETUPS = ("gRPC/nbd", "gRPC/TCMU", "TDP/nbd", "TDP/TCMU")
+TORUS_NBD_SETUPS = ("gRPC/nbd", "TDP/nbd")
+TORUS_TCMU_SETUPS = ("gRPC/TCMU", "TDP/TCMU")
+TRANSPORTS = {"nbd": "NBD", "tcmu": "TCMU"}
 
 
 def _torus(values):
     return list(zip(TORUS_SETUPS, values))
+
+
+def _only(doc, setups):
+    return [(label, v) for label, v in doc if label in setups]
+
+
+def _tcmu_variant(test):
+    """The TCMU run of a torus test: the same job and server, reached through
+    tcmu-shim, beside the document's TCMU figures."""
+    t = dict(test, id=test["id"] + "-tcmu", transport="tcmu", base=test["id"])
+    t["metrics"] = [dict(m, doc=_only(m["doc"], TORUS_TCMU_SETUPS))
+                    for m in test["metrics"]]
+    t["note"] = ("through the engine's TCMU transport to tcmu-shim, whose NBD store "
+                 "forwards each command to the torus shim; " + test["note"])
+    return t
 
 
 # The small-file tests: 2000 files of 4 KiB .. 60 KiB (mean 32 KiB), so the
@@ -180,6 +207,21 @@ TESTS = [
          note="the document shows no result; readwrite=1 mirrored as randrw"),
 ]
 
+# Every test runs over NBD unless it says otherwise; the torus tests also run
+# over TCMU, right after the NBD runs and on the same torus shim (so
+# torus-ddreadback-tcmu reads what torus-ddwrite-tcmu wrote through tcmu-shim).
+_TORUS = [t for t in TESTS if t["server"] == "torus"]
+_TCMU = [_tcmu_variant(t) for t in _TORUS]
+for _t in TESTS:
+    _t.setdefault("transport", "nbd")
+    _t.setdefault("base", _t["id"])
+    if _t["server"] == "torus":
+        for _m in _t["metrics"]:
+            _m["doc"] = _only(_m["doc"], TORUS_NBD_SETUPS)
+_at = TESTS.index(_TORUS[-1]) + 1
+TESTS[_at:_at] = _TCMU
+del _t, _m, _at
+
 UNITS = {"bw_MB": "MB/s", "bw_MiB": "MiB/s", "iops": "IOPS", "elapsed": "s"}
 
 SERVERS = {
@@ -188,6 +230,18 @@ SERVERS = {
     "zeroos": "nbd-shim zeroos on Redis",
     "nbdkit": "nbdkit memory",
 }
+
+
+def server_text(test):
+    """The server as the report names it, with tcmu-shim in front for TCMU."""
+    if test.get("transport") == "tcmu":
+        return "tcmu-shim, NBD store to " + SERVERS[test["server"]]
+    return SERVERS[test["server"]]
+
+
+def variants(base_id):
+    """The runs of one of the documents' tests (its NBD run, then any TCMU)."""
+    return [t for t in TESTS if t["base"] == base_id]
 
 
 def by_id(test_id):

@@ -3,7 +3,12 @@
 
 - every test of the documents (jobs/documents.tsv) has its job file in jobs/, an entry in
   docs_tests.TESTS with the same job and server, and a mention in docs/documents.md;
-- every job file is listed once in docs_tests.TESTS, and every listed job exists;
+- every job file is listed once in docs_tests.TESTS (once per document test: the TCMU
+  runs of a test, jobs/documents.tsv's transports, reuse its job), and every listed job
+  exists;
+- every transport jobs/documents.tsv gives a test has its run in docs_tests.TESTS
+  (<id> over NBD, <id>-tcmu over TCMU), and no run has a transport the table does not
+  give; docs/documents.md names every run;
 - no job names an ioengine or a target (ioengine, filename, directory, uri);
 - every job has the header: which document, the original, how to run, how to scale;
 - every size=, runtime= and nrfiles= is written "${TORUS_X}+DEFAULT" with DEFAULT the
@@ -36,7 +41,22 @@ def fio_bytes(text):
 
 
 files = sorted(f for f in os.listdir(JOBS) if f.endswith(".fio"))
-listed = [t["job"] for t in docs_tests.TESTS]
+# one run per document test (its NBD run); other transports reuse its job
+BASES = [t for t in docs_tests.TESTS if t["id"] == t["base"]]
+listed = [t["job"] for t in BASES]
+for t in docs_tests.TESTS:
+    if t["id"] != t["base"]:
+        try:
+            base = docs_tests.by_id(t["base"])
+        except KeyError:
+            err(f"{t['id']}: its base {t['base']} is not in scripts/docs_tests.py")
+            continue
+        if (t["job"], t["server"]) != (base["job"], base["server"]):
+            err(f"{t['id']}: runs {t['job']} on {t['server']}, its base {base['job']} "
+                f"on {base['server']}")
+        if t["id"] != f"{t['base']}-{t['transport']}":
+            err(f"{t['id']}: a {t['transport']} run of {t['base']} is named "
+                f"{t['base']}-{t['transport']}")
 for f in files:
     if listed.count(f) != 1:
         err(f"{f}: listed {listed.count(f)} times in scripts/docs_tests.py (want once)")
@@ -46,7 +66,7 @@ for f in listed:
 if "randrw.fio" not in files:
     err("jobs/randrw.fio is missing")
 
-for t in docs_tests.TESTS:
+for t in BASES:
     path = os.path.join(JOBS, t["job"])
     if not os.path.exists(path):
         continue
@@ -138,12 +158,24 @@ for row in rows:
     for word in (row["id"], row["job"]):
         if word not in documents_md:
             err(f"docs/documents.md does not name {word}")
+    transports = row.get("transports", "").split(",")
+    if transports[:1] != ["nbd"] or not set(transports) <= set(docs_tests.TRANSPORTS):
+        err(f"jobs/documents.tsv: {row['id']}: transports {row.get('transports')!r} "
+            f"(want nbd first, of {sorted(docs_tests.TRANSPORTS)})")
+    runs = {v["transport"]: v["id"] for v in docs_tests.variants(row["id"])}
+    if sorted(runs) != sorted(transports):
+        err(f"{row['id']}: jobs/documents.tsv gives transports {transports}, "
+            f"scripts/docs_tests.py runs it over {sorted(runs)}")
+    for transport, run in runs.items():
+        if run not in documents_md:
+            err(f"docs/documents.md does not name {run} (its {transport} run)")
 sweep = [m["job"] for m in docs_tests.by_id("lustre-bs-sweep")["metrics"]]
 if sweep != ["bs-1m", "bs-4m", "bs-8m", "bs-16m"]:
     err(f"lustre-bs-sweep: sections {sweep}")
 
 for e in errors:
     print("check_jobs:", e, file=sys.stderr)
-print(f"check_jobs: {len(files)} job files, {len(docs_tests.TESTS)} tests, "
+print(f"check_jobs: {len(files)} job files, {len(BASES)} tests "
+      f"({len(docs_tests.TESTS)} runs), "
       f"{len(errors)} problems")
 sys.exit(1 if errors else 0)

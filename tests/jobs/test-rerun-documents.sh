@@ -1,16 +1,20 @@
 #!/bin/bash
 # scripts/rerun-documents runs end to end in its short mode (one second per
 # test) against every server it needs and writes its report (report.md with a
-# row per figure, report.png, results.json); and it stops with a clear error
-# naming the package or the build step when a server is missing.
+# row per figure, report.png, results.json), the torus tests over NBD and over
+# TCMU (tcmu-shim in front of the same torus shim), every figure non-zero; and
+# it stops with a clear error naming the package or the build step when a
+# server is missing.
 . "$TORUS_SRC/tests/lib.sh"
 require fio python3 nbdkit nbd-server redis-server
 [ -f "$ENGINE" ] || skip "no engine at $ENGINE (ninja -C build)"
 [ -x "$NBD_SHIM" ] || skip "no shim at $NBD_SHIM (ninja -C build)"
+[ -x "$TCMU_SHIM" ] || skip "no handler host at $TCMU_SHIM (ninja -C build)"
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null ||
 	skip "matplotlib is not installed (python3-matplotlib)"
 # The engine and shim of this build (TORUS_BUILD), not the default build/.
-R() { "$TORUS_SRC/scripts/rerun-documents" --engine "$ENGINE" --nbd-shim "$NBD_SHIM" "$@"; }
+R() { "$TORUS_SRC/scripts/rerun-documents" --engine "$ENGINE" --nbd-shim "$NBD_SHIM" \
+	--tcmu-shim "$TCMU_SHIM" "$@"; }
 
 # A missing server: the error names what provides it, and nothing runs.
 mkdir -p "$T/bin"
@@ -26,6 +30,10 @@ grep -q "nbd-server not found: install the Debian package nbd-server" "$T/out" |
 R --short --only torus --nbd-shim "$T/no-shim" --results "$T/none" >"$T/out" 2>&1 &&
 	fail "rerun-documents ran without the shim"
 grep -q "nbd-shim not found: build it" "$T/out" || { cat "$T/out" >&2; fail "no clear error for a missing shim"; }
+R --short --only torus-ddwrite-tcmu --tcmu-shim "$T/no-tcmu" --results "$T/none" >"$T/out" 2>&1 &&
+	fail "rerun-documents ran the TCMU tests without tcmu-shim"
+grep -q "tcmu-shim not found: build it" "$T/out" ||
+	{ cat "$T/out" >&2; fail "no clear error for a missing tcmu-shim"; }
 [ -e "$T/none" ] && fail "a results folder was made although nothing could run"
 
 # The short mode, end to end.
@@ -40,7 +48,7 @@ n=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import docs_tests; 
 [ -s "$T/res/report.md" ] || fail "no report.md"
 [ "$(head -c 8 "$T/res/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
 	fail "report.png is not a PNG"
-grep -q '^| document | test | metric | documents. figure | ours | units | server |' "$T/res/report.md" ||
+grep -q '^| document | test | metric | transport | documents. figure | ours | units | server |' "$T/res/report.md" ||
 	fail "report.md has no table header"
 grep -q '| failed: ' "$T/res/report.md" && fail "report.md reports a failure: $(grep '| failed: ' "$T/res/report.md")"
 python3 - "$T/res" <<'PY' || fail "results.json or report.md incomplete"
@@ -60,7 +68,27 @@ for t in r["tests"]:
         assert v > 0, (t["id"], k, v)
     assert os.path.exists(os.path.join(res, t["id"] + ".json")), t["id"]
 assert "filesystem" in md and "block I/O pattern" in md
-for server in ("nbd-shim torus", "nbd-server (official)", "nbd-shim zeroos on Redis", "nbdkit memory"):
+for server in ("nbd-shim torus", "nbd-server (official)", "nbd-shim zeroos on Redis", "nbdkit memory",
+               "tcmu-shim, NBD store to nbd-shim torus"):
     assert server in md, server
+# the torus tests over TCMU: a run each, non-zero, beside the document's TCMU figures,
+# each row right after its NBD row
+tcmu = [t for t in r["tests"] if t["transport"] == "tcmu"]
+assert sorted(t["base"] for t in tcmu) == sorted(
+    t["id"] for t in docs_tests.TESTS if t["server"] == "torus" and t["transport"] == "nbd"), tcmu
+for t in tcmu:
+    want = {m["key"] for m in docs_tests.by_id(t["id"])["metrics"]}
+    assert set(t["figures"]) == want and all(v > 0 for v in t["figures"].values()), t
+tcmu_rows = [l for l in rows if "| TCMU |" in l]
+assert len(tcmu_rows) == sum(len(docs_tests.by_id(t["id"])["metrics"]) for t in tcmu), tcmu_rows
+assert all("TCMU)" in l or "| — |" in l for l in tcmu_rows), tcmu_rows
+assert not any("TCMU)" in l for l in rows if "| NBD |" in l)
+names = [l.split("|")[2] + l.split("|")[3] for l in rows]
+for i, l in enumerate(rows):
+    if "| TCMU |" in l and "| TCMU |" not in rows[i - 1]:
+        nbd = [j for j, n in enumerate(names) if n == names[i] and "| NBD |" in rows[j]]
+        assert nbd and nbd[-1] < i and "| NBD |" in rows[i - 1], (i, l)
+print("TCMU rows:", ", ".join(f"{t['id']} " + " ".join(f"{k}={v:.1f}" for k, v in t["figures"].items())
+                              for t in tcmu))
 PY
 echo "ok: rerun-documents --short wrote its report"

@@ -1,7 +1,10 @@
 #!/bin/bash
 # The torus document's jobs run for a couple of seconds through the engine
 # against the torus shim (replication 2, memory), with verify where they write;
-# ddreadback reads back what ddwrite wrote, as in the document.
+# ddreadback reads back what ddwrite wrote, as in the document. Then the same
+# over TCMU (the document's other front end): the engine's TCMU transport to
+# tcmu-shim, whose NBD store forwards to a torus shim taking one connection at
+# a time, as the runner's -tcmu runs do.
 . "$TORUS_SRC/tests/lib.sh"
 require fio
 [ -f "$ENGINE" ] || skip "no engine at $ENGINE (ninja -C build)"
@@ -21,3 +24,16 @@ grep -q 'read: IOPS=' "$T/fio.out" || fail "ddreadback read nothing"
 expect_fio_ok --uri="$uri" --verify=crc32c "$J/randrw.fio"
 expect_fio_ok --uri="$uri" --verify=crc32c "$J/torus-randrw-4k.fio"
 echo "ok: the torus jobs run against the torus shim"
+
+[ -x "$TCMU_SHIM" ] || skip "no handler host at $TCMU_SHIM (ninja -C build)"
+start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/torus2.sock" --size 64M \
+	--backend memory --replicas 2 --bandwidth 1gbit
+wait_socket "$T/torus2.sock"
+start_tcmu_shim "$T/tcmu.sock" --backend "nbd:nbd+unix:///torus?socket=$T/torus2.sock"
+uri="tcmu+unix:///?socket=$T/tcmu.sock"
+expect_fio_ok --uri="$uri" --verify=crc32c "$J/torus-ddwrite.fio"
+expect_fio_ok --uri="$uri" "$J/torus-ddreadback.fio"
+grep -q 'read: IOPS=' "$T/fio.out" || fail "ddreadback over TCMU read nothing"
+expect_fio_ok --uri="$uri" --verify=crc32c "$J/randrw.fio"
+expect_fio_ok --uri="$uri" --verify=crc32c "$J/torus-randrw-4k.fio"
+echo "ok: the torus jobs run over TCMU, tcmu-shim in front of the torus shim"
