@@ -85,7 +85,7 @@ static void check_out(struct client_view *v, struct nbd_hs *hs,
 	FUZZ_CHECK(len <= sizeof(hs->out));
 	if (after_hflags && len) {
 		FUZZ_CHECK(len >= 4);
-		cflags = nbd_get32(p);
+		cflags = get_be32(p);
 		offered = hs->exp.hflags & (NBD_FLAG_C_FIXED_NEWSTYLE |
 					    NBD_FLAG_C_NO_ZEROES);
 		FUZZ_CHECK(!(cflags & ~offered));
@@ -153,8 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.structured_replies = data[0] & 4;
 	cfg.export_name = names[(data[0] >> 3) & 3];
 	misfeed = data[0] & 0x20;
-	conn_end = HDR_LEN + nbd_get16(data + 1);
-	fuzz_rng_init(&rng, nbd_get32(data + 3));
+	conn_end = HDR_LEN + get_be16(data + 1);
+	fuzz_rng_init(&rng, get_be32(data + 3));
 	pos = HDR_LEN;
 	if (conn_end > size)
 		conn_end = size;

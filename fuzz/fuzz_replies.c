@@ -190,8 +190,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	path = (data[0] >> 1) & 3;
 	o->rearm = data[0] & 8;
 	max_body = max_bodies[data[1] & 7];
-	mask = nbd_get16(data + 2);
-	fuzz_rng_init(&rng, nbd_get32(data + 4));
+	mask = get_be16(data + 2);
+	fuzz_rng_init(&rng, get_be32(data + 4));
 	for (i = 0; i < NREQ; i++)
 		if (mask & (1u << i))
 			send_req(o, i);

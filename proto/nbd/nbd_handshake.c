@@ -113,7 +113,7 @@ static void read_greeting_flags(struct nbd_hs *hs, uint16_t hflags)
 	/* Never set a client flag the server did not offer. */
 	cflags = hflags & (NBD_FLAG_C_FIXED_NEWSTYLE | NBD_FLAG_C_NO_ZEROES);
 	hs->no_zeroes = cflags & NBD_FLAG_C_NO_ZEROES;
-	nbd_put32(buf, cflags);
+	put_be32(buf, cflags);
 	memcpy(hs->out, buf, 4);
 	hs->outlen = 4;
 	send_first_option(hs);
@@ -281,7 +281,7 @@ void nbd_hs_feed(struct nbd_hs *hs, const uint8_t *buf, size_t len)
 		return;
 
 	case NBD_HS_HFLAGS:
-		read_greeting_flags(hs, nbd_get16(buf));
+		read_greeting_flags(hs, get_be16(buf));
 		return;
 
 	case NBD_HS_OLDSTYLE:

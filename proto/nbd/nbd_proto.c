@@ -27,9 +27,9 @@ const char *nbd_proto_strerror(int err)
 
 size_t nbd_encode_greeting(uint8_t *buf, uint16_t hflags)
 {
-	nbd_put64(buf, NBD_MAGIC);
-	nbd_put64(buf + 8, NBD_IHAVEOPT);
-	nbd_put16(buf + 16, hflags);
+	put_be64(buf, NBD_MAGIC);
+	put_be64(buf + 8, NBD_IHAVEOPT);
+	put_be16(buf + 16, hflags);
 	return NBD_GREETING_LEN;
 }
 
@@ -40,9 +40,9 @@ int nbd_decode_greeting(const uint8_t *buf, size_t len, bool *oldstyle,
 
 	if (len < 16)
 		return 0;
-	if (nbd_get64(buf) != NBD_MAGIC)
+	if (get_be64(buf) != NBD_MAGIC)
 		return NBD_PROTO_EMAGIC;
-	magic2 = nbd_get64(buf + 8);
+	magic2 = get_be64(buf + 8);
 	if (magic2 == NBD_OLDSTYLE_MAGIC) {
 		*oldstyle = true;
 		*hflags = 0;
@@ -54,7 +54,7 @@ int nbd_decode_greeting(const uint8_t *buf, size_t len, bool *oldstyle,
 	*oldstyle = false;
 	if (len < NBD_GREETING_LEN)
 		return 0;
-	*hflags = nbd_get16(buf + 16);
+	*hflags = get_be16(buf + 16);
 	return NBD_GREETING_LEN;
 }
 
@@ -63,17 +63,17 @@ int nbd_decode_oldstyle_tail(const uint8_t *buf, size_t len, uint64_t *size,
 {
 	if (len < NBD_OLDSTYLE_TAIL_LEN)
 		return 0;
-	*size = nbd_get64(buf);
+	*size = get_be64(buf);
 	/* u32 flags: the high half were handshake flags, the low the usual */
-	*tflags = nbd_get32(buf + 8) & 0xffff;
+	*tflags = get_be32(buf + 8) & 0xffff;
 	return NBD_OLDSTYLE_TAIL_LEN;
 }
 
 size_t nbd_encode_option(uint8_t *buf, uint32_t opt, uint32_t len)
 {
-	nbd_put64(buf, NBD_IHAVEOPT);
-	nbd_put32(buf + 8, opt);
-	nbd_put32(buf + 12, len);
+	put_be64(buf, NBD_IHAVEOPT);
+	put_be32(buf + 8, opt);
+	put_be32(buf + 12, len);
 	return NBD_OPTION_HDR_LEN;
 }
 
@@ -82,20 +82,20 @@ int nbd_decode_option(const uint8_t *buf, size_t len, uint32_t *opt,
 {
 	if (len < NBD_OPTION_HDR_LEN)
 		return 0;
-	if (nbd_get64(buf) != NBD_IHAVEOPT)
+	if (get_be64(buf) != NBD_IHAVEOPT)
 		return NBD_PROTO_EMAGIC;
-	*opt = nbd_get32(buf + 8);
-	*datalen = nbd_get32(buf + 12);
+	*opt = get_be32(buf + 8);
+	*datalen = get_be32(buf + 12);
 	return NBD_OPTION_HDR_LEN;
 }
 
 size_t nbd_encode_option_reply(uint8_t *buf, uint32_t opt, uint32_t type,
 			       uint32_t len)
 {
-	nbd_put64(buf, NBD_REP_MAGIC);
-	nbd_put32(buf + 8, opt);
-	nbd_put32(buf + 12, type);
-	nbd_put32(buf + 16, len);
+	put_be64(buf, NBD_REP_MAGIC);
+	put_be32(buf + 8, opt);
+	put_be32(buf + 12, type);
+	put_be32(buf + 16, len);
 	return NBD_OPTION_REPLY_HDR_LEN;
 }
 
@@ -104,11 +104,11 @@ int nbd_decode_option_reply(const uint8_t *buf, size_t len, uint32_t *opt,
 {
 	if (len < NBD_OPTION_REPLY_HDR_LEN)
 		return 0;
-	if (nbd_get64(buf) != NBD_REP_MAGIC)
+	if (get_be64(buf) != NBD_REP_MAGIC)
 		return NBD_PROTO_EMAGIC;
-	*opt = nbd_get32(buf + 8);
-	*type = nbd_get32(buf + 12);
-	*datalen = nbd_get32(buf + 16);
+	*opt = get_be32(buf + 8);
+	*type = get_be32(buf + 12);
+	*datalen = get_be32(buf + 16);
 	return NBD_OPTION_REPLY_HDR_LEN;
 }
 
@@ -118,14 +118,14 @@ size_t nbd_encode_go(uint8_t *buf, const char *name, size_t namelen,
 	size_t off = 0;
 	uint16_t i;
 
-	nbd_put32(buf, namelen);
+	put_be32(buf, namelen);
 	off += 4;
 	memcpy(buf + off, name, namelen);
 	off += namelen;
-	nbd_put16(buf + off, ninfo);
+	put_be16(buf + off, ninfo);
 	off += 2;
 	for (i = 0; i < ninfo; i++, off += 2)
-		nbd_put16(buf + off, info[i]);
+		put_be16(buf + off, info[i]);
 	return off;
 }
 
@@ -135,11 +135,11 @@ int nbd_decode_go(const uint8_t *buf, size_t len, struct nbd_go_request *req)
 
 	if (len < 6)
 		return NBD_PROTO_ELENGTH;
-	req->namelen = nbd_get32(buf);
+	req->namelen = get_be32(buf);
 	if (req->namelen > NBD_MAX_STRING || req->namelen > len - 6)
 		return NBD_PROTO_ELENGTH;
 	req->name = buf + 4;
-	req->ninfo = nbd_get16(buf + 4 + req->namelen);
+	req->ninfo = get_be16(buf + 4 + req->namelen);
 	req->info = buf + 6 + req->namelen;
 	need = 6 + (size_t)req->namelen + 2 * (size_t)req->ninfo;
 	if (need != len)
@@ -149,33 +149,33 @@ int nbd_decode_go(const uint8_t *buf, size_t len, struct nbd_go_request *req)
 
 size_t nbd_encode_rep_server(uint8_t *buf, const char *name, size_t namelen)
 {
-	nbd_put32(buf, namelen);
+	put_be32(buf, namelen);
 	memcpy(buf + NBD_REP_SERVER_LEN, name, namelen);
 	return NBD_REP_SERVER_LEN + namelen;
 }
 
 size_t nbd_encode_info_export(uint8_t *buf, uint64_t size, uint16_t tflags)
 {
-	nbd_put16(buf, NBD_INFO_EXPORT);
-	nbd_put64(buf + 2, size);
-	nbd_put16(buf + 10, tflags);
+	put_be16(buf, NBD_INFO_EXPORT);
+	put_be64(buf + 2, size);
+	put_be16(buf + 10, tflags);
 	return NBD_INFO_EXPORT_LEN;
 }
 
 size_t nbd_encode_info_block_size(uint8_t *buf, uint32_t min, uint32_t pref,
 				  uint32_t max)
 {
-	nbd_put16(buf, NBD_INFO_BLOCK_SIZE);
-	nbd_put32(buf + 2, min);
-	nbd_put32(buf + 6, pref);
-	nbd_put32(buf + 10, max);
+	put_be16(buf, NBD_INFO_BLOCK_SIZE);
+	put_be32(buf + 2, min);
+	put_be32(buf + 6, pref);
+	put_be32(buf + 10, max);
 	return NBD_INFO_BLOCK_SIZE_LEN;
 }
 
 size_t nbd_encode_info_text(uint8_t *buf, uint16_t type, const char *text,
 			    size_t len)
 {
-	nbd_put16(buf, type);
+	put_be16(buf, type);
 	memcpy(buf + NBD_INFO_TEXT_LEN, text, len);
 	return NBD_INFO_TEXT_LEN + len;
 }
@@ -185,20 +185,20 @@ int nbd_decode_info(const uint8_t *buf, size_t len, struct nbd_info *info)
 	if (len < 2)
 		return NBD_PROTO_ELENGTH;
 	memset(info, 0, sizeof(*info));
-	info->type = nbd_get16(buf);
+	info->type = get_be16(buf);
 	switch (info->type) {
 	case NBD_INFO_EXPORT:
 		if (len != NBD_INFO_EXPORT_LEN)
 			return NBD_PROTO_ELENGTH;
-		info->size = nbd_get64(buf + 2);
-		info->tflags = nbd_get16(buf + 10);
+		info->size = get_be64(buf + 2);
+		info->tflags = get_be16(buf + 10);
 		break;
 	case NBD_INFO_BLOCK_SIZE:
 		if (len != NBD_INFO_BLOCK_SIZE_LEN)
 			return NBD_PROTO_ELENGTH;
-		info->min_block = nbd_get32(buf + 2);
-		info->pref_block = nbd_get32(buf + 6);
-		info->max_block = nbd_get32(buf + 10);
+		info->min_block = get_be32(buf + 2);
+		info->pref_block = get_be32(buf + 6);
+		info->max_block = get_be32(buf + 10);
 		/* Powers of two, min <= pref <= max (proto.md). */
 		if (!info->min_block || (info->min_block & (info->min_block - 1)) ||
 		    !info->pref_block ||
@@ -217,8 +217,8 @@ int nbd_decode_info(const uint8_t *buf, size_t len, struct nbd_info *info)
 size_t nbd_encode_export_name_reply(uint8_t *buf, uint64_t size,
 				    uint16_t tflags, bool no_zeroes)
 {
-	nbd_put64(buf, size);
-	nbd_put16(buf + 8, tflags);
+	put_be64(buf, size);
+	put_be16(buf + 8, tflags);
 	if (no_zeroes)
 		return NBD_EXPORT_NAME_REPLY_LEN;
 	memset(buf + NBD_EXPORT_NAME_REPLY_LEN, 0, NBD_ZEROES_LEN);
@@ -230,8 +230,8 @@ int nbd_decode_export_name_reply(const uint8_t *buf, size_t len,
 {
 	if (len < NBD_EXPORT_NAME_REPLY_LEN)
 		return 0;
-	*size = nbd_get64(buf);
-	*tflags = nbd_get16(buf + 8);
+	*size = get_be64(buf);
+	*tflags = get_be16(buf + 8);
 	return NBD_EXPORT_NAME_REPLY_LEN;
 }
 
@@ -239,12 +239,12 @@ int nbd_decode_export_name_reply(const uint8_t *buf, size_t len,
 
 size_t nbd_encode_request(uint8_t *buf, const struct nbd_request *req)
 {
-	nbd_put32(buf, NBD_REQUEST_MAGIC);
-	nbd_put16(buf + 4, req->flags);
-	nbd_put16(buf + 6, req->type);
-	nbd_put64(buf + 8, req->cookie);
-	nbd_put64(buf + 16, req->offset);
-	nbd_put32(buf + 24, req->length);
+	put_be32(buf, NBD_REQUEST_MAGIC);
+	put_be16(buf + 4, req->flags);
+	put_be16(buf + 6, req->type);
+	put_be64(buf + 8, req->cookie);
+	put_be64(buf + 16, req->offset);
+	put_be32(buf + 24, req->length);
 	return NBD_REQUEST_LEN;
 }
 
@@ -253,21 +253,21 @@ int nbd_decode_request(const uint8_t *buf, size_t len,
 {
 	if (len < NBD_REQUEST_LEN)
 		return 0;
-	if (nbd_get32(buf) != NBD_REQUEST_MAGIC)
+	if (get_be32(buf) != NBD_REQUEST_MAGIC)
 		return NBD_PROTO_EMAGIC;
-	req->flags = nbd_get16(buf + 4);
-	req->type = nbd_get16(buf + 6);
-	req->cookie = nbd_get64(buf + 8);
-	req->offset = nbd_get64(buf + 16);
-	req->length = nbd_get32(buf + 24);
+	req->flags = get_be16(buf + 4);
+	req->type = get_be16(buf + 6);
+	req->cookie = get_be64(buf + 8);
+	req->offset = get_be64(buf + 16);
+	req->length = get_be32(buf + 24);
 	return NBD_REQUEST_LEN;
 }
 
 size_t nbd_encode_simple_reply(uint8_t *buf, uint32_t error, uint64_t cookie)
 {
-	nbd_put32(buf, NBD_SIMPLE_REPLY_MAGIC);
-	nbd_put32(buf + 4, error);
-	nbd_put64(buf + 8, cookie);
+	put_be32(buf, NBD_SIMPLE_REPLY_MAGIC);
+	put_be32(buf + 4, error);
+	put_be64(buf + 8, cookie);
 	return NBD_SIMPLE_REPLY_LEN;
 }
 
@@ -275,11 +275,11 @@ size_t nbd_encode_structured_reply(uint8_t *buf, uint16_t flags,
 				   uint16_t type, uint64_t cookie,
 				   uint32_t length)
 {
-	nbd_put32(buf, NBD_STRUCTURED_REPLY_MAGIC);
-	nbd_put16(buf + 4, flags);
-	nbd_put16(buf + 6, type);
-	nbd_put64(buf + 8, cookie);
-	nbd_put32(buf + 16, length);
+	put_be32(buf, NBD_STRUCTURED_REPLY_MAGIC);
+	put_be16(buf + 4, flags);
+	put_be16(buf + 6, type);
+	put_be64(buf + 8, cookie);
+	put_be32(buf + 16, length);
 	return NBD_STRUCTURED_REPLY_LEN;
 }
 
@@ -291,7 +291,7 @@ size_t nbd_encode_chunk_offset_data(uint8_t *buf, uint16_t flags,
 
 	n = nbd_encode_structured_reply(buf, flags, NBD_REPLY_TYPE_OFFSET_DATA,
 					cookie, NBD_CHUNK_OFFSET_LEN + datalen);
-	nbd_put64(buf + n, offset);
+	put_be64(buf + n, offset);
 	return NBD_CHUNK_OFFSET_DATA_HDR_LEN;
 }
 
@@ -303,8 +303,8 @@ size_t nbd_encode_chunk_error(uint8_t *buf, uint16_t flags, uint64_t cookie,
 
 	n = nbd_encode_structured_reply(buf, flags, NBD_REPLY_TYPE_ERROR,
 					cookie, NBD_CHUNK_ERROR_LEN + msglen);
-	nbd_put32(buf + n, error);
-	nbd_put16(buf + n + 4, msglen);
+	put_be32(buf + n, error);
+	put_be16(buf + n + 4, msglen);
 	memcpy(buf + n + NBD_CHUNK_ERROR_LEN, msg, msglen);
 	return n + NBD_CHUNK_ERROR_LEN + msglen;
 }
@@ -315,15 +315,15 @@ int nbd_decode_reply(const uint8_t *buf, size_t len, struct nbd_reply *rep)
 
 	if (len < 4)
 		return 0;
-	magic = nbd_get32(buf);
+	magic = get_be32(buf);
 	if (magic == NBD_SIMPLE_REPLY_MAGIC) {
 		if (len < NBD_SIMPLE_REPLY_LEN)
 			return 0;
 		rep->structured = false;
 		rep->flags = 0;
 		rep->type = 0;
-		rep->error = nbd_get32(buf + 4);
-		rep->cookie = nbd_get64(buf + 8);
+		rep->error = get_be32(buf + 4);
+		rep->cookie = get_be64(buf + 8);
 		rep->length = 0;
 		return NBD_SIMPLE_REPLY_LEN;
 	}
@@ -332,11 +332,11 @@ int nbd_decode_reply(const uint8_t *buf, size_t len, struct nbd_reply *rep)
 	if (len < NBD_STRUCTURED_REPLY_LEN)
 		return 0;
 	rep->structured = true;
-	rep->flags = nbd_get16(buf + 4);
-	rep->type = nbd_get16(buf + 6);
+	rep->flags = get_be16(buf + 4);
+	rep->type = get_be16(buf + 6);
 	rep->error = 0;
-	rep->cookie = nbd_get64(buf + 8);
-	rep->length = nbd_get32(buf + 16);
+	rep->cookie = get_be64(buf + 8);
+	rep->length = get_be32(buf + 16);
 	return NBD_STRUCTURED_REPLY_LEN;
 }
 
@@ -345,8 +345,8 @@ int nbd_decode_chunk_hole(const uint8_t *buf, size_t len, uint64_t *offset,
 {
 	if (len != NBD_CHUNK_HOLE_LEN)
 		return NBD_PROTO_ELENGTH;
-	*offset = nbd_get64(buf);
-	*size = nbd_get32(buf + 8);
+	*offset = get_be64(buf);
+	*size = get_be32(buf + 8);
 	return len;
 }
 
@@ -357,8 +357,8 @@ int nbd_decode_chunk_error(const uint8_t *buf, size_t len, uint16_t type,
 
 	if (len < NBD_CHUNK_ERROR_LEN)
 		return NBD_PROTO_ELENGTH;
-	err->error = nbd_get32(buf);
-	err->msglen = nbd_get16(buf + 4);
+	err->error = get_be32(buf);
+	err->msglen = get_be16(buf + 4);
 	err->msg = buf + NBD_CHUNK_ERROR_LEN;
 	err->has_offset = type == NBD_REPLY_TYPE_ERROR_OFFSET;
 	need = NBD_CHUNK_ERROR_LEN + (size_t)err->msglen +
@@ -366,7 +366,7 @@ int nbd_decode_chunk_error(const uint8_t *buf, size_t len, uint16_t type,
 	if (need != len)
 		return NBD_PROTO_ELENGTH;
 	if (err->has_offset)
-		err->offset = nbd_get64(buf + NBD_CHUNK_ERROR_LEN + err->msglen);
+		err->offset = get_be64(buf + NBD_CHUNK_ERROR_LEN + err->msglen);
 	/* An error chunk must carry an error (proto.md). */
 	if (!err->error)
 		return NBD_PROTO_EFORMAT;

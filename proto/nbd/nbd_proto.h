@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "nbd_wire.h"
+#include "torus_be.h"	/* put_be*, get_be*: big-endian field access */
 
 enum nbd_proto_err {
 	NBD_PROTO_EMAGIC = -1,		/* wrong magic number */
@@ -25,43 +26,6 @@ enum nbd_proto_err {
 };
 
 const char *nbd_proto_strerror(int err);
-
-/* Big-endian field access. */
-static inline void nbd_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static inline void nbd_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static inline void nbd_put64(uint8_t *p, uint64_t v)
-{
-	nbd_put32(p, v >> 32);
-	nbd_put32(p + 4, v);
-}
-
-static inline uint16_t nbd_get16(const uint8_t *p)
-{
-	return (uint16_t)p[0] << 8 | p[1];
-}
-
-static inline uint32_t nbd_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t nbd_get64(const uint8_t *p)
-{
-	return (uint64_t)nbd_get32(p) << 32 | nbd_get32(p + 4);
-}
 
 /* ---- handshake ---------------------------------------------------------- */
 

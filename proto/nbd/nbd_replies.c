@@ -291,7 +291,7 @@ long nbd_rx_feed(struct nbd_rx *rx, const uint8_t *buf, size_t len)
 				return pos;
 			if (ret < 0)
 				return violation(rx, "bad reply magic %#010x",
-						 nbd_get32(buf + pos));
+						 get_be32(buf + pos));
 			pos += ret;
 			if (start_reply(rx, &rep))
 				return -1;
@@ -307,7 +307,7 @@ long nbd_rx_feed(struct nbd_rx *rx, const uint8_t *buf, size_t len)
 		case NBD_RX_DATA_OFFSET:
 			if (avail < NBD_CHUNK_OFFSET_LEN)
 				return pos;
-			off = nbd_get64(buf + pos);
+			off = get_be64(buf + pos);
 			pos += NBD_CHUNK_OFFSET_LEN;
 			n = rx->rep.length - NBD_CHUNK_OFFSET_LEN;
 			if (claim(rx, "OFFSET_DATA", off, n))

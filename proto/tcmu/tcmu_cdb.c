@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tcmu_be.h"
+#include "torus_be.h"
 #include "tcmu_cdb.h"
 
 /* ---- initiator side ---- */

@@ -26,7 +26,7 @@ int neg_client_flags(struct peer *c, uint32_t *cflags)
 
 	if (!p)
 		return -1;
-	*cflags = nbd_get32(p);
+	*cflags = get_be32(p);
 	return 0;
 }
 

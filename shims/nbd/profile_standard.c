@@ -64,7 +64,7 @@ static int std_info_go(struct peer *c, uint32_t opt, uint32_t len)
 		return neg_reply(c, opt, NBD_REP_ERR_UNKNOWN);
 	}
 	for (i = 0; i < go.ninfo; i++)
-		if (nbd_get16(go.info + 2 * i) == NBD_INFO_NAME)
+		if (get_be16(go.info + 2 * i) == NBD_INFO_NAME)
 			want_name = true;
 	if (neg_reply_info_export(c, opt, e->size, STD_TFLAGS) ||
 	    neg_reply_info_block_size(c, opt, e->min_block, e->pref_block,

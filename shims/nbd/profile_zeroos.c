@@ -115,7 +115,7 @@ static int zeroos_info_go(struct peer *c, uint32_t opt, uint32_t optlen)
 	p = peer_read(c, 2);
 	if (!p)
 		return -1;
-	ninfo = nbd_get16(p);
+	ninfo = get_be16(p);
 	/* the info requests only matter for BLOCK_SIZE_REQD, never sent
 	 * since the minimum block size is 1 */
 	if (peer_skip(c, 2 * ninfo))
@@ -123,7 +123,7 @@ static int zeroos_info_go(struct peer *c, uint32_t opt, uint32_t optlen)
 	p = peer_read(c, 4);
 	if (!p)
 		return -1;
-	namelen = nbd_get32(p);
+	namelen = get_be32(p);
 	used = 2 + 2 * ninfo + 4;
 	if (namelen > ZEROOS_MAX_NAME) {
 		shim_info("%s: %s: Name is too long (%u: the option was not in 0-Disk's pre-standard field order); closing",

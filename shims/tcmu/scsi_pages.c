@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tcmu_be.h"
+#include "torus_be.h"
 #include "scsi_pages.h"
 
 #define INQ_STD_LEN		74	/* up to the version descriptors */

@@ -106,7 +106,7 @@ static void expect_flags_and(struct nbd_hs *hs, uint32_t cflags,
 {
 	uint8_t want[4 + NBD_HS_OUT_MAX];
 
-	nbd_put32(want, cflags);
+	put_be32(want, cflags);
 	memcpy(want + 4, opt, optlen);
 	expect_out(hs, want, 4 + optlen);
 }
@@ -120,7 +120,7 @@ static void send_greeting(struct nbd_hs *hs, uint16_t hflags)
 	assert_int_equal(hs->state, NBD_HS_HFLAGS);
 	assert_int_equal(hs->want, 2);
 	expect_no_out(hs);
-	nbd_put16(flags, hflags);
+	put_be16(flags, hflags);
 	feed(hs, flags, sizeof(flags));
 }
 
@@ -792,8 +792,8 @@ static void test_oldstyle(void **state)
 	struct nbd_hs hs;
 
 	memset(tail, 0, sizeof(tail));
-	nbd_put64(tail, 0x0000000280000000ULL);		/* 10 GiB */
-	nbd_put32(tail + 8, NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH);
+	put_be64(tail, 0x0000000280000000ULL);		/* 10 GiB */
+	put_be32(tail + 8, NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH);
 
 	start(&hs, "disk", NBD_HS_MODE_AUTO, false);
 	feed(&hs, magics, sizeof(magics));
@@ -908,19 +908,19 @@ static void test_name_limits(void **state)
 	assert_int_equal(hs.outlen, 4 + 16 + 4 + NBD_HS_NAME_MAX + 2 + 2);
 	assert_true(hs.outlen <= sizeof(hs.out));
 	p = hs.out + 4;
-	assert_true(nbd_get64(p) == NBD_IHAVEOPT);
-	assert_int_equal(nbd_get32(p + 8), NBD_OPT_GO);
-	assert_int_equal(nbd_get32(p + 12), 4 + NBD_HS_NAME_MAX + 4);
-	assert_int_equal(nbd_get32(p + 16), NBD_HS_NAME_MAX);
+	assert_true(get_be64(p) == NBD_IHAVEOPT);
+	assert_int_equal(get_be32(p + 8), NBD_OPT_GO);
+	assert_int_equal(get_be32(p + 12), 4 + NBD_HS_NAME_MAX + 4);
+	assert_int_equal(get_be32(p + 16), NBD_HS_NAME_MAX);
 	assert_memory_equal(p + 20, name, NBD_HS_NAME_MAX);
-	assert_int_equal(nbd_get16(p + 20 + NBD_HS_NAME_MAX), 1);
-	assert_int_equal(nbd_get16(p + 22 + NBD_HS_NAME_MAX), 3);
+	assert_int_equal(get_be16(p + 20 + NBD_HS_NAME_MAX), 1);
+	assert_int_equal(get_be16(p + 22 + NBD_HS_NAME_MAX), 3);
 
 	/* And EXPORT_NAME, the other way it is sent. */
 	start(&hs, name, NBD_HS_MODE_EXPORT_NAME, false);
 	send_greeting(&hs, HF_FIXED);
 	assert_int_equal(hs.outlen, 4 + 16 + NBD_HS_NAME_MAX);
-	assert_int_equal(nbd_get32(hs.out + 4 + 12), NBD_HS_NAME_MAX);
+	assert_int_equal(get_be32(hs.out + 4 + 12), NBD_HS_NAME_MAX);
 }
 
 static void test_feed_wrong_length(void **state)

@@ -57,13 +57,13 @@ static void test_put_get(void **state)
 	};
 	uint8_t buf[14];
 
-	nbd_put16(buf, 0x1234);
-	nbd_put32(buf + 2, 0x89abcdef);
-	nbd_put64(buf + 6, 0x0123456789abcdefULL);
+	put_be16(buf, 0x1234);
+	put_be32(buf + 2, 0x89abcdef);
+	put_be64(buf + 6, 0x0123456789abcdefULL);
 	assert_memory_equal(buf, want, sizeof(want));
-	assert_int_equal(nbd_get16(buf), 0x1234);
-	assert_int_equal(nbd_get32(buf + 2), 0x89abcdef);
-	assert_true(nbd_get64(buf + 6) == 0x0123456789abcdefULL);
+	assert_int_equal(get_be16(buf), 0x1234);
+	assert_int_equal(get_be32(buf + 2), 0x89abcdef);
+	assert_true(get_be64(buf + 6) == 0x0123456789abcdefULL);
 }
 
 /* ---- greeting ----------------------------------------------------------- */
@@ -162,8 +162,8 @@ static void test_decode_oldstyle_tail(void **state)
 
 	memset(buf, 0, sizeof(buf));
 	/* 1 TiB, u32 flags with bits in both halves */
-	nbd_put64(buf, 0x0000010000000000ULL);
-	nbd_put32(buf + 8, 0x00030105);
+	put_be64(buf, 0x0000010000000000ULL);
+	put_be32(buf + 8, 0x00030105);
 	assert_int_equal(NBD_OLDSTYLE_TAIL_LEN, 136);
 	assert_int_equal(nbd_decode_oldstyle_tail(buf, sizeof(buf), &size,
 						  &tflags), 136);
@@ -276,7 +276,7 @@ static void test_decode_option_reply(void **state)
 	}
 	/* An option request (IHAVEOPT) is not a reply. */
 	nbd_encode_option(buf, NBD_OPT_GO, 0);
-	nbd_put32(buf + 16, 0);
+	put_be32(buf + 16, 0);
 	assert_int_equal(nbd_decode_option_reply(buf, sizeof(buf), &opt,
 						 &type, &dlen),
 			 NBD_PROTO_EMAGIC);
@@ -336,7 +336,7 @@ static void test_decode_go(void **state)
 	assert_memory_equal(req.name, "disk", 4);
 	assert_int_equal(req.ninfo, 1);
 	assert_ptr_equal(req.info, go_disk_bytes + 10);
-	assert_int_equal(nbd_get16(req.info), NBD_INFO_BLOCK_SIZE);
+	assert_int_equal(get_be16(req.info), NBD_INFO_BLOCK_SIZE);
 
 	n = nbd_encode_go(buf, "some/export", 11, info, 4);
 	assert_int_equal(n, 4 + 11 + 2 + 8);
@@ -344,7 +344,7 @@ static void test_decode_go(void **state)
 	assert_int_equal(req.namelen, 11);
 	assert_memory_equal(req.name, "some/export", 11);
 	assert_int_equal(req.ninfo, 4);
-	assert_int_equal(nbd_get16(req.info + 6), 0xbeef);
+	assert_int_equal(get_be16(req.info + 6), 0xbeef);
 
 	n = nbd_encode_go(buf, "", 0, NULL, 0);
 	assert_int_equal(nbd_decode_go(buf, n, &req), 6);
@@ -369,14 +369,14 @@ static void test_decode_go_malformed(void **state)
 
 	/* Name length past the end of the payload. */
 	memcpy(buf, go_disk_bytes, sizeof(go_disk_bytes));
-	nbd_put32(buf, 13);
+	put_be32(buf, 13);
 	assert_int_equal(nbd_decode_go(buf, sizeof(go_disk_bytes), &req),
 			 NBD_PROTO_ELENGTH);
-	nbd_put32(buf, 0xffffffff);
+	put_be32(buf, 0xffffffff);
 	assert_int_equal(nbd_decode_go(buf, sizeof(go_disk_bytes), &req),
 			 NBD_PROTO_ELENGTH);
 	/* Leaves no room for the info count. */
-	nbd_put32(buf, 7);
+	put_be32(buf, 7);
 	assert_int_equal(nbd_decode_go(buf, sizeof(go_disk_bytes), &req),
 			 NBD_PROTO_ELENGTH);
 
@@ -385,23 +385,23 @@ static void test_decode_go_malformed(void **state)
 		static uint8_t big[4 + NBD_MAX_STRING + 1 + 2];
 
 		memset(big, 'a', sizeof(big));
-		nbd_put32(big, NBD_MAX_STRING + 1);
-		nbd_put16(big + 4 + NBD_MAX_STRING + 1, 0);
+		put_be32(big, NBD_MAX_STRING + 1);
+		put_be16(big + 4 + NBD_MAX_STRING + 1, 0);
 		assert_int_equal(nbd_decode_go(big, sizeof(big), &req),
 				 NBD_PROTO_ELENGTH);
-		nbd_put32(big, NBD_MAX_STRING);
-		nbd_put16(big + 4 + NBD_MAX_STRING, 0);
+		put_be32(big, NBD_MAX_STRING);
+		put_be16(big + 4 + NBD_MAX_STRING, 0);
 		assert_int_equal(nbd_decode_go(big, sizeof(big) - 1, &req),
 				 (int)sizeof(big) - 1);
 	}
 
 	/* ninfo says two requests, the payload holds one. */
 	memcpy(buf, go_disk_bytes, sizeof(go_disk_bytes));
-	nbd_put16(buf + 8, 2);
+	put_be16(buf + 8, 2);
 	assert_int_equal(nbd_decode_go(buf, sizeof(go_disk_bytes), &req),
 			 NBD_PROTO_EFORMAT);
 	/* ninfo says none, one is there. */
-	nbd_put16(buf + 8, 0);
+	put_be16(buf + 8, 0);
 	assert_int_equal(nbd_decode_go(buf, sizeof(go_disk_bytes), &req),
 			 NBD_PROTO_EFORMAT);
 	/* Trailing garbage. */
@@ -809,7 +809,7 @@ static void test_encode_chunk_offset_data(void **state)
 	assert_int_equal(rep.type, NBD_REPLY_TYPE_OFFSET_DATA);
 	assert_true(rep.cookie == 0x1122);
 	assert_int_equal(rep.length, NBD_CHUNK_OFFSET_LEN + 4096);
-	assert_true(nbd_get64(buf + 20) == 0x100002000ULL);
+	assert_true(get_be64(buf + 20) == 0x100002000ULL);
 }
 
 static void test_encode_chunk_error(void **state)
@@ -1021,15 +1021,15 @@ static void test_decode_chunk_error_malformed(void **state)
 
 	/* Message length longer and shorter than the chunk. */
 	memcpy(buf, cerr_bytes, sizeof(cerr_bytes));
-	nbd_put16(buf + 4, 5);
+	put_be16(buf + 4, 5);
 	assert_int_equal(nbd_decode_chunk_error(buf, sizeof(cerr_bytes),
 						NBD_REPLY_TYPE_ERROR, &err),
 			 NBD_PROTO_ELENGTH);
-	nbd_put16(buf + 4, 3);
+	put_be16(buf + 4, 3);
 	assert_int_equal(nbd_decode_chunk_error(buf, sizeof(cerr_bytes),
 						NBD_REPLY_TYPE_ERROR, &err),
 			 NBD_PROTO_ELENGTH);
-	nbd_put16(buf + 4, 0xffff);
+	put_be16(buf + 4, 0xffff);
 	assert_int_equal(nbd_decode_chunk_error(buf, sizeof(cerr_bytes),
 						NBD_REPLY_TYPE_ERROR, &err),
 			 NBD_PROTO_ELENGTH);
@@ -1047,12 +1047,12 @@ static void test_decode_chunk_error_malformed(void **state)
 
 	/* An error chunk carrying error 0. */
 	memcpy(buf, cerr_bytes, sizeof(cerr_bytes));
-	nbd_put32(buf, 0);
+	put_be32(buf, 0);
 	assert_int_equal(nbd_decode_chunk_error(buf, sizeof(cerr_bytes),
 						NBD_REPLY_TYPE_ERROR, &err),
 			 NBD_PROTO_EFORMAT);
 	memcpy(buf, cerr_off_bytes, sizeof(cerr_off_bytes));
-	nbd_put32(buf, 0);
+	put_be32(buf, 0);
 	assert_int_equal(nbd_decode_chunk_error(buf,
 						sizeof(cerr_off_bytes),
 						NBD_REPLY_TYPE_ERROR_OFFSET,

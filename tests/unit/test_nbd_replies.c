@@ -104,8 +104,8 @@ static void put_hole(uint64_t cookie, bool done, uint64_t off, uint32_t len)
 					    done ? NBD_REPLY_FLAG_DONE : 0,
 					    NBD_REPLY_TYPE_OFFSET_HOLE, cookie,
 					    NBD_CHUNK_HOLE_LEN);
-	nbd_put64(stream + slen, off);
-	nbd_put32(stream + slen + 8, len);
+	put_be64(stream + slen, off);
+	put_be32(stream + slen + 8, len);
 	slen += NBD_CHUNK_HOLE_LEN;
 }
 
@@ -367,8 +367,8 @@ static void test_malformed_chunks(void **state)
 	start(true);
 	slen += nbd_encode_structured_reply(stream, NBD_REPLY_FLAG_DONE,
 					    NBD_REPLY_TYPE_ERROR, 0, 6);
-	nbd_put32(stream + slen, NBD_EIO);
-	nbd_put16(stream + slen + 4, 100);	/* message longer than the chunk */
+	put_be32(stream + slen, NBD_EIO);
+	put_be16(stream + slen + 4, 100);	/* message longer than the chunk */
 	slen += 6;
 	expect_violation("malformed error chunk");
 	start(true);

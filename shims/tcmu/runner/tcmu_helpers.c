@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "runner_dev.h"
-#include "tcmu_be.h"
+#include "torus_be.h"
 #include "tcmu_cdb.h"
 
 size_t tcmu_iovec_length(struct iovec *iovec, size_t iov_cnt)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Big-endian fields of SCSI CDBs, parameter data and replies (SPC-4 and
- * SBC-3 fields are all big-endian), at any alignment.
+ * Big-endian fields at any alignment: NBD's wire format, SCSI CDBs,
+ * parameter data and replies (SPC-4 and SBC-3 fields are all big-endian).
  */
-#ifndef TORUS_TCMU_BE_H
-#define TORUS_TCMU_BE_H
+#ifndef TORUS_BE_H
+#define TORUS_BE_H
 
 #include <stdint.h>
 
@@ -49,4 +49,4 @@ static inline uint64_t get_be64(const uint8_t *p)
 	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
 }
 
-#endif /* TORUS_TCMU_BE_H */
+#endif /* TORUS_BE_H */
