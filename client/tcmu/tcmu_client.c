@@ -31,6 +31,7 @@ struct cmd_rec {
 	uint32_t rlen;
 	uint64_t start_ns;
 	bool busy;
+	bool short_ok;		/* set-up: less data-in than asked is fine */
 };
 
 struct tcmu_client {
@@ -91,12 +92,15 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	case SCSI_STATUS_GOOD:
 		if (!r->rbuf || !r->rlen)
 			break;
-		/* A short read is an error to a block device. */
+		d.data_len = r->rlen;
 		if ((td->uflags & TCMU_UFLAG_READ_LEN) &&
 		    td->read_len < r->rlen)
+			d.data_len = td->read_len;
+		/* A short read is an error to a block device. */
+		if (d.data_len < r->rlen && !r->short_ok)
 			d.error = EIO;
 		else if (tcmu_sub_copy_out(&c->sub, td->cmd_id, r->rbuf,
-					   r->rlen))
+					   d.data_len))
 			d.error = EIO;
 		break;
 	case SCSI_STATUS_CHECK_CONDITION:
@@ -303,9 +307,9 @@ fail:
 	return NULL;
 }
 
-int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
-		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
-		      void *rbuf, void *user)
+static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
+		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
+		     void *rbuf, void *user, bool short_ok)
 {
 	struct cmd_rec *r;
 	int id;
@@ -324,9 +328,17 @@ int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 	r->rlen = rbuf ? data_len : 0;
 	r->start_ns = c->timeout_s ? now_ns() : 0;
 	r->busy = true;
+	r->short_ok = short_ok;
 	c->inflight++;
 	c->unpublished = true;
 	return 0;
+}
+
+int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
+		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
+		      void *rbuf, void *user)
+{
+	return queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, user, false);
 }
 
 int tcmu_client_submit(struct tcmu_client *c)
@@ -461,7 +473,7 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 	struct timespec slice = { .tv_nsec = SLICE_MS * 1000000L };
 	int ret, n;
 
-	ret = tcmu_client_queue(c, cdb, cdb_len, data_len, wbuf, rbuf, done);
+	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done, true);
 	if (!ret)
 		ret = tcmu_client_submit(c);
 	if (ret)

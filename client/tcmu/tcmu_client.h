@@ -39,6 +39,7 @@ struct tcmu_client_done {
 	uint8_t status;			/* SCSI status (0xff: never answered) */
 	bool has_sense;
 	struct tcmu_sense sense;	/* with has_sense */
+	uint32_t data_len;		/* data-in bytes copied out */
 };
 
 /*
@@ -76,6 +77,8 @@ unsigned int tcmu_client_inflight(const struct tcmu_client *c);
 /*
  * One command start to end, for set-up (INQUIRY and the like): 0 with
  * *done filled (its error may be set), or -errno when it never completed.
+ * Less data-in than asked for is fine here (done->data_len says how much),
+ * as allocation lengths allow; for I/O a short read is EIO.
  */
 int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,

@@ -144,6 +144,9 @@ struct tcmu_dev {
 	uint32_t block_size;
 	uint64_t blocks;
 	bool thin;			/* LBPME: trims are worth sending */
+	bool read_only;			/* MODE SENSE: write protected */
+	bool fua;			/* MODE SENSE: DPOFUA */
+	bool write_cache;		/* MODE SENSE: WCE, or not known */
 	uint32_t max_transfer;		/* bytes; 0: no limit reported */
 	uint32_t max_unmap;		/* bytes; 0: not reported */
 	char product[64];
@@ -211,14 +214,17 @@ static struct tcmu_client *attach(const struct torus_params *p,
 /* Runs one set-up command; 0, or -1 with a message naming it. */
 static int setup_cmd(struct tcmu_client *c, const char *label,
 		     const char *what, const uint8_t *cdb, uint32_t cdb_len,
-		     void *buf, uint32_t len, bool optional, char *err,
-		     size_t errlen)
+		     void *buf, uint32_t len, uint32_t *got, bool optional,
+		     char *err, size_t errlen)
 {
 	struct tcmu_client_done d;
 	char why[160];
 	int ret;
 
+	memset(buf, 0, len);
 	ret = tcmu_client_exec(c, cdb, cdb_len, len, NULL, buf, &d);
+	if (got)
+		*got = d.data_len;
 	if (ret) {
 		snprintf(err, errlen, "%s: %s: %s", label, what,
 			 ret == -EINTR ? "the job was stopped" : strerror(-ret));
@@ -244,6 +250,7 @@ static int identify(struct tcmu_client *c, const char *label,
 {
 	uint8_t cdb[16], buf[TCMU_VPD_BLOCK_LIMITS_LEN];
 	struct tcmu_capacity cap;
+	uint32_t got;
 	struct tcmu_inquiry inq;
 	struct tcmu_block_limits bl;
 	const char *msg;
@@ -252,7 +259,7 @@ static int identify(struct tcmu_client *c, const char *label,
 	memset(dev, 0, sizeof(*dev));
 	tcmu_cdb_inquiry(cdb, false, 0, TCMU_INQUIRY_STD_LEN);
 	if (setup_cmd(c, label, "INQUIRY", cdb, 6, buf, TCMU_INQUIRY_STD_LEN,
-		      false, err, errlen))
+		      NULL, false, err, errlen))
 		return -1;
 	if (tcmu_inquiry_std_decode(buf, TCMU_INQUIRY_STD_LEN, &inq, &msg)) {
 		snprintf(err, errlen, "%s: bad INQUIRY data: %s", label, msg);
@@ -269,7 +276,7 @@ static int identify(struct tcmu_client *c, const char *label,
 
 	tcmu_cdb_read_capacity16(cdb, TCMU_READ_CAPACITY_16_LEN);
 	if (setup_cmd(c, label, "READ CAPACITY(16)", cdb, 16, buf,
-		      TCMU_READ_CAPACITY_16_LEN, false, err, errlen))
+		      TCMU_READ_CAPACITY_16_LEN, NULL, false, err, errlen))
 		return -1;
 	if (tcmu_read_capacity16_decode(buf, TCMU_READ_CAPACITY_16_LEN, &cap,
 					&msg)) {
@@ -295,10 +302,36 @@ static int identify(struct tcmu_client *c, const char *label,
 	dev->blocks = cap.last_lba + 1;
 	dev->thin = cap.lbpme;
 
+	/*
+	 * Write protection, FUA and the write cache, as sd learns them. A
+	 * handler without MODE SENSE gets flushes (harmless) and no FUA.
+	 */
+	dev->write_cache = true;
+	tcmu_cdb_mode_sense6(cdb, true, TCMU_MODE_PAGE_CACHING,
+			     TCMU_MODE_SENSE_CACHING_LEN);
+	ret = setup_cmd(c, label, "MODE SENSE(6)", cdb, 6, buf,
+			TCMU_MODE_SENSE_CACHING_LEN, &got, true, err, errlen);
+	if (ret < 0)
+		return -1;
+	if (!ret) {
+		struct tcmu_mode_info mi;
+
+		if (tcmu_mode_sense6_decode(buf, got, &mi, &msg)) {
+			snprintf(err, errlen, "%s: bad MODE SENSE(6) data: %s",
+				 label, msg);
+			return -1;
+		}
+		dev->read_only = mi.wp;
+		dev->fua = mi.dpofua;
+		if (mi.has_caching)
+			dev->write_cache = mi.wce;
+	}
+
 	tcmu_cdb_inquiry(cdb, true, TCMU_VPD_BLOCK_LIMITS,
 			 TCMU_VPD_BLOCK_LIMITS_LEN);
 	ret = setup_cmd(c, label, "INQUIRY (block limits VPD page)", cdb, 6,
-			buf, TCMU_VPD_BLOCK_LIMITS_LEN, true, err, errlen);
+			buf, TCMU_VPD_BLOCK_LIMITS_LEN, NULL, true, err,
+			errlen);
 	if (ret < 0)
 		return -1;
 	if (!ret && !tcmu_vpd_block_limits_decode(buf,
@@ -318,17 +351,20 @@ static void describe(const struct tcmu_dev *dev, const char *label,
 {
 	snprintf(t->label, sizeof(t->label), "%s", label);
 	t->size = dev->blocks * dev->block_size;
-	t->read_only = false;
-	t->can_flush = true;
+	t->read_only = dev->read_only;
+	t->can_flush = dev->write_cache;
 	t->can_trim = dev->thin;
-	t->can_fua = true;
+	t->can_fua = dev->fua;
 	t->min_block = dev->block_size;
 	/* Larger requests are split, as the block layer splits them. */
 	t->max_block = UINT32_MAX;
 	snprintf(t->detail, sizeof(t->detail),
-		 "TCMU ring to '%s', %u-byte blocks, max transfer %u%s",
+		 "TCMU ring to '%s', %u-byte blocks, max transfer %u%s%s%s%s",
 		 dev->product, dev->block_size, dev->max_transfer,
-		 dev->thin ? ", thin (UNMAP)" : "");
+		 dev->thin ? ", thin (UNMAP)" : "",
+		 dev->read_only ? ", write protected" : "",
+		 dev->fua ? ", FUA" : "",
+		 dev->write_cache ? ", write cache" : "");
 }
 
 static int tcmu_probe(const struct torus_params *p, struct torus_target *t,
@@ -367,6 +403,12 @@ static int tcmu_check(const struct torus_params *p, const struct torus_job *job,
 	if (job->trims && !t->can_trim) {
 		snprintf(err, errlen,
 			 "%s: the device is not thin-provisioned (READ CAPACITY(16) has LBPME clear), so it takes no UNMAP; remove rw=trim/randtrim/trimwrite from the job",
+			 t->label);
+		return -1;
+	}
+	if (job->fua && !t->can_fua) {
+		snprintf(err, errlen,
+			 "%s: fua=1 but the device does not honour FUA (MODE SENSE has DPOFUA clear); drop fua=1",
 			 t->label);
 		return -1;
 	}

@@ -83,6 +83,16 @@ void tcmu_cdb_read_capacity16(uint8_t cdb[16], uint32_t alloc_len)
 	put_be32(cdb + 10, alloc_len);
 }
 
+void tcmu_cdb_mode_sense6(uint8_t cdb[6], bool dbd, uint8_t page,
+			  uint8_t alloc_len)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = SCSI_MODE_SENSE_6;
+	cdb[1] = dbd ? 0x08 : 0;
+	cdb[2] = page & 0x3f;		/* page control 0: current values */
+	cdb[4] = alloc_len;
+}
+
 static int bad(const char **msg, const char *m)
 {
 	if (msg)
@@ -175,6 +185,39 @@ int tcmu_vpd_block_limits_decode(const uint8_t *buf, size_t len,
 		bl->max_unmap_descs = get_be32(buf + 24);
 		bl->unmap_granularity = get_be32(buf + 28);
 		bl->max_write_same = get_be64(buf + 36);
+	}
+	return 0;
+}
+
+int tcmu_mode_sense6_decode(const uint8_t *buf, size_t len,
+			    struct tcmu_mode_info *mi, const char **msg)
+{
+	size_t end, off;
+
+	memset(mi, 0, sizeof(*mi));
+	if (len < 4)
+		return bad(msg, "MODE SENSE(6) reply shorter than its 4-byte header");
+	/* The mode data length does not count itself. */
+	end = (size_t)buf[0] + 1;
+	if (end < 4)
+		return bad(msg, "MODE SENSE(6) data length below its header");
+	if (end > len)
+		end = len;	/* truncated by the allocation length */
+	mi->wp = buf[2] & 0x80;
+	mi->dpofua = buf[2] & 0x10;
+	off = 4 + (size_t)buf[3];	/* past the block descriptors */
+	while (off + 2 <= end) {
+		uint8_t code = buf[off] & 0x3f;
+		size_t plen = (size_t)buf[off + 1] + 2;
+
+		if (buf[off] & 0x40)	/* a subpage: not ours */
+			plen = off + 4 <= end ?
+			       (size_t)get_be16(buf + off + 2) + 4 : end - off;
+		if (code == TCMU_MODE_PAGE_CACHING && off + 3 <= end) {
+			mi->has_caching = true;
+			mi->wce = buf[off + 2] & 0x04;
+		}
+		off += plen;
 	}
 	return 0;
 }

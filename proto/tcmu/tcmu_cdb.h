@@ -94,6 +94,9 @@
 #define TCMU_INQUIRY_STD_LEN		36
 #define TCMU_VPD_BLOCK_LIMITS		0xb0
 #define TCMU_VPD_BLOCK_LIMITS_LEN	64
+#define TCMU_MODE_PAGE_CACHING		0x08
+/* Header (4) + block descriptor (8) + caching page (20). */
+#define TCMU_MODE_SENSE_CACHING_LEN	32
 
 /*
  * A sense condition in parts. The sense-key specific field is the field
@@ -131,6 +134,9 @@ size_t tcmu_unmap_param(uint8_t *buf, size_t len, uint64_t lba,
 void tcmu_cdb_inquiry(uint8_t cdb[6], bool evpd, uint8_t page,
 		      uint16_t alloc_len);
 void tcmu_cdb_read_capacity16(uint8_t cdb[16], uint32_t alloc_len);
+/* MODE SENSE(6) for the current values of one page. */
+void tcmu_cdb_mode_sense6(uint8_t cdb[6], bool dbd, uint8_t page,
+			  uint8_t alloc_len);
 
 struct tcmu_capacity {
 	uint64_t last_lba;
@@ -162,6 +168,14 @@ struct tcmu_block_limits {
 	uint64_t max_write_same;
 };
 
+/* From a MODE SENSE(6) reply: the header and the caching page. */
+struct tcmu_mode_info {
+	bool wp;		/* write protected: the medium is read-only */
+	bool dpofua;		/* DPO and FUA are honoured */
+	bool has_caching;	/* the caching page was in the reply */
+	bool wce;		/* a write cache: SYNCHRONIZE CACHE matters */
+};
+
 /* Decoders return 0, or -1 with msg set when the reply is malformed. */
 int tcmu_read_capacity16_decode(const uint8_t *buf, size_t len,
 				struct tcmu_capacity *cap, const char **msg);
@@ -170,6 +184,9 @@ int tcmu_inquiry_std_decode(const uint8_t *buf, size_t len,
 int tcmu_vpd_block_limits_decode(const uint8_t *buf, size_t len,
 				 struct tcmu_block_limits *bl,
 				 const char **msg);
+/* len: the bytes that arrived (the data-in length). */
+int tcmu_mode_sense6_decode(const uint8_t *buf, size_t len,
+			    struct tcmu_mode_info *mi, const char **msg);
 
 /* ---- target side ---- */
 

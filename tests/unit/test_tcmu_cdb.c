@@ -18,6 +18,60 @@
 
 /* ---- encoders ---- */
 
+static void test_mode_sense6(void **state)
+{
+	static const uint8_t want[6] = { 0x1a, 0x08, 0x08, 0, 32, 0 };
+	uint8_t cdb[6];
+
+	(void)state;
+	tcmu_cdb_mode_sense6(cdb, true, TCMU_MODE_PAGE_CACHING, 32);
+	assert_memory_equal(cdb, want, 6);
+}
+
+static void test_mode_sense6_decode(void **state)
+{
+	/* Header (WP, DPOFUA), no descriptors, control page, caching page. */
+	uint8_t buf[4 + 12 + 20] = { 3 + 12 + 20, 0, 0x90, 0 };
+	struct tcmu_mode_info mi;
+	const char *msg;
+
+	(void)state;
+	buf[4] = 0x0a;
+	buf[5] = 10;
+	buf[16] = 0x08;
+	buf[17] = 18;
+	buf[18] = 0x04;
+	assert_int_equal(tcmu_mode_sense6_decode(buf, sizeof(buf), &mi, &msg), 0);
+	assert_true(mi.wp);
+	assert_true(mi.dpofua);
+	assert_true(mi.has_caching);
+	assert_true(mi.wce);
+
+	/* Cut short by the allocation length: the caching page is missing. */
+	assert_int_equal(tcmu_mode_sense6_decode(buf, 16, &mi, &msg), 0);
+	assert_true(mi.wp);
+	assert_false(mi.has_caching);
+
+	/* WCE clear, no WP. */
+	buf[2] = 0;
+	buf[18] = 0;
+	assert_int_equal(tcmu_mode_sense6_decode(buf, sizeof(buf), &mi, &msg), 0);
+	assert_false(mi.wp);
+	assert_false(mi.dpofua);
+	assert_true(mi.has_caching);
+	assert_false(mi.wce);
+
+	/* A page length running past the data: no read past it. */
+	buf[17] = 0xff;
+	assert_int_equal(tcmu_mode_sense6_decode(buf, 19, &mi, &msg), 0);
+	assert_true(mi.has_caching);
+
+	assert_int_equal(tcmu_mode_sense6_decode(buf, 3, &mi, &msg), -1);
+	assert_string_equal(msg, "MODE SENSE(6) reply shorter than its 4-byte header");
+	buf[0] = 1;
+	assert_int_equal(tcmu_mode_sense6_decode(buf, sizeof(buf), &mi, &msg), -1);
+}
+
 static void test_read16(void **state)
 {
 	static const uint8_t want[16] = {
@@ -1046,6 +1100,8 @@ int main(void)
 		cmocka_unit_test(test_sense_descriptor),
 		cmocka_unit_test(test_sense_errno),
 		cmocka_unit_test(test_sense_msg),
+		cmocka_unit_test(test_mode_sense6),
+		cmocka_unit_test(test_mode_sense6_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
