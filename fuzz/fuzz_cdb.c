@@ -244,6 +244,7 @@ static void one_reply(int kind, const uint8_t *buf, size_t len)
 	struct tcmu_block_limits bl;
 	struct tcmu_capacity cap;
 	struct tcmu_inquiry inq;
+	struct tcmu_mode_info mi;
 	const char *msg = NULL;
 
 	switch (kind) {
@@ -269,9 +270,16 @@ static void one_reply(int kind, const uint8_t *buf, size_t len)
 	default:
 		if (tcmu_vpd_block_limits_decode(buf, len, &bl, &msg)) {
 			FUZZ_CHECK(msg && msg[0]);
-			break;
+		} else {
+			FUZZ_CHECK(len >= 16 &&
+				   buf[1] == TCMU_VPD_BLOCK_LIMITS);
 		}
-		FUZZ_CHECK(len >= 16 && buf[1] == TCMU_VPD_BLOCK_LIMITS);
+		/* The same bytes as a MODE SENSE(6) reply. */
+		msg = NULL;
+		if (tcmu_mode_sense6_decode(buf, len, &mi, &msg))
+			FUZZ_CHECK(msg && msg[0]);
+		else
+			FUZZ_CHECK(len >= 4 && mi.wp == !!(buf[2] & 0x80));
 		break;
 	}
 }
