@@ -11,6 +11,10 @@
 #include "torus_bits.h"
 #include "parse.h"
 #include "profile.h"
+#include "shim_cli.h"
+#include "shim_log.h"
+
+const char shim_name[] = "nbd-shim";
 
 static const char usage_text[] =
 "NAME\n"
@@ -143,14 +147,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int bad(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "nbd-shim: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nnbd-shim: try --help\n");
-	return -1;
-}
-
 /* Checks that need every option. */
 static int args_check(struct shim_config *cfg, bool meta_given)
 {
@@ -158,43 +154,43 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 	enum backend_kind kind = cfg->backend.kind;
 
 	if (!prof)
-		return bad("--profile is required (%s)",
-			   "torus, zeroos or standard");
+		return shim_bad("--profile is required (%s)",
+				"torus, zeroos or standard");
 	if (!cfg->export_name)
 		cfg->export_name = prof->default_export;
 	if (prof == &profile_torus && !*cfg->export_name)
-		return bad("--export: %s", "torus refuses empty volume names");
+		return shim_bad("--export: %s", "torus refuses empty volume names");
 	if (strlen(cfg->export_name) > 4096)
-		return bad("--export: %s", "the name is longer than 4096 bytes");
+		return shim_bad("--export: %s", "the name is longer than 4096 bytes");
 	if (!cfg->vdisk)
 		cfg->vdisk = cfg->export_name;
 	if (!cfg->block_size)
 		cfg->block_size = prof->default_block_size;
 	if (kind == BACKEND_REDIS && prof != &profile_zeroos)
-		return bad("--backend redis: is only for --profile zeroos (the 0-Disk layout)%s",
-			   "");
+		return shim_bad("--backend redis: is only for --profile zeroos (the 0-Disk layout)%s",
+				"");
 	if (meta_given && kind != BACKEND_REDIS)
-		return bad("--redis-meta needs --backend redis:...%s", "");
+		return shim_bad("--redis-meta needs --backend redis:...%s", "");
 	if (cfg->advertise_trim && prof != &profile_zeroos)
-		return bad("--advertise-trim is only for --profile zeroos%s", "");
+		return shim_bad("--advertise-trim is only for --profile zeroos%s", "");
 	if (cfg->replicas > 1 && prof != &profile_torus)
-		return bad("--replicas is only for --profile torus%s", "");
+		return shim_bad("--replicas is only for --profile torus%s", "");
 	if (!cfg->size && kind != BACKEND_FILE)
-		return bad("--size is required with the %s backend",
-			   kind == BACKEND_MEMORY ? "memory" :
-			   kind == BACKEND_NULL ? "null" : "redis");
+		return shim_bad("--size is required with the %s backend",
+				kind == BACKEND_MEMORY ? "memory" :
+				kind == BACKEND_NULL ? "null" : "redis");
 	if (!cfg->size && cfg->replicas > 1)
-		return bad("--size is required with --replicas%s", "");
+		return shim_bad("--size is required with --replicas%s", "");
 	if (prof == &profile_zeroos && !is_pow2(cfg->block_size))
-		return bad("--block-size must be a power of two for %s",
-			   "zeroos (as 0-Disk rounds it)");
+		return shim_bad("--block-size must be a power of two for %s",
+				"zeroos (as 0-Disk rounds it)");
 	if (prof == &profile_torus && cfg->size &&
 	    cfg->size % cfg->block_size)
-		return bad("--size must be a multiple of the block size for %s",
-			   "torus (512K unless --block-size says otherwise)");
+		return shim_bad("--size must be a multiple of the block size for %s",
+				"torus (512K unless --block-size says otherwise)");
 	if (kind == BACKEND_REDIS && cfg->size % cfg->block_size)
-		return bad("--size must be a multiple of --block-size for %s",
-			   "the redis backend");
+		return shim_bad("--size must be a multiple of --block-size for %s",
+				"the redis backend");
 	return 0;
 }
 
@@ -218,32 +214,32 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 		case OPT_PROFILE:
 			cfg->profile = profile_find(optarg);
 			if (!cfg->profile)
-				return bad("--profile %s: use torus, zeroos or standard",
-					   optarg);
+				return shim_bad("--profile %s: use torus, zeroos or standard",
+						optarg);
 			break;
 		case OPT_LISTEN:
 			if (parse_listen(optarg, &cfg->listen))
-				return bad("--listen %s: use unix:PATH or tcp:HOST:PORT",
-					   optarg);
+				return shim_bad("--listen %s: use unix:PATH or tcp:HOST:PORT",
+						optarg);
 			break;
 		case OPT_EXPORT:
 			cfg->export_name = optarg;
 			break;
 		case OPT_SIZE:
 			if (parse_size(optarg, &cfg->size) || !cfg->size)
-				return bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
-					   optarg);
+				return shim_bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
+						optarg);
 			break;
 		case OPT_BACKEND:
 			if (parse_backend(optarg, &cfg->backend))
-				return bad("--backend %s: use memory, null, file:PATH or redis:HOST:PORT[,HOST:PORT...]",
-					   optarg);
+				return shim_bad("--backend %s: use memory, null, file:PATH or redis:HOST:PORT[,HOST:PORT...]",
+						optarg);
 			break;
 		case OPT_REDIS_META:
 			if (parse_hostport_list(optarg, meta, REDIS_MAX_SERVERS,
 						&nmeta))
-				return bad("--redis-meta %s: use HOST:PORT[,HOST:PORT...]",
-					   optarg);
+				return shim_bad("--redis-meta %s: use HOST:PORT[,HOST:PORT...]",
+						optarg);
 			meta_given = true;
 			break;
 		case OPT_VDISK:
@@ -251,31 +247,31 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 			break;
 		case OPT_REPLICAS:
 			if (parse_uint(optarg, 64, &v) || !v)
-				return bad("--replicas %s: use a number from 1 to 64",
-					   optarg);
+				return shim_bad("--replicas %s: use a number from 1 to 64",
+						optarg);
 			cfg->replicas = v;
 			break;
 		case OPT_LATENCY:
 			if (parse_uint(optarg, 60000000, &cfg->latency_us))
-				return bad("--latency-us %s: use microseconds, at most 60000000",
-					   optarg);
+				return shim_bad("--latency-us %s: use microseconds, at most 60000000",
+						optarg);
 			break;
 		case OPT_BANDWIDTH:
 			if (parse_rate(optarg, &cfg->bandwidth))
-				return bad("--bandwidth %s: use bytes per second (125M, 1G) or bits (1gbit, 100mbit)",
-					   optarg);
+				return shim_bad("--bandwidth %s: use bytes per second (125M, 1G) or bits (1gbit, 100mbit)",
+						optarg);
 			break;
 		case OPT_SHAPE_AT:
 			if (!strcmp(optarg, "storage"))
 				cfg->shape_storage = true;
 			else if (strcmp(optarg, "client"))
-				return bad("--shape-at %s: use client or storage",
-					   optarg);
+				return shim_bad("--shape-at %s: use client or storage",
+						optarg);
 			break;
 		case OPT_BLOCK_SIZE:
 			if (parse_size(optarg, &v) || v < 512 || v > (32u << 20))
-				return bad("--block-size %s: use 512 to 32M",
-					   optarg);
+				return shim_bad("--block-size %s: use 512 to 32M",
+						optarg);
 			cfg->block_size = v;
 			break;
 		case OPT_ADVERTISE_TRIM:
@@ -283,8 +279,8 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 			break;
 		case OPT_POLL:
 			if (parse_uint(optarg, 1000000, &v))
-				return bad("--poll-us %s: use microseconds, at most 1000000",
-					   optarg);
+				return shim_bad("--poll-us %s: use microseconds, at most 1000000",
+						optarg);
 			cfg->poll_us = v;
 			break;
 		case OPT_PIDFILE:
@@ -297,12 +293,12 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 			fputs(usage_text, stdout);
 			return 1;
 		default:
-			return bad("unknown option or missing value: %s",
-				   argv[optind - 1]);
+			return shim_bad("unknown option or missing value: %s",
+					argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return bad("unexpected argument: %s", argv[optind]);
+		return shim_bad("unexpected argument: %s", argv[optind]);
 	/* --backend may come after --redis-meta and resets the spec */
 	cfg->backend.nmeta = nmeta;
 	memcpy(cfg->backend.meta, meta, nmeta * sizeof(meta[0]));

@@ -13,28 +13,17 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "shim_cli.h"
 #include "peer.h"
 #include "log.h"
 #include "profile.h"
 #include "server.h"
-
-static int write_pidfile(const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
-		shim_err("--pidfile %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
 	static struct shim_config cfg;
 	static struct server srv;
 	char err[512] = "";
-	sigset_t mask;
 	int sigfd, ret;
 
 	ret = args_parse(argc, argv, &cfg);
@@ -47,16 +36,9 @@ int main(int argc, char **argv)
 	prctl(PR_SET_TIMERSLACK, 1000UL);
 
 	/* every thread inherits the mask; only the signalfd sees them */
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sigfd < 0) {
-		shim_err("signalfd: %s", strerror(errno));
+	sigfd = shim_signalfd();
+	if (sigfd < 0)
 		return 1;
-	}
 
 	if (server_init(&srv, &cfg, err, sizeof(err))) {
 		shim_err("%s", err);

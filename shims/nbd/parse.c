@@ -10,20 +10,6 @@
 
 #include "parse.h"
 
-static int parse_number(const char *s, uint64_t *out, const char **end)
-{
-	char *e;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &e, 10);
-	if (errno)
-		return -1;
-	*end = e;
-	return 0;
-}
-
 static int mul_check(uint64_t *v, uint64_t m)
 {
 	if (m && *v > UINT64_MAX / m)
@@ -32,38 +18,9 @@ static int mul_check(uint64_t *v, uint64_t m)
 	return 0;
 }
 
-int parse_uint(const char *s, uint64_t max, uint64_t *out)
-{
-	const char *end;
-
-	if (parse_number(s, out, &end) || *end || *out > max)
-		return -1;
-	return 0;
-}
-
 int parse_size(const char *s, uint64_t *out)
 {
-	static const char units[] = "KMGTP";
-	const char *end, *u;
-	uint64_t v, m = 1;
-
-	if (parse_number(s, &v, &end))
-		return -1;
-	if (*end) {
-		u = strchr(units, toupper((unsigned char)*end));
-		if (!u)
-			return -1;
-		m = 1ULL << (10 * (u - units + 1));
-		end++;
-		if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
-			end += strlen(end);
-		if (*end)
-			return -1;
-	}
-	if (mul_check(&v, m))
-		return -1;
-	*out = v;
-	return 0;
+	return parse_size_units(s, "KMGTP", out);
 }
 
 int parse_rate(const char *s, uint64_t *out)

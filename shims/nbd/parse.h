@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Parsers for command line values: sizes, rates, listen and server
- * addresses. Pure functions returning 0 or -1, tested by
+ * addresses (parse_uint(): shim_cli.h). Pure functions returning 0 or -1, tested by
  * tests/shims/test_parse.c.
  */
 #ifndef SHIM_PARSE_H
@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "shim_cli.h"
 
 /* A decimal number with an optional K, M, G, T or P suffix (powers of
  * 1024; "KiB" and "KB" are the same as "K"). */
@@ -21,9 +22,6 @@ int parse_size(const char *s, uint64_t *out);
  * or bits with "bit": "1gbit", "100mbit", "10kbit".
  */
 int parse_rate(const char *s, uint64_t *out);
-
-/* A plain unsigned decimal number no larger than max. */
-int parse_uint(const char *s, uint64_t max, uint64_t *out);
 
 /* unix:PATH, tcp:HOST:PORT or tcp:[IPV6]:PORT. */
 int parse_listen(const char *s, struct listen_addr *out);

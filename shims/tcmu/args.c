@@ -2,17 +2,18 @@
 /*
  * The command line: options, their checks, and --help.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 
+#include "log.h"
 #include "shim.h"
 
 #define SUN_PATH_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
+
+const char shim_name[] = "tcmu-shim";
 
 static const char usage_text[] =
 "NAME\n"
@@ -108,57 +109,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int bad(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "tcmu-shim: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\ntcmu-shim: try --help\n");
-	return -1;
-}
-
-/* A decimal number with an optional K, M, G or T suffix (powers of 1024). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		shift = 10;
-		break;
-	case 'M':
-		shift = 20;
-		break;
-	case 'G':
-		shift = 30;
-		break;
-	case 'T':
-		shift = 40;
-		break;
-	case '\0':
-		break;
-	default:
-		return -1;
-	}
-	if (shift) {
-		end++;
-		/* "KiB" and "KB" mean "K" too */
-		if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
-			end += strlen(end);
-	}
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 static int parse_backend(const char *s, struct store_spec *st)
 {
 	const char *colon;
@@ -207,32 +157,31 @@ static int args_check(struct shim_config *cfg)
 	enum store_kind kind = cfg->store.kind;
 
 	if (!cfg->socket_path && !cfg->uio_path)
-		return bad("give --socket PATH (rings attached by the engine) or --uio /dev/uioN (a kernel's ring)%s",
-			   "");
+		return shim_bad("give --socket PATH (rings attached by the engine) or --uio /dev/uioN (a kernel's ring)%s",
+				"");
 	if (cfg->socket_path && cfg->uio_path)
-		return bad("--socket and --uio exclude each other: one ring source per process%s",
-			   "");
+		return shim_bad("--socket and --uio exclude each other: one ring source per process%s",
+				"");
 	if (!cfg->size && (kind == STORE_MEMORY || kind == STORE_NULL))
-		return bad("--size is required with the %s backend",
-			   kind == STORE_MEMORY ? "memory" : "null");
+		return shim_bad("--size is required with the %s backend",
+				kind == STORE_MEMORY ? "memory" : "null");
 	if (cfg->size && kind == STORE_NBD)
-		return bad("--size does not apply to %s: the export's size is the device's",
-			   "--backend nbd:");
+		return shim_bad("--size does not apply to %s: the export's size is the device's",
+				"--backend nbd:");
 	if (cfg->size % cfg->block_size)
-		return bad("--size must be a multiple of --block-size (%s bytes)",
-			   cfg->block_size == 512 ? "512" : "4096");
+		return shim_bad("--size must be a multiple of --block-size (%s bytes)",
+				cfg->block_size == 512 ? "512" : "4096");
 	if (cfg->max_transfer % cfg->block_size)
-		return bad("--max-transfer must be a multiple of --block-size (%s bytes)",
-			   cfg->block_size == 512 ? "512" : "4096");
+		return shim_bad("--max-transfer must be a multiple of --block-size (%s bytes)",
+				cfg->block_size == 512 ? "512" : "4096");
 	if (cfg->plugin_dir && kind != STORE_RUNNER)
-		return bad("--plugin-dir is only for --backend runner:...%s", "");
+		return shim_bad("--plugin-dir is only for --backend runner:...%s", "");
 	return 0;
 }
 
 int args_parse(int argc, char **argv, struct shim_config *cfg)
 {
 	uint64_t v;
-	char *end;
 	int opt;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -246,37 +195,39 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 		switch (opt) {
 		case OPT_SOCKET:
 			if (!*optarg || strlen(optarg) >= SUN_PATH_MAX)
-				return bad("--socket %s: use a path shorter than 108 bytes",
-					   optarg);
+				return shim_bad("--socket %s: use a path shorter than 108 bytes",
+						optarg);
 			cfg->socket_path = optarg;
 			break;
 		case OPT_UIO:
 			if (!strstr(optarg, "uio"))
-				return bad("--uio %s: use the UIO device of a tcm-user backstore, /dev/uioN",
-					   optarg);
+				return shim_bad("--uio %s: use the UIO device of a tcm-user backstore, /dev/uioN",
+						optarg);
 			cfg->uio_path = optarg;
 			break;
 		case OPT_BACKEND:
 			if (parse_backend(optarg, &cfg->store))
-				return bad("--backend %s: use memory, null, file:PATH[,direct], nbd:URI or runner:SUBTYPE:CFG",
-					   optarg);
+				return shim_bad("--backend %s: use memory, null, file:PATH[,direct], nbd:URI or runner:SUBTYPE:CFG",
+						optarg);
 			break;
 		case OPT_SIZE:
-			if (parse_size(optarg, &cfg->size) || !cfg->size)
-				return bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
-					   optarg);
+			if (parse_size_units(optarg, "KMGT", &cfg->size) ||
+			    !cfg->size)
+				return shim_bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
+						optarg);
 			break;
 		case OPT_BLOCK_SIZE:
-			if (parse_size(optarg, &v) || (v != 512 && v != 4096))
-				return bad("--block-size %s: use 512 or 4096",
-					   optarg);
+			if (parse_size_units(optarg, "KMGT", &v) ||
+			    (v != 512 && v != 4096))
+				return shim_bad("--block-size %s: use 512 or 4096",
+						optarg);
 			cfg->block_size = v;
 			break;
 		case OPT_MAX_TRANSFER:
-			if (parse_size(optarg, &v) || v < 512 ||
-			    v > (256u << 20))
-				return bad("--max-transfer %s: use 512 to 256M (a multiple of the block size)",
-					   optarg);
+			if (parse_size_units(optarg, "KMGT", &v) ||
+			    v < 512 || v > (256u << 20))
+				return shim_bad("--max-transfer %s: use 512 to 256M (a multiple of the block size)",
+						optarg);
 			cfg->max_transfer = v;
 			break;
 		case OPT_PIDFILE:
@@ -289,12 +240,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 			cfg->plugin_dir = optarg;
 			break;
 		case OPT_TIMEOUT:
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (!isdigit((unsigned char)*optarg) || *end || errno ||
-			    v > 86400)
-				return bad("--timeout %s: use seconds from 0 (no limit) to 86400",
-					   optarg);
+			if (parse_uint(optarg, 86400, &v))
+				return shim_bad("--timeout %s: use seconds from 0 (no limit) to 86400",
+						optarg);
 			cfg->timeout_s = v;
 			break;
 		case 'v':
@@ -304,11 +252,11 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 			fputs(usage_text, stdout);
 			return 1;
 		default:
-			return bad("unknown option or missing value: %s",
-				   argv[optind - 1]);
+			return shim_bad("unknown option or missing value: %s",
+					argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return bad("unexpected argument: %s", argv[optind]);
+		return shim_bad("unexpected argument: %s", argv[optind]);
 	return args_check(cfg);
 }

@@ -14,17 +14,6 @@
 #include "log.h"
 #include "shim.h"
 
-int write_pidfile(const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
-		shim_err("--pidfile %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* The unit's name (serial, NAA) from where it is served and from what. */
 static uint64_t unit_id(const struct shim_config *cfg)
 {
@@ -49,7 +38,6 @@ int main(int argc, char **argv)
 	struct backend *be;
 	char err[512] = "";
 	uint64_t size;
-	sigset_t mask;
 	bool lbprz;
 	int sigfd, ret;
 
@@ -65,16 +53,9 @@ int main(int argc, char **argv)
 	}
 
 	/* every thread inherits the mask; only the signalfd sees them */
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sigfd < 0) {
-		shim_err("signalfd: %s", strerror(errno));
+	sigfd = shim_signalfd();
+	if (sigfd < 0)
 		return 1;
-	}
 
 	be = store_open(&cfg, &lbprz, err, sizeof(err));
 	if (!be) {

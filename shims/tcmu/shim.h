@@ -2,7 +2,8 @@
 /*
  * tcmu-shim's command line, parsed and checked (args.c), and the pieces
  * main() strings together: the store (store.c), the socket server
- * (server.c, attach.c) and the kernel's ring (uio.c).
+ * (server.c, attach.c) and the kernel's ring (uio.c); write_pidfile()
+ * and the rest of what nbd-shim shares are in shim_cli.h.
  */
 #ifndef TCMU_SHIM_H
 #define TCMU_SHIM_H
@@ -12,6 +13,7 @@
 
 #include "backend.h"
 #include "scsi_target.h"
+#include "shim_cli.h"
 
 enum store_kind {
 	STORE_MEMORY,
@@ -62,8 +64,5 @@ int server_run(const struct shim_config *cfg, const struct scsi_target *t,
 /* Serve the kernel's ring at cfg->uio_path until @sigfd fires: 0 or -1. */
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 	    struct backend *be, int sigfd);
-
-/* Write the pid file (after the shim is ready): 0 or -1, logged. */
-int write_pidfile(const char *path);
 
 #endif /* TCMU_SHIM_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Messages (see log.h). Each line is formatted into one buffer and written
- * with one call, so that lines from ring threads do not interleave.
+ * The shims' messages (see shim_log.h). Each line is formatted into one
+ * buffer and written with one call, so that lines from connection and
+ * ring threads do not interleave.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "shim_log.h"
 #include "storage_log.h"
 
 int shim_verbose;
@@ -30,7 +31,7 @@ static void shim_vlog(const char *fmt, va_list ap)
 	char line[1024];
 	int n;
 
-	n = snprintf(line, sizeof(line), "tcmu-shim: ");
+	n = snprintf(line, sizeof(line), "%s: ", shim_name);
 	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	if (n >= (int)sizeof(line) - 1)
 		n = sizeof(line) - 2;
