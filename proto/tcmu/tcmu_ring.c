@@ -483,6 +483,13 @@ int tcmu_hdl_next(struct tcmu_hdl *h, struct tcmu_hdl_cmd *cmd)
 	head = hdl_head(h, &err);
 	if (err)
 		return err;
+	/*
+	 * The head never moves back over entries already handed out: that
+	 * would hand out commands still outstanding a second time.
+	 */
+	if (ring_used(head, h->tail, h->cmdr_size) <
+	    ring_used(h->next, h->tail, h->cmdr_size))
+		return -EPROTO;
 	while (h->next != head) {
 		uint32_t avail = ring_used(head, h->next, h->cmdr_size);
 		uint32_t pos = h->next, len;

@@ -500,6 +500,25 @@ static void test_hostile_ring(void **state)
 	assert_int_equal(tcmu_hdl_init(&h2, rg, 100), -EINVAL);
 }
 
+/* A head moved back over a command handed out: not handed out again. */
+static void test_head_moved_back(void **state)
+{
+	uint8_t cdb[16] = { 0x00 };
+	int a, b;
+
+	a = tcmu_sub_queue(&sub, cdb, 16, 0, NULL);
+	b = tcmu_sub_queue(&sub, cdb, 16, 0, NULL);
+	assert_true(a > 0 && b > 0);
+	tcmu_sub_commit(&sub);
+	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
+	assert_int_equal(hc.cmd_id, a);
+	publish(hdl.tail);
+	assert_int_equal(tcmu_hdl_next(&hdl, &hc), -EPROTO);
+	publish(sub.head);
+	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
+	assert_int_equal(hc.cmd_id, b);
+}
+
 static void test_hostile_handler(void **state)
 {
 	int a, b;
@@ -545,6 +564,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_out_of_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_ring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_head_moved_back, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handler, setup, teardown),
 	};
 
