@@ -50,7 +50,13 @@ int tcmu_uri_parse(const char *uri, struct tcmu_uri *out, char *err,
 		const char *key = q + 1, *end = strchr(key, '&');
 		size_t len = end ? (size_t)(end - key) : strlen(key);
 
-		if (len > 7 && !strncmp(key, "socket=", 7)) {
+		if (len >= 7 && !strncmp(key, "socket=", 7)) {
+			if (len == 7) {
+				snprintf(err, errlen,
+					 "uri=%s: socket= is empty: %s", uri,
+					 FORM);
+				return -1;
+			}
 			if (nsock++)
 				snprintf(out->warning, sizeof(out->warning),
 					 "uri=%s: socket= given twice, the last one is used",

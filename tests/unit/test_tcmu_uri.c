@@ -124,8 +124,8 @@ static void test_missing_socket(void **state)
 	bad("tcmu+unix:///?", "no socket=");
 	bad("tcmu+unix:///?sock=/s", "no socket=");
 	bad("tcmu+unix:///?Socket=/s", "no socket=");
-	/* An empty value names no socket. */
-	bad("tcmu+unix:///?socket=", "no socket=");
+	/* An empty value is named as such. */
+	bad("tcmu+unix:///?socket=", "socket= is empty");
 	bad("tcmu+unix:///?socket", "no socket=");
 	/* Every refusal shows the expected form. */
 	assert_non_null(strstr(err, "tcmu+unix:///?socket=/path/to/socket"));
