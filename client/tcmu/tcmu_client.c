@@ -45,7 +45,7 @@ struct tcmu_client {
 	struct tcmu_client_done *ready;
 	uint32_t ready_first, nr_ready;
 	unsigned int inflight;		/* queued, not yet in ready */
-	bool unpublished;		/* queued since the last submit */
+	unsigned int unpublished;	/* queued since the last submit */
 	bool down;
 	unsigned int timeout_s;
 	uint64_t next_scan_ns;
@@ -330,7 +330,7 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	r->busy = true;
 	r->short_ok = short_ok;
 	c->inflight++;
-	c->unpublished = true;
+	c->unpublished++;
 	return 0;
 }
 
@@ -347,7 +347,7 @@ int tcmu_client_submit(struct tcmu_client *c)
 
 	if (!c->unpublished || c->down)
 		return 0;
-	c->unpublished = false;
+	c->unpublished = 0;
 	tcmu_sub_commit(&c->sub);
 	/* One wake-up per batch, as the kernel's one uio_event_notify. */
 	if (write(c->kick_fd, &one, sizeof(one)) != sizeof(one))
@@ -459,6 +459,11 @@ void tcmu_client_cancel(struct tcmu_client *c, int error)
 		reap_ring(c);
 	if (c->inflight)
 		take_down(c, error);
+}
+
+unsigned int tcmu_client_unpublished(const struct tcmu_client *c)
+{
+	return c->unpublished;
 }
 
 unsigned int tcmu_client_inflight(const struct tcmu_client *c)

@@ -71,6 +71,8 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		     struct tcmu_client_done *out);
 /* Fails everything outstanding with error and takes the ring down. */
 void tcmu_client_cancel(struct tcmu_client *c, int error);
+/* Commands queued since the last submit. */
+unsigned int tcmu_client_unpublished(const struct tcmu_client *c);
 /* Commands queued and not yet reaped. */
 unsigned int tcmu_client_inflight(const struct tcmu_client *c);
 
