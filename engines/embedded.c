@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,26 @@ int embedded_start(struct embedded *e, char *const argv[], const char *hint,
 	e->pid = pid;
 	e->owner = getpid();
 	return 0;
+}
+
+int embedded_get(struct embedded *e, uint64_t size, char *uri, size_t urilen,
+		 char *err, size_t errlen)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&e->lock);
+	if (!e->pid)
+		ret = e->start(size, err, errlen);
+	else if (size > e->size) {
+		snprintf(err, errlen,
+			 "this job needs %" PRIu64 " bytes but %s was started with %" PRIu64 "; give every job the same size=, or %s and pass uri=",
+			 size, e->who, e->size, e->instead);
+		ret = -1;
+	}
+	if (!ret)
+		snprintf(uri, urilen, "%s:///?socket=%s", e->scheme, e->sock);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
 }
 
 void embedded_stop(struct embedded *e)

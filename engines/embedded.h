@@ -11,11 +11,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct embedded {
 	const char *what;		/* for messages: "nbdkit memory" */
+	/* For embedded_get(): */
+	const char *scheme;		/* the URI's: "nbd+unix" */
+	const char *who;		/* "the embedded default server" */
+	const char *instead;		/* "start a server yourself" */
+	/* Starts it for size bytes (setting size): 0 or -1 with a message. */
+	int (*start)(uint64_t size, char *err, size_t errlen);
+	pthread_mutex_t lock;		/* PTHREAD_MUTEX_INITIALIZER */
 	pid_t pid;			/* 0: not running */
 	pid_t owner;			/* the process that started it */
 	uint64_t size;
@@ -38,6 +46,14 @@ int embedded_prepare(struct embedded *e, const char *sock_name, char *err,
  */
 int embedded_start(struct embedded *e, char *const argv[], const char *hint,
 		   char *err, size_t errlen);
+
+/*
+ * The server for a job of size bytes, as a URI: started by e->start on
+ * first use; after that it must be at least that big. 0, or -1 with a
+ * message.
+ */
+int embedded_get(struct embedded *e, uint64_t size, char *uri, size_t urilen,
+		 char *err, size_t errlen);
 
 /* Stops it, if this process started it, and removes its files. */
 void embedded_stop(struct embedded *e);

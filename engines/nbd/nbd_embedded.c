@@ -3,7 +3,6 @@
  * The embedded default NBD server (see nbd_embedded.h).
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,8 +11,16 @@
 
 #define NBDKIT		"nbdkit"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct embedded server = { .what = "nbdkit" };
+static int start_server(uint64_t size, char *err, size_t errlen);
+
+static struct embedded server = {
+	.what = "nbdkit",
+	.scheme = "nbd+unix",
+	.who = "the embedded default server",
+	.instead = "start a server yourself",
+	.start = start_server,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 static void stop_server(void)
 {
@@ -54,21 +61,7 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 }
 
 int nbd_embedded_get(uint64_t size, char *uri, size_t urilen, char *err,
-			size_t errlen)
+		     size_t errlen)
 {
-	int ret = 0;
-
-	pthread_mutex_lock(&lock);
-	if (!server.pid)
-		ret = start_server(size, err, errlen);
-	else if (size > server.size) {
-		snprintf(err, errlen,
-			 "this job needs %" PRIu64 " bytes but the embedded default server was started with %" PRIu64 "; give every job the same size=, or start a server yourself and pass uri=",
-			 size, server.size);
-		ret = -1;
-	}
-	if (!ret)
-		snprintf(uri, urilen, "nbd+unix:///?socket=%s", server.sock);
-	pthread_mutex_unlock(&lock);
-	return ret;
+	return embedded_get(&server, size, uri, urilen, err, errlen);
 }

@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +17,16 @@
 /* Where the build puts it, from the engine's own folder (build/engines). */
 #define SHIM_IN_BUILD	"../shims/tcmu/" SHIM
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct embedded server = { .what = SHIM };
+static int start_server(uint64_t size, char *err, size_t errlen);
+
+static struct embedded server = {
+	.what = SHIM,
+	.scheme = "tcmu+unix",
+	.who = "the embedded handler host",
+	.instead = "start tcmu-shim yourself",
+	.start = start_server,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 static void stop_server(void)
 {
@@ -90,19 +97,5 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 int tcmu_embedded_get(uint64_t size, char *uri, size_t urilen, char *err,
 		      size_t errlen)
 {
-	int ret = 0;
-
-	pthread_mutex_lock(&lock);
-	if (!server.pid)
-		ret = start_server(size, err, errlen);
-	else if (size > server.size) {
-		snprintf(err, errlen,
-			 "this job needs %" PRIu64 " bytes but the embedded handler host was started with %" PRIu64 "; give every job the same size=, or start tcmu-shim yourself and pass uri=",
-			 size, server.size);
-		ret = -1;
-	}
-	if (!ret)
-		snprintf(uri, urilen, "tcmu+unix:///?socket=%s", server.sock);
-	pthread_mutex_unlock(&lock);
-	return ret;
+	return embedded_get(&server, size, uri, urilen, err, errlen);
 }
