@@ -55,7 +55,10 @@ fi
 if [ -f "$plugins/handler_rbd.so" ]; then
 	export CEPH_CONF=$T/ceph.conf
 	: >"$CEPH_CONF"
-	out=$(timeout 60 "$store_io" -s 67108864 runner:rbd:rbd/img size 2>&1) &&
+	# librados' failed connect leaves the resolver's buffer to glibc
+	# (res_send): a leak in Ceph's code, not ours, so not checked here.
+	out=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		timeout 60 "$store_io" -s 67108864 runner:rbd:rbd/img size 2>&1) &&
 		fail "rbd: opened without a cluster"
 	case $out in
 	*"cannot load a tcmu-runner plugin"*)
