@@ -23,8 +23,10 @@ pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 
 # TCMU: tcmu-runner's handler plugins (loaded by the handler host), and the
 # qemu guest that runs Debian's kernel for the kernel paths (scripts/guest):
-# qemu itself, a static busybox for its initramfs, cpio to pack it.
-pkgs+=(tcmu-runner qemu-system-x86 busybox-static cpio)
+# qemu itself, a static busybox for its initramfs, cpio to pack it; the
+# kernel's NBD client's userspace half (nbd-client, for scripts/nbd-kernel in
+# the guest).
+pkgs+=(tcmu-runner qemu-system-x86 busybox-static cpio nbd-client)
 
 # What fio's ./configure must see so that config-host.h matches Debian's fio
 # binary (scripts/fio-source.sh): Debian's fio build-depends on these, and
