@@ -34,7 +34,7 @@ Python:
   .wait_ready() yourself).
   run_fio(args, json=True, env=None, timeout=None, ...) -> FioRun;
   load_fio_json(path_or_text); fio_summary(data); fio_figure(data, kind,
-  ddir); clat_percentiles(data).
+  ddir); clat_percentiles(data); merged_clat_percentiles(data, pcts).
 """
 
 import argparse
@@ -649,6 +649,37 @@ def clat_percentiles(data):
             out[ddir] = {_pct_name(k): v / 1e3 for k, v in
                          sorted(pct.items(), key=lambda kv: float(kv[0]))}
     return out
+
+
+def merged_clat_percentiles(data, percentiles=(50.0, 99.0, 99.9)):
+    """({"p50": us, ...}, how): completion-latency percentiles over every
+    job and direction of a run together. From fio's latency histograms
+    (clat_ns "bins", present with --output-format=json+) when there are
+    any: how is "bins"; otherwise from fio's own percentiles of the
+    direction that did the most I/O: how is "DDIR"."""
+    bins = {}
+    for job in data.get("jobs") or []:
+        for ddir in DDIRS:
+            for k, n in (((job.get(ddir) or {}).get("clat_ns") or {}).get("bins") or {}).items():
+                bins[int(k)] = bins.get(int(k), 0) + n
+    total = sum(bins.values())
+    if total:
+        out, keys, acc, i = {}, sorted(bins), 0, 0
+        for p in sorted(percentiles):
+            want = p / 100.0 * total
+            while i < len(keys) and acc + bins[keys[i]] < want:
+                acc += bins[keys[i]]
+                i += 1
+            out[_pct_name(p)] = keys[min(i, len(keys) - 1)] / 1e3
+        return out, "bins"
+    best, most = None, 0
+    for job in data.get("jobs") or []:
+        for ddir in DDIRS:
+            n = (job.get(ddir) or {}).get("total_ios", 0)
+            if n > most:
+                best, most = ddir, n
+    per = clat_percentiles(data).get(best, {})
+    return {_pct_name(p): per.get(_pct_name(p)) for p in percentiles}, best
 
 
 def fio_figure(data, kind, ddir, job=None, scale=None):
