@@ -64,6 +64,17 @@ def main():
                "--paths", "engine-nbd,engine-tcmu,kernel-loop,guest-virtio",
                "--kernel", "native", "--results", res, "--engine", ENGINE,
                "--nbd-shim", NBD_SHIM, "--tcmu-shim", TCMU_SHIM]
+        if os.environ.get("TORUS_SANITIZE") == "1":
+            # The sanitized engine is a module in an uninstrumented fio: fio
+            # gets the ASan runtime first, as tests/lib.sh's wrapper does.
+            rt = os.path.realpath(os.environ["TORUS_ASAN_RUNTIME"])
+            wrap = os.path.join(tmp, "fio")
+            with open(wrap, "w") as f:
+                f.write("#!/bin/sh\nexport LD_PRELOAD=%s "
+                        "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\"\n"
+                        "exec %s \"$@\"\n" % (rt, shutil.which("fio")))
+            os.chmod(wrap, 0o755)
+            cmd += ["--fio", wrap]
         print("+", " ".join(cmd), flush=True)
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
