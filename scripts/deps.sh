@@ -25,8 +25,9 @@ pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 # qemu guest that runs Debian's kernel for the kernel paths (scripts/guest):
 # qemu itself, a static busybox for its initramfs, cpio to pack it; the
 # kernel's NBD client's userspace half (nbd-client, for scripts/nbd-kernel in
-# the guest).
-pkgs+=(tcmu-runner qemu-system-x86 busybox-static cpio nbd-client)
+# the guest); socat, which relays the guest's TCP connections to a server on a
+# Unix socket on the host (scripts/compare).
+pkgs+=(tcmu-runner qemu-system-x86 busybox-static cpio nbd-client socat)
 
 # What fio's ./configure must see so that config-host.h matches Debian's fio
 # binary (scripts/fio-source.sh): Debian's fio build-depends on these, and

@@ -27,7 +27,8 @@ Python:
   timeout, proc=None): proc is a Popen (or a pid); a dead server fails at
   once with a message naming its command and exit status.
   nbdkit(), nbd_shim(), tcmu_shim(), nbd_server(), qemu_nbd(),
-  redis_server(): start a server and wait until it is ready; each returns
+  redis_server(), tcp_to_unix() (a socat relay): start a server and wait
+  until it is ready; each returns
   a Server (.uri, .pid, .stop(), a context manager). Common keywords: log (a path or an open
   file for its output; None: inherit ours), log_header, what, pin (CPUs
   for taskset -c), cwd, env, timeout (for readiness), ready (False: call
@@ -424,6 +425,18 @@ def nbd_shim(program, profile, backend=None, size=None, export=None, socket=None
     uri_export = export if export is not None else SHIM_EXPORTS.get(profile, "")
     return Server(argv, uri=_nbd_uri(socket, port, host, uri_export), socket=socket,
                   port=port, host=host, **kw)
+
+
+def tcp_to_unix(socket, port=None, host=LOOPBACK, **kw):
+    """socat relaying each TCP connection to HOST:PORT (a free port when not
+    given) to the Unix socket SOCKET, byte for byte, so that something that
+    can only reach TCP (a qemu guest through its user-mode network) reaches a
+    server on a Unix socket. .uri is tcp://HOST:PORT."""
+    port = port if port is not None else free_port(host)
+    argv = ["socat", f"TCP-LISTEN:{port},bind={host},reuseaddr,fork",
+            f"UNIX-CONNECT:{socket}"]
+    kw.setdefault("what", f"socat tcp:{host}:{port} -> unix:{socket}")
+    return Server(argv, uri=f"tcp://{host}:{port}", port=port, host=host, **kw)
 
 
 def tcmu_shim(program, socket, backend=None, size=None, extra=(), **kw):
