@@ -91,4 +91,38 @@ for i, l in enumerate(rows):
 print("TCMU rows:", ", ".join(f"{t['id']} " + " ".join(f"{k}={v:.1f}" for k, v in t["figures"].items())
                               for t in tcmu))
 PY
+
+# --kernel-paths: the same tests through kernel-loop (nbdfuse + loop, this
+# machine's own kernel) as further columns: a device test on the raw device,
+# a filesystem test on ext4, and the 0-Disk shim, which libnbd cannot reach.
+R --short --kernel-paths kernel-lop --results "$T/none" >"$T/out" 2>&1 &&
+	fail "rerun-documents took an unknown kernel path"
+grep -q "kernel-paths: unknown kernel-lop: choose from kernel-loop," "$T/out" ||
+	{ cat "$T/out" >&2; fail "no clear error for an unknown kernel path"; }
+if [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null && command -v losetup >/dev/null &&
+	command -v mkfs.ext4 >/dev/null && [ -e /dev/fuse ] && [ -e /dev/loop-control ]; then
+	if ! R --short --seconds 1 --redis-servers 2 --only 'zeroos-baseline|gluster-dd|zerodisk-device' \
+		--kernel-paths kernel-loop --results "$T/kres" >"$T/out" 2>&1; then
+		cat "$T/out" >&2
+		fail "rerun-documents --kernel-paths kernel-loop failed"
+	fi
+	cat "$T/out"
+	python3 - "$T/kres" <<'PY' || fail "the kernel-loop columns are wrong"
+import json, os, sys
+res = sys.argv[1]
+r = {t["id"]: t for t in json.load(open(os.path.join(res, "results.json")))["tests"]}
+md = open(os.path.join(res, "report.md")).read()
+assert "## The kernel paths" in md and "| ours (engine, NBD) | kernel-loop |" in md, md
+for i, form in (("zeroos-baseline-randrw-4k", "filename=/dev/loop"), ("gluster-dd-1g-fsync", "directory=")):
+    k = r[i]["kernel"]["kernel-loop"]
+    assert k["status"] == "ok", (i, k)
+    assert all(v > 0 for v in k["figures"].values()) and set(k["figures"]) == set(r[i]["figures"]), k
+    job = open(os.path.join(res, "kernel", i, "kernel-loop.fio")).read()
+    assert form in job, (i, job)
+k = r["zerodisk-device"]["kernel"]["kernel-loop"]
+assert k["status"] == "failed" and "nbdfuse exited" in k["reason"], k
+assert "zerodisk-device, kernel-loop: nbdfuse exited" in md
+PY
+	echo "ok: --kernel-paths kernel-loop: raw device, ext4, and the 0-Disk shim's refusal"
+fi
 echo "ok: rerun-documents --short wrote its report"
