@@ -37,6 +37,19 @@
 #define MAX_SEND_IOV	1024		/* UIO_MAXIOV */
 /* Non-data structured chunks are parsed whole from the staging buffer. */
 #define MAX_CHUNK_BODY	(RBUF_SIZE / 2)
+/*
+ * While a read of BIG_READ bytes or more is in flight on a connection, a
+ * receive asks for at most RECV_WINDOW bytes beyond the payload it is
+ * filling in place: enough for a run of write replies and the next reply's
+ * header. Most of a large payload then arrives in fio's page-aligned
+ * buffer at the offset it has in the socket buffer's pages, where the
+ * kernel's copy is fast, instead of at whatever offset the stream gives it
+ * in staging (see RBUF_SKEW) and a second copy. 64 KiB randrw: about 0.84x
+ * the CPU per I/O. Small reads keep the whole staging buffer, where many
+ * replies come in with one receive.
+ */
+#define BIG_READ	(32 * 1024)
+#define RECV_WINDOW	4096
 
 struct nbd_slot {
 	struct nbd_rx_req rq;	/* what the reply parser checks against */
@@ -47,6 +60,7 @@ struct nbd_slot {
 	uint16_t flags;
 	bool busy;
 	bool sent;
+	bool big;		/* a read of BIG_READ or more */
 };
 
 struct nbd_conn {
@@ -68,6 +82,7 @@ struct nbd_conn {
 
 	/* Sent (or being sent), reply not complete yet. */
 	unsigned int inflight;
+	unsigned int big_reads;	/* of them, reads of BIG_READ or more */
 
 	/* Receive side: replies are parsed by proto/nbd/nbd_replies.c. */
 	bool receiving;
@@ -137,6 +152,7 @@ static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 	s->busy = false;
 	s->sent = false;
 	s->conn->inflight--;
+	s->conn->big_reads -= s->big;
 	c->free_slots[c->nfree++] = s;
 }
 
@@ -317,6 +333,8 @@ static void arm_recv(struct nbd_conn *cn)
 	}
 	cn->riov[n].iov_base = cn->rbuf + cn->rlen;
 	cn->riov[n].iov_len = RBUF_SIZE - cn->rlen;
+	if (cn->big_reads && cn->riov[n].iov_len > RECV_WINDOW)
+		cn->riov[n].iov_len = RECV_WINDOW;
 	n++;
 	memset(&cn->rmsg, 0, sizeof(cn->rmsg));
 	cn->rmsg.msg_iov = cn->riov;
@@ -445,6 +463,8 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 	nbd_rx_req_init(&s->rq);
 	s->flags = flags;
 	s->busy = true;
+	s->big = type == NBD_CMD_READ && len >= BIG_READ;
+	cn->big_reads += s->big;
 	cn->pending[cn->npending++] = s;
 	return 0;
 }

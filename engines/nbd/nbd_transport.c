@@ -82,10 +82,10 @@ static struct fio_option nbd_options[] = {
 	{
 		.name	= "poll_us",
 		.lname	= "Busy-poll microseconds",
-		.help	= "With at most 2 requests outstanding, poll for replies this long before sleeping (cuts QD1 latency; costs CPU; 0 disables)",
+		.help	= "With at most 2 requests outstanding, busy-poll for replies this long before sleeping (cuts QD1 latency, costs CPU; default 0: never, as the kernel's paths)",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct nbd_opts, poll_us),
-		.def	= "20",
+		.def	= "0",
 		.minval	= 0,
 		.maxval	= MAX_POLL_US,
 		.category = FIO_OPT_C_ENGINE,

@@ -21,6 +21,7 @@ when (e.g. to signal fio while the server stalls).
 
 import argparse
 import os
+import select
 import socket
 import struct
 import sys
@@ -122,6 +123,8 @@ TRANSMISSION_CASES = {
     'oversize-chunk': 'a 1 MiB NBD_REPLY_TYPE_ERROR chunk',
     'structured-unnegotiated': 'refuse structured replies, then send them',
     'reverse-chunks': 'reads split in four, sent last piece first (legal)',
+    'reorder': 'answer each run of pipelined requests last first (legal)',
+    'simple-error': 'a read answered by a simple reply with EIO and no data',
 }
 CASES = {**HANDSHAKE_CASES, **TRANSMISSION_CASES}
 
@@ -129,7 +132,7 @@ CASES = {**HANDSHAKE_CASES, **TRANSMISSION_CASES}
 READ_ONLY_CASES = {c for c in TRANSMISSION_CASES
                    if c.startswith(('data-', 'hole-', 'overlap', 'done-', 'half-',
                                     'error-', 'oversize', 'structured-',
-                                    'reverse-'))}
+                                    'reverse-', 'simple-'))}
 
 
 def log(msg):
@@ -187,6 +190,7 @@ class Conn:
         self.no_zeroes = False
         self.eligible = 0          # requests the case applied to so far
         self.fired = False
+        self.held = []             # 'reorder': replies not sent yet
 
     # --- I/O helpers -------------------------------------------------
     def recv(self, n):
@@ -414,10 +418,24 @@ class Conn:
                 exp.trim(off, n)
             elif cmd == CMD_DISC:
                 raise Closed()
-            if self.applies(cmd, off, n):
+            if self.case == 'reorder':
+                self.reorder(self.normal_reply(cmd, cookie, off, n))
+            elif self.applies(cmd, off, n):
                 self.misbehave(cmd, cookie, off, n)
             else:
                 self.send(self.normal_reply(cmd, cookie, off, n))
+
+    def reorder(self, reply):
+        """Holds replies while more requests are already waiting (up to
+        8), then sends them last first, in one write."""
+        self.held.append(reply)
+        more = select.select([self.sock], [], [], 0)[0]
+        if more and len(self.held) < 8:
+            return
+        if len(self.held) > 1 and not self.fired:
+            self.fire(f'{len(self.held)} replies in reverse order')
+        self.send(b''.join(reversed(self.held)))
+        self.held = []
 
     def misbehave(self, cmd, cookie, off, n):
         case = self.case
@@ -473,6 +491,8 @@ class Conn:
             self.send(self.chunk(cookie, TYPE_ERROR, body, REPLY_FLAG_DONE))
         elif case == 'structured-unnegotiated':
             self.send(self.data_chunk(cookie, off, n, done=True))
+        elif case == 'simple-error':
+            self.send(self.simple(cookie, EIO))
         elif case == 'reverse-chunks':
             self.send(self.reversed_read(cookie, off, n))
             # Legal behaviour: keep doing it for every read.

@@ -124,6 +124,13 @@ CASES = {
     'error-chunk': case('error-chunk', 'fail', ('eio',), absent=LOST, after=5),
     # Transmission: legal but unusual.
     'reverse-chunks': case('reverse-chunks', 'ok', fio=VERIFY),
+    # Replies out of order, and a read failed without its data, between
+    # others: receives laid out in send order must notice and recover.
+    'reorder': case('reorder', 'ok', fio=['--rw=randrw', '--verify=crc32c',
+                                          '--structured_replies=0', '--iodepth=16',
+                                          '--bsrange=4k-64k', '--size=8m']),
+    'simple-error': case('simple-error', 'fail', ('eio',), absent=LOST, after=20,
+                         fio=READ + ['--structured_replies=0', '--iodepth=16']),
     # Transmission: stalls, ended by the engine's timeout.
     'silent-first': case('silent', 'fail', ('noreply', 'timeout2'), eng_timeout=2, bound=8),
     'silent-nth': case('silent', 'fail', ('noreply', 'timeout2'), eng_timeout=2, bound=8,
