@@ -19,11 +19,19 @@
 #
 # Sections (--sections takes ids and the groups engine, shims, all):
 #   engine (the default): the engine vs fio's nbd engine, `nbdkit null` of
-#     --size on a private Unix socket:
+#     --size on a private Unix socket, and the same over TCP on loopback
+#     (nbd://127.0.0.1:PORT; the sections ending in _tcp):
 #     randread4k_qd16 randrw64k_qd64 randrw64k_qd64_r75 randread4k_qd1
-#     read256k_qd64 (the last also vs nbdcopy --no-extents reading the whole
-#     server; randrw64k_qd64 uses fio's 50/50 mix, _r75 the torus document's
-#     75% reads, as jobs/randrw.fio, and has no target)
+#     (each also as ..._tcp), read256k_qd64 (also vs nbdcopy --no-extents
+#     reading the whole server), ceiling_qd64. randrw64k_qd64 uses fio's
+#     50/50 mix, _r75 the torus document's 75% reads, as jobs/randrw.fio;
+#     both also report the spread of the engine's CPU per I/O over the
+#     rounds (max/min; the target wants 7 rounds). randread4k_qd1 runs the
+#     engine as it is (no busy-polling) and with --poll_us=20 (torus-poll).
+#     ceiling_qd64: 4 KiB randread QD64 over a Unix socket to nbd-shim
+#     --profile standard --backend null, the engine vs pipe-probe (a lean
+#     pipelined client, no fio): the engine's fraction of what the pair can
+#     do, with each side's CPU (fio's, or pipe-probe's, and the shim's).
 #   shims: the NBD shim through the engine (handshake=auto):
 #     shim_std_qd64  4 KiB randread QD64: nbd-shim --profile standard
 #                    --backend null vs nbdkit null (target: >= 2x the
@@ -83,7 +91,9 @@ out=
 keep=0
 quiet_wait=20
 
-ENGINE_SECTIONS=(randread4k_qd16 randrw64k_qd64 randrw64k_qd64_r75 randread4k_qd1 read256k_qd64)
+ENGINE_SECTIONS=(randread4k_qd16 randread4k_qd16_tcp randrw64k_qd64 randrw64k_qd64_tcp
+	randrw64k_qd64_r75 randrw64k_qd64_r75_tcp randread4k_qd1 randread4k_qd1_tcp
+	read256k_qd64 ceiling_qd64)
 SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
 TCMU_SECTIONS=(tcmu_vs_nbd_qd32 tcmu_ceiling_qd32)
 
@@ -139,6 +149,34 @@ need_null_server() {
 	null_sock=$T/null.sock
 	null_uri="nbd+unix:///?socket=$null_sock"
 	start_nbdkit "$null_sock" null size="$size"
+}
+
+# The same null server over TCP on loopback: null_tcp_uri.
+null_tcp_uri=
+need_null_tcp_server() {
+	[[ -n $null_tcp_uri ]] && return 0
+	local port
+	port=$(free_port)
+	"${pin_server[@]}" nbdkit --foreground --exit-with-parent --ipaddr 127.0.0.1 \
+		--port "$port" null size="$size" 2>"$T/null-tcp.log" &
+	server_pids+=($!)
+	wait_port "$port" "$T/null-tcp.log" "nbdkit null (TCP)" $!
+	null_tcp_uri="nbd://127.0.0.1:$port"
+}
+
+# null_uri_for NET: the null server's URI over unix or tcp (started when
+# needed); net_text NET: how the report names it.
+null_uri_for() {
+	case $1 in
+	unix) need_null_server; echo "$null_uri" ;;
+	tcp) need_null_tcp_server; echo "$null_tcp_uri" ;;
+	esac
+}
+net_text() {
+	case $1 in
+	unix) echo "Unix socket" ;;
+	tcp) echo "TCP loopback" ;;
+	esac
 }
 
 # shim_start NAME ARGS...: nbd-shim on $T/NAME.sock, server CPU.
@@ -237,15 +275,24 @@ run_nbdcopy() {
 	bench_say "$sid" nbdcopy "$round" "$secs s for $size"
 }
 
-# probe_run SID LABEL ROUND SOCKET: pipe-probe, 4 KiB reads at QD64.
+# probe_run SID LABEL ROUND SOCKET: pipe-probe, 4 KiB reads at QD64; its
+# IOPS and CPU per I/O (its own user + system time), and the server's when
+# bench_server_pid is set.
 probe_run() {
-	local sid=$1 label=$2 round=$3 sock=$4 iops
+	local sid=$1 label=$2 round=$3 sock=$4 iops t cpu TIMEFORMAT='%U %S'
 	wait_quiet
-	iops=$("${pin_client[@]}" "$probe_bin" "unix:$sock" -q 64 -b 4096 \
-		-t "$runtime") || die "pipe-probe failed: $sid, $label, round $round"
+	bench_server_begin
+	{ t=$( { time "${pin_client[@]}" "$probe_bin" "unix:$sock" -q 64 -b 4096 \
+		-t "$runtime" >"$T/probe.out" 2>"$T/probe.err"; } 2>&1 ); } ||
+		{ cat "$T/probe.err" >&2; die "pipe-probe failed: $sid, $label, round $round"; }
+	iops=$(<"$T/probe.out")
+	cpu=$(awk -v t="$t" -v n="$iops" -v s="$runtime" \
+		'BEGIN { split(t, a, " "); printf "%.6f", (a[1] + a[2]) * 1e6 / (n * s) }')
 	record value "$sid" "$label" "$round" iops "$iops"
+	record value "$sid" "$label" "$round" cpu_us_per_io "$cpu"
+	bench_server_end "$sid" "$label" "$round" "$(awk -v n="$iops" -v s="$runtime" 'BEGIN { printf "%d", n * s }')"
 	bench_say "$sid" "$label" "$round" \
-		"$(awk -v n="$iops" 'BEGIN { printf "%.1fk IOPS", n / 1000 }')"
+		"$(awk -v n="$iops" -v c="$cpu" 'BEGIN { printf "%.1fk IOPS %.3f us CPU/IO", n / 1000, c }')$bench_server_note"
 }
 
 # ring_client_run SID LABEL ROUND SOCKET: ring-client --bench, 4 KiB random
@@ -281,52 +328,87 @@ alternate() {
 
 # --- engine sections ------------------------------------------------------------
 
-section_randread4k_qd16() {
-	local sid=randread4k_qd16
-	record section $sid "4 KiB randread QD16, nbdkit null"
-	record target $sid cpu_us_per_io torus builtin "<=" 0.6
+# Each engine section over NET (unix or tcp); the _tcp sections call them
+# with tcp. Servers are started here, not in a subshell, so they are
+# stopped at exit.
+engine_randread4k_qd16() {
+	local sid=$1 net=$2
+	record section $sid "4 KiB randread QD16, nbdkit null, $(net_text $net)"
+	record target $sid cpu_us_per_io torus builtin "<=" 0.55
 	# IOPS >= builtin; the server is the bottleneck, so 5% is left for noise.
 	record target $sid iops torus builtin ">=" 0.95
 	record ratio $sid clat_mean_us torus builtin
-	need_null_server
-	alternate $sid "$null_uri" --rw=randread --bs=4k --iodepth=16
+	null_uri_for $net >/dev/null
+	alternate $sid "$(null_uri_for $net)" --rw=randread --bs=4k --iodepth=16
 }
 
-section_randrw64k_qd64() {
-	local sid=randrw64k_qd64
-	record section $sid "64 KiB randrw QD64, nbdkit null"
+engine_randrw64k_qd64() {
+	local sid=$1 net=$2
+	record section $sid "64 KiB randrw QD64, nbdkit null, $(net_text $net)"
 	record target $sid cpu_us_per_io torus builtin "<=" 0.6
 	record ratio $sid iops torus builtin
-	need_null_server
-	alternate $sid "$null_uri" --rw=randrw --bs=64k --iodepth=64
+	record spread $sid cpu_us_per_io torus "<=" 1.25
+	record spread $sid cpu_us_per_io builtin
+	null_uri_for $net >/dev/null
+	alternate $sid "$(null_uri_for $net)" --rw=randrw --bs=64k --iodepth=64
 }
 
-section_randrw64k_qd64_r75() {
-	local sid=randrw64k_qd64_r75
-	record section $sid "64 KiB randrw QD64 with 75% reads (the torus document's mix), nbdkit null"
-	record ratio $sid cpu_us_per_io torus builtin
+engine_randrw64k_qd64_r75() {
+	local sid=$1 net=$2
+	record section $sid "64 KiB randrw QD64 with 75% reads (the torus document's mix), nbdkit null, $(net_text $net)"
+	record target $sid cpu_us_per_io torus builtin "<=" 0.6
 	record ratio $sid iops torus builtin
-	need_null_server
-	alternate $sid "$null_uri" --rw=randrw --rwmixread=75 --bs=64k \
+	record spread $sid cpu_us_per_io torus "<=" 1.25
+	record spread $sid cpu_us_per_io builtin
+	null_uri_for $net >/dev/null
+	alternate $sid "$(null_uri_for $net)" --rw=randrw --rwmixread=75 --bs=64k \
 		--iodepth=64
 }
 
-section_randread4k_qd1() {
-	local sid=randread4k_qd1 r qd1=(--rw=randread --bs=4k --iodepth=1)
-	record section $sid "4 KiB randread QD1, nbdkit null"
-	record target $sid clat_mean_us torus builtin "<=" 0.85
-	record ratio $sid lat_mean_us torus builtin
+engine_randread4k_qd1() {
+	local sid=$1 net=$2 r uri qd1=(--rw=randread --bs=4k --iodepth=1)
+	record section $sid "4 KiB randread QD1, nbdkit null, $(net_text $net)"
+	# as it comes (no busy-polling), and busy-polling when asked for
+	record ratio $sid clat_mean_us torus builtin
 	record ratio $sid cpu_us_per_io torus builtin
-	# The engine's default busy-polls 20 us (poll_us); without it:
-	record ratio $sid clat_mean_us torus-poll0 builtin
-	record ratio $sid cpu_us_per_io torus-poll0 builtin
-	need_null_server
+	record target $sid clat_mean_us torus-poll builtin "<=" 0.7
+	record ratio $sid cpu_us_per_io torus-poll builtin
+	null_uri_for $net >/dev/null
+	uri=$(null_uri_for $net)
 	for ((r = 1; r <= rounds; r++)); do
-		run_fio $sid builtin "$r" "$null_uri" "${qd1[@]}"
-		run_fio $sid torus "$r" "$null_uri" "${qd1[@]}"
-		engine_fio $sid torus-poll0 "$r" "$null_uri" "${qd1[@]}" \
-			--poll_us=0
+		run_fio $sid builtin "$r" "$uri" "${qd1[@]}"
+		run_fio $sid torus "$r" "$uri" "${qd1[@]}"
+		engine_fio $sid torus-poll "$r" "$uri" "${qd1[@]}" --poll_us=20
 	done
+}
+
+section_randread4k_qd16() { engine_randread4k_qd16 randread4k_qd16 unix; }
+section_randread4k_qd16_tcp() { engine_randread4k_qd16 randread4k_qd16_tcp tcp; }
+section_randrw64k_qd64() { engine_randrw64k_qd64 randrw64k_qd64 unix; }
+section_randrw64k_qd64_tcp() { engine_randrw64k_qd64 randrw64k_qd64_tcp tcp; }
+section_randrw64k_qd64_r75() { engine_randrw64k_qd64_r75 randrw64k_qd64_r75 unix; }
+section_randrw64k_qd64_r75_tcp() { engine_randrw64k_qd64_r75 randrw64k_qd64_r75_tcp tcp; }
+section_randread4k_qd1() { engine_randread4k_qd1 randread4k_qd1 unix; }
+section_randread4k_qd1_tcp() { engine_randread4k_qd1 randread4k_qd1_tcp tcp; }
+
+# The engine against the transport's ceiling: pipe-probe and the engine
+# take turns on one nbd-shim standard (null); the shim's CPU per I/O shows
+# which side runs out first.
+section_ceiling_qd64() {
+	local sid=ceiling_qd64 r
+	record section $sid "4 KiB randread QD64, Unix socket, nbd-shim standard (null): the engine vs pipe-probe (lean pipelined client)"
+	record target $sid iops torus probe ">=" 0.8
+	record ratio $sid server_cpu_us_per_io torus probe
+	record ratio $sid cpu_us_per_io torus probe
+	# a shim of its own, so that its CPU is this section's alone
+	shim_start ceiling_shim --profile standard --backend null --size "$size"
+	bench_server_pid=${server_pids[-1]}
+	for ((r = 1; r <= rounds; r++)); do
+		probe_run $sid probe "$r" "$T/ceiling_shim.sock"
+		engine_fio $sid torus "$r" "nbd+unix:///?socket=$T/ceiling_shim.sock" \
+			--rw=randread --bs=4k --iodepth=64
+	done
+	bench_server_pid=
 }
 
 section_read256k_qd64() {
@@ -485,7 +567,7 @@ for s in "${SECTIONS[@]}"; do
 	esac
 	case $s in
 	read256k_qd64) needs+=(nbdcopy) ;;
-	shim_probe) needs+=("$shim_bin" "$probe_bin") ;;
+	shim_probe | ceiling_qd64) needs+=("$shim_bin" "$probe_bin") ;;
 	shim_*) needs+=("$shim_bin") ;;
 	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$tcmu_shim_bin") ;;
 	tcmu_ceiling_qd32) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;

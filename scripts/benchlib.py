@@ -14,6 +14,9 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
   value    ID         label   round   metric  value
   ratio    ID         metric  num     den                  (informational)
   target   ID         metric  num     den     op  threshold
+  spread   ID         metric  label   [op threshold]
+      the largest over the smallest of LABEL's rounds (a target when op
+      and threshold are given)
 """
 
 import os
@@ -34,6 +37,7 @@ METRICS = {
     "server_cpu_us_per_io": ("server CPU us/IO", "{:.3f}", 1),
     "server_cpu_pct": ("server CPU %", "{:.1f}", 1),
     "seconds": ("seconds", "{:.2f}", 1),
+    "speed_probe_ms": ("CPU probe ms", "{:.0f}", 1),
 }
 METRIC_ORDER = list(METRICS)
 
@@ -45,13 +49,27 @@ def fmt(metric, v):
     return f.format(v * scale)
 
 
+def normalised(values, sid, label, metric):
+    """LABEL's METRIC per round scaled to the fastest CPU probe of the
+    section, for the rounds whose probe changed by less than 15% over the
+    run (the machine kept one speed)."""
+    per = values.get(sid, {}).get(label, {})
+    vs, probe, drift = per.get(metric, []), per.get("speed_probe_ms", []), \
+        per.get("probe_drift", [])
+    allp = [p for ms in values.get(sid, {}).values() for p in ms.get("speed_probe_ms", [])]
+    if not allp or len(probe) != len(vs) or len(drift) != len(vs):
+        return []
+    fast = min(allp)
+    return [v * fast / p for v, p, d in zip(vs, probe, drift) if 1 / 1.15 < d < 1.15]
+
+
 def compare(v, op, threshold):
     return v <= threshold if op == "<=" else v >= threshold
 
 
 def report(path, md_path=None):
     header, order, titles = [], [], {}
-    values, ratios, targets = {}, {}, {}
+    values, ratios, targets, spreads = {}, {}, {}, {}
     with open(path) as f:
         for line in f:
             rec = line.rstrip("\n").split("\t")
@@ -70,6 +88,10 @@ def report(path, md_path=None):
             elif kind == "target":
                 sid, metric, num, den, op, thr = rest
                 ratios.setdefault(sid, []).append((metric, num, den, op, float(thr)))
+            elif kind == "spread":
+                sid, metric, label = rest[:3]
+                op, thr = (rest[3], float(rest[4])) if len(rest) > 4 else (None, None)
+                spreads.setdefault(sid, []).append((metric, label, op, thr))
 
     out, md = [], []
     npass = nmiss = 0
@@ -121,6 +143,29 @@ def report(path, md_path=None):
             title = METRICS.get(m, (m,))[0]
             out.append(f"  {title:18}" + "".join(f"{c:>{w}}" for c in cells) + "   " + "; ".join(notes))
             md.append(f"| {title} | " + " | ".join(cells) + f" | {'; '.join(mdr)} | {'; '.join(mdt)} |")
+        for (m, label, op, thr) in spreads.get(sid, []):
+            vs = [v for v in values.get(sid, {}).get(label, {}).get(m, []) if v > 0]
+            title = METRICS.get(m, (m,))[0]
+            if len(vs) < 2:
+                s = f"{label} {title} spread n/a ({len(vs)} round)"
+                r = None
+            else:
+                r = max(vs) / min(vs)
+                s = f"{label} {title} spread (max/min over {len(vs)} rounds) {r:.2f}"
+                norm = normalised(values, sid, label, m)
+                if norm:
+                    s += (f"; at the machine's fast speed (each round scaled by its CPU "
+                          f"probe, {len(norm)} rounds whose probe held steady) "
+                          f"{max(norm) / min(norm):.2f}")
+            t = ""
+            if op:
+                verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
+                npass += verdict == "PASS"
+                nmiss += verdict == "MISS"
+                t = f" (target {op} {thr:.2f}: {verdict})"
+                s += t
+            out.append(f"  {s}")
+            md.append(f"\n- {s.replace('MISS', '**MISS**').replace('PASS', '**PASS**')}")
         # every round, for judging the noise
         md.append("\nRounds:\n")
         for l in labels:

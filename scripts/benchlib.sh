@@ -173,15 +173,29 @@ bench_server_end() {
 	bench_server_note=$(printf ', server %.3f us CPU/IO (%.0f%%)' "$us" "$pct")
 }
 
+# cpu_probe: milliseconds a fixed loop takes on the client CPU. These VMs'
+# CPUs switch between two speeds (about 1.8x apart) every few seconds
+# whatever runs on them; the probe before and after each run says which
+# speed the run had (speed_probe_ms, their mean; probe_drift, after/before).
+cpu_probe() {
+	"${pin_client[@]}" python3 -c 'import time
+t = time.perf_counter()
+x = 0
+for i in range(1500000):
+    x += i
+print(f"{(time.perf_counter() - t) * 1e3:.1f}")'
+}
+
 # bench_fio SID LABEL ROUND FIO-ARGS...: one time-based fio run on the
 # client CPU (FIO-ARGS name the engine, the target and the workload), its
 # metrics recorded as LABEL's in round ROUND of section SID.
 bench_fio() {
-	local sid=$1 label=$2 round=$3 json attempt rc metrics metric value
+	local sid=$1 label=$2 round=$3 json attempt rc metrics metric value p0 p1
 	shift 3
 	json=$T/json/$sid-$label-$round.json
 	for attempt in 1 2; do
 		wait_quiet
+		p0=$(cpu_probe)
 		bench_server_begin
 		rc=0
 		"${pin_client[@]}" fio --output-format=json --output="$json" \
@@ -198,8 +212,13 @@ bench_fio() {
 		[[ -f $json ]] && python3 "$bench_harness" fio-messages "$json" >&2
 		die "fio failed: $sid, $label, round $round (output above)"
 	fi
+	p1=$(cpu_probe)
 	metrics=$(python3 "$bench_harness" fio-summary "$json") ||
 		die "cannot read fio's JSON for $sid, $label, round $round"
+	record value "$sid" "$label" "$round" speed_probe_ms \
+		"$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.1f", (a + b) / 2 }')"
+	record value "$sid" "$label" "$round" probe_drift \
+		"$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.3f", b / a }')"
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"
 	done <<<"$metrics"
