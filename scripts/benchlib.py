@@ -49,20 +49,6 @@ def fmt(metric, v):
     return f.format(v * scale)
 
 
-def normalised(values, sid, label, metric):
-    """LABEL's METRIC per round scaled to the fastest CPU probe of the
-    section, for the rounds whose probe changed by less than 15% over the
-    run (the machine kept one speed)."""
-    per = values.get(sid, {}).get(label, {})
-    vs, probe, drift = per.get(metric, []), per.get("speed_probe_ms", []), \
-        per.get("probe_drift", [])
-    allp = [p for ms in values.get(sid, {}).values() for p in ms.get("speed_probe_ms", [])]
-    if not allp or len(probe) != len(vs) or len(drift) != len(vs):
-        return []
-    fast = min(allp)
-    return [v * fast / p for v, p, d in zip(vs, probe, drift) if 1 / 1.15 < d < 1.15]
-
-
 def compare(v, op, threshold):
     return v <= threshold if op == "<=" else v >= threshold
 
@@ -152,11 +138,7 @@ def report(path, md_path=None):
             else:
                 r = max(vs) / min(vs)
                 s = f"{label} {title} spread (max/min over {len(vs)} rounds) {r:.2f}"
-                norm = normalised(values, sid, label, m)
-                if norm:
-                    s += (f"; at the machine's fast speed (each round scaled by its CPU "
-                          f"probe, {len(norm)} rounds whose probe held steady) "
-                          f"{max(norm) / min(norm):.2f}")
+
             t = ""
             if op:
                 verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"

@@ -175,8 +175,10 @@ bench_server_end() {
 
 # cpu_probe: milliseconds a fixed loop takes on the client CPU. These VMs'
 # CPUs switch between two speeds (about 1.8x apart) every few seconds
-# whatever runs on them; the probe before and after each run says which
-# speed the run had (speed_probe_ms, their mean; probe_drift, after/before).
+# whatever runs on them; the probe before and after each run (their mean:
+# speed_probe_ms, in the report's rounds; probe_drift, after/before) says
+# which speed the machine was at. Scaling the figures by it did not make
+# them steadier (the speed also changes within a run), so it is context.
 cpu_probe() {
 	"${pin_client[@]}" python3 -c 'import time
 t = time.perf_counter()
