@@ -28,10 +28,11 @@
 
 #define RBUF_SIZE	(256 * 1024)
 /*
- * Where the staging buffer starts in a cache line. The kernel's copy into
- * it uses "rep movsb" too (see copy_payload()), from socket buffers that
- * start on a line: the first reply of a receive then puts its payload 32
- * bytes into a line, clear of the slow offsets 8 to 31.
+ * Where in a cache line a receive into staging starts. The kernel's copy
+ * into it uses "rep movsb" too (see copy_payload()), from socket buffers
+ * that start on a line: the first reply of a receive then puts its payload
+ * 32 bytes into a line, clear of the slow offsets 8 to 31. The part of a
+ * reply left over from the last receive is moved to end there.
  */
 #define RBUF_SKEW	16
 #define MAX_SEND_IOV	1024		/* UIO_MAXIOV */
@@ -87,7 +88,7 @@ struct nbd_conn {
 	/* Receive side: replies are parsed by proto/nbd/nbd_replies.c. */
 	bool receiving;
 	uint8_t *rbuf_mem;
-	uint8_t *rbuf;		/* rbuf_mem + RBUF_SKEW */
+	uint8_t *rbuf;		/* in rbuf_mem, so that rbuf + rlen is RBUF_SKEW into a line */
 	size_t rlen;
 	struct iovec riov[2];
 	unsigned int riov_direct;	/* 1 when riov[0] is slot memory */
@@ -347,19 +348,37 @@ static void arm_recv(struct nbd_conn *cn)
 	cn->receiving = true;
 }
 
+/*
+ * Receives are armed here, from ->getevents, and not again as soon as one
+ * completes: replies that arrive while fio is busy then wait in the socket
+ * and come in with one receive, rather than each waking a receive armed
+ * for it (task work here, a wake-up for the server as its buffer drains).
+ * At 4 KiB QD64 against the standard shim, with the staging alignment
+ * below, about 0.79x the CPU per I/O in paired runs.
+ */
+static void arm_recvs(struct nbd_client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nconns; i++)
+		arm_recv(&c->conns[i]);
+}
+
 /* Parses everything complete in the staging buffer. */
 static void parse_replies(struct nbd_conn *cn)
 {
 	long used = nbd_rx_feed(&cn->rx, cn->rbuf, cn->rlen);
+	uint8_t *base;
 
 	if (used < 0) {
 		conn_lost(cn, "%s", cn->rx.errmsg);
 		return;
 	}
-	if (used) {
-		cn->rlen -= used;
-		memmove(cn->rbuf, cn->rbuf + used, cn->rlen);
-	}
+	cn->rlen -= used;
+	base = cn->rbuf_mem + ((RBUF_SKEW - cn->rlen) & 63);
+	if (base != cn->rbuf + used)
+		memmove(base, cn->rbuf + used, cn->rlen);
+	cn->rbuf = base;
 }
 
 static void handle_recv(struct nbd_conn *cn, int res)
@@ -381,7 +400,6 @@ static void handle_recv(struct nbd_conn *cn, int res)
 	}
 	cn->rlen += n;
 	parse_replies(cn);
-	arm_recv(cn);
 }
 
 static void handle_send(struct nbd_conn *cn, int res)
@@ -412,7 +430,6 @@ static void handle_send(struct nbd_conn *cn, int res)
 		prep_send(cn);
 	else if (cn->npending)
 		start_send(cn);
-	arm_recv(cn);
 }
 
 static void process_cqes(struct nbd_client *c)
@@ -489,7 +506,6 @@ static void start_sends(struct nbd_client *c, bool hold)
 		    !(hold && cn->npending < c->send_batch &&
 		      (cn->inflight >= HOLD_INFLIGHT || c->ready_count)))
 			start_send(cn);
-		arm_recv(cn);
 	}
 }
 
@@ -603,6 +619,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 	if (!min && task_work_pending(c))
 		io_uring_get_events(&c->ring);
 	process_cqes(c);
+	arm_recvs(c);
 	if (c->ready_count < min) {
 		/* About to wait: everything held goes out with the wait. */
 		start_sends(c, false);
@@ -634,6 +651,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 			kts.tv_nsec = wait % 1000000000ULL;
 			tsp = &kts;
 		}
+		arm_recvs(c);
 		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
 						       NULL);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
