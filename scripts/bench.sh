@@ -11,7 +11,10 @@
 # every section the clients (or servers) take turns, builtin, torus,
 # builtin, torus, ... for --rounds rounds, so that drift on the machine hits
 # them alike; the report gives the median over rounds for each and the
-# ratios, with PASS/MISS for each target. The report is printed and written
+# ratios (the median of each round's own ratio: the two runs of a round
+# are back to back, which matters on these VMs, whose CPUs switch between
+# two speeds every few seconds), with PASS/MISS for each target. The
+# report is printed and written
 # to results/bench-<date>.md (--keep also keeps every fio JSON beside it).
 # Before each run it waits up to --quiet-wait seconds (default 20, 0 =
 # never) for the machine to be idle, and the report says how many runs

@@ -49,6 +49,21 @@ def fmt(metric, v):
     return f.format(v * scale)
 
 
+def paired_ratio(vals, num, den, metric):
+    """NUM over DEN for METRIC: the median of the rounds' own ratios when
+    both ran every round (the two ran back to back, so they share the
+    machine's speed of the moment better than two medians do), else the
+    ratio of the medians."""
+    a = [v for v in vals.get(num, {}).get(metric, [])]
+    b = [v for v in vals.get(den, {}).get(metric, [])]
+    if not a or not b:
+        return None
+    if len(a) == len(b) and all(b):
+        return statistics.median(x / y for x, y in zip(a, b))
+    mb = statistics.median(b)
+    return statistics.median(a) / mb if mb else None
+
+
 def compare(v, op, threshold):
     return v <= threshold if op == "<=" else v >= threshold
 
@@ -106,12 +121,10 @@ def report(path, md_path=None):
             for (rm, num, den, op, thr) in ratios.get(sid, []):
                 if rm != m:
                     continue
-                a, b = med.get(num, {}).get(m), med.get(den, {}).get(m)
-                if a is None or b in (None, 0):
-                    r = None
+                r = paired_ratio(values.get(sid, {}), num, den, m)
+                if r is None:
                     s = f"{num}/{den} n/a"
                 else:
-                    r = a / b
                     s = f"{num}/{den} {r:.2f}"
                 mdr.append(s)
                 if op:
