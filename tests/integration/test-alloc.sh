@@ -1,7 +1,8 @@
 #!/bin/bash
-# No allocation per I/O: fio with the engine (fio --thread, so one process
-# holds fio, the engine and its TCMU client) and tcmu-shim both run under
-# tests/tools/alloc-count.so, once for 10k and once for 100k 4 KiB random
+# test-alloc.sh [tcmu|nbd]: no allocation per I/O. fio with the engine (fio
+# --thread, so one process holds fio, the engine and its client) and, for
+# tcmu, tcmu-shim run under tests/tools/alloc-count.so (for nbd the server
+# is nbdkit null, not counted), once for 10k and once for 100k 4 KiB random
 # reads at QD32 (then the same with random writes); the malloc + calloc +
 # aligned allocation counts of the two runs, and their realloc and free
 # counts, may differ by a small constant (fio's own timers) but must not
@@ -10,9 +11,16 @@
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 require fio
 
+TRANSPORT=${1:-tcmu}
 TCMU_SHIM=${TCMU_SHIM:-$TORUS_BUILD/shims/tcmu/tcmu-shim}
 COUNTER=$TORUS_BUILD/tests/tools/alloc-count.so
-[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
+if [ "$TRANSPORT" = tcmu ]; then
+	[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
+	SIDES="fio shim"
+else
+	start_nbdkit "$T/null.sock" null 1G
+	SIDES=fio
+fi
 [ -f "$COUNTER" ] || skip "$COUNTER is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 [ -n "${TORUS_SANITIZE:-}" ] && skip "the sanitizers own malloc here"
@@ -23,27 +31,32 @@ field() {
 	awk -v k="$2" '$1 == k { print $2; exit }' "$1"
 }
 
-# one_run RW IOS: the shim and fio, each counted into $T/RW-IOS.{shim,fio}
+# one_run RW IOS: fio (and the shim), each counted into $T/RW-IOS.{fio,shim}
 one_run() {
-	local rw=$1 ios=$2 sock=$T/alloc.sock pid rc
-	ALLOC_COUNT_OUT=$T/$rw-$ios.shim LD_PRELOAD=$COUNTER \
-		"$TCMU_SHIM" --socket "$sock" --backend memory --size 64M \
-		2>"$T/shim.log" &
-	pid=$!
-	_bg_pids+=("$pid")
-	_harness_wait socket "$sock" "$pid" tcmu-shim
+	local rw=$1 ios=$2 sock=$T/alloc.sock pid rc uri="nbd+unix:///?socket=$T/null.sock"
+	if [ "$TRANSPORT" = tcmu ]; then
+		ALLOC_COUNT_OUT=$T/$rw-$ios.shim LD_PRELOAD=$COUNTER \
+			"$TCMU_SHIM" --socket "$sock" --backend memory --size 64M \
+			2>"$T/shim.log" &
+		pid=$!
+		_bg_pids+=("$pid")
+		_harness_wait socket "$sock" "$pid" tcmu-shim
+		uri="tcmu+unix:///?socket=$sock"
+	fi
 	ALLOC_COUNT_OUT=$T/$rw-$ios.fio LD_PRELOAD=$COUNTER \
 		"$FIO" --thread --name=alloc --ioengine="external:$ENGINE" \
-		--uri="tcmu+unix:///?socket=$sock" --rw="$rw" --bs=4k \
+		--uri="$uri" --rw="$rw" --bs=4k \
 		--iodepth=32 --norandommap --randrepeat=0 \
 		--io_size=$((ios * 4))k --output-format=terse \
 		>"$T/fio.out" 2>&1 ||
 		{ cat "$T/fio.out" >&2; fail "fio failed ($rw, $ios I/Os)"; }
-	kill -TERM "$pid"
-	wait "$pid"
-	rc=$?
-	[ $rc -eq 0 ] || { cat "$T/shim.log" >&2; fail "tcmu-shim exited $rc"; }
-	for side in fio shim; do
+	if [ "$TRANSPORT" = tcmu ]; then
+		kill -TERM "$pid"
+		wait "$pid"
+		rc=$?
+		[ $rc -eq 0 ] || { cat "$T/shim.log" >&2; fail "tcmu-shim exited $rc"; }
+	fi
+	for side in $SIDES; do
 		[ "$(field "$T/$rw-$ios.$side" allocs)" ] ||
 			fail "no count from $side ($rw, $ios I/Os): $(cat "$T/$rw-$ios.$side" 2>&1)"
 	done
@@ -52,7 +65,7 @@ one_run() {
 for rw in randread randwrite; do
 	one_run "$rw" 10000
 	one_run "$rw" 100000
-	for side in fio shim; do
+	for side in $SIDES; do
 		a=$T/$rw-10000.$side b=$T/$rw-100000.$side
 		line="$side, $rw:"
 		for k in allocs realloc free; do
