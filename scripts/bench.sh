@@ -167,12 +167,13 @@ need_null_tcp_server() {
 	null_tcp_uri="nbd://127.0.0.1:$port"
 }
 
-# null_uri_for NET: the null server's URI over unix or tcp (started when
-# needed); net_text NET: how the report names it.
-null_uri_for() {
+# need_null_on NET: the null server over unix or tcp, started when needed
+# (here, not in a subshell, so that it is stopped at exit); its URI in
+# net_uri. net_text NET: how the report names it.
+need_null_on() {
 	case $1 in
-	unix) need_null_server; echo "$null_uri" ;;
-	tcp) need_null_tcp_server; echo "$null_tcp_uri" ;;
+	unix) need_null_server; net_uri=$null_uri ;;
+	tcp) need_null_tcp_server; net_uri=$null_tcp_uri ;;
 	esac
 }
 net_text() {
@@ -332,8 +333,7 @@ alternate() {
 # --- engine sections ------------------------------------------------------------
 
 # Each engine section over NET (unix or tcp); the _tcp sections call them
-# with tcp. Servers are started here, not in a subshell, so they are
-# stopped at exit.
+# with tcp.
 engine_randread4k_qd16() {
 	local sid=$1 net=$2
 	record section $sid "4 KiB randread QD16, nbdkit null, $(net_text $net)"
@@ -341,31 +341,22 @@ engine_randread4k_qd16() {
 	# IOPS >= builtin; the server is the bottleneck, so 5% is left for noise.
 	record target $sid iops torus builtin ">=" 0.95
 	record ratio $sid clat_mean_us torus builtin
-	null_uri_for $net >/dev/null
-	alternate $sid "$(null_uri_for $net)" --rw=randread --bs=4k --iodepth=16
+	need_null_on $net
+	alternate $sid "$net_uri" --rw=randread --bs=4k --iodepth=16
 }
 
+# engine_randrw64k_qd64 SID NET [READ%]: fio's 50/50 mix, or READ% reads
+# (75: the torus document's mix).
 engine_randrw64k_qd64() {
-	local sid=$1 net=$2
-	record section $sid "64 KiB randrw QD64, nbdkit null, $(net_text $net)"
+	local sid=$1 net=$2 mix=${3:-} title="64 KiB randrw QD64"
+	[[ -z $mix ]] || title+=" with $mix% reads (the torus document's mix)"
+	record section $sid "$title, nbdkit null, $(net_text $net)"
 	record target $sid cpu_us_per_io torus builtin "<=" 0.6
 	record ratio $sid iops torus builtin
 	record spread $sid cpu_us_per_io torus "<=" 1.25
 	record spread $sid cpu_us_per_io builtin
-	null_uri_for $net >/dev/null
-	alternate $sid "$(null_uri_for $net)" --rw=randrw --bs=64k --iodepth=64
-}
-
-engine_randrw64k_qd64_r75() {
-	local sid=$1 net=$2
-	record section $sid "64 KiB randrw QD64 with 75% reads (the torus document's mix), nbdkit null, $(net_text $net)"
-	record target $sid cpu_us_per_io torus builtin "<=" 0.6
-	record ratio $sid iops torus builtin
-	record spread $sid cpu_us_per_io torus "<=" 1.25
-	record spread $sid cpu_us_per_io builtin
-	null_uri_for $net >/dev/null
-	alternate $sid "$(null_uri_for $net)" --rw=randrw --rwmixread=75 --bs=64k \
-		--iodepth=64
+	need_null_on $net
+	alternate $sid "$net_uri" --rw=randrw ${mix:+--rwmixread=$mix} --bs=64k --iodepth=64
 }
 
 engine_randread4k_qd1() {
@@ -376,8 +367,8 @@ engine_randread4k_qd1() {
 	record ratio $sid cpu_us_per_io torus builtin
 	record target $sid clat_mean_us torus-poll builtin "<=" 0.7
 	record ratio $sid cpu_us_per_io torus-poll builtin
-	null_uri_for $net >/dev/null
-	uri=$(null_uri_for $net)
+	need_null_on $net
+	uri=$net_uri
 	for ((r = 1; r <= rounds; r++)); do
 		run_fio $sid builtin "$r" "$uri" "${qd1[@]}"
 		run_fio $sid torus "$r" "$uri" "${qd1[@]}"
@@ -389,8 +380,8 @@ section_randread4k_qd16() { engine_randread4k_qd16 randread4k_qd16 unix; }
 section_randread4k_qd16_tcp() { engine_randread4k_qd16 randread4k_qd16_tcp tcp; }
 section_randrw64k_qd64() { engine_randrw64k_qd64 randrw64k_qd64 unix; }
 section_randrw64k_qd64_tcp() { engine_randrw64k_qd64 randrw64k_qd64_tcp tcp; }
-section_randrw64k_qd64_r75() { engine_randrw64k_qd64_r75 randrw64k_qd64_r75 unix; }
-section_randrw64k_qd64_r75_tcp() { engine_randrw64k_qd64_r75 randrw64k_qd64_r75_tcp tcp; }
+section_randrw64k_qd64_r75() { engine_randrw64k_qd64 randrw64k_qd64_r75 unix 75; }
+section_randrw64k_qd64_r75_tcp() { engine_randrw64k_qd64 randrw64k_qd64_r75_tcp tcp 75; }
 section_randread4k_qd1() { engine_randread4k_qd1 randread4k_qd1 unix; }
 section_randread4k_qd1_tcp() { engine_randread4k_qd1 randread4k_qd1_tcp tcp; }
 

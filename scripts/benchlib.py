@@ -54,8 +54,8 @@ def paired_ratio(vals, num, den, metric):
     both ran every round (the two ran back to back, so they share the
     machine's speed of the moment better than two medians do), else the
     ratio of the medians."""
-    a = [v for v in vals.get(num, {}).get(metric, [])]
-    b = [v for v in vals.get(den, {}).get(metric, [])]
+    a = vals.get(num, {}).get(metric, [])
+    b = vals.get(den, {}).get(metric, [])
     if not a or not b:
         return None
     if len(a) == len(b) and all(b):
@@ -151,7 +151,6 @@ def report(path, md_path=None):
             else:
                 r = max(vs) / min(vs)
                 s = f"{label} {title} spread (max/min over {len(vs)} rounds) {r:.2f}"
-
             t = ""
             if op:
                 verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"

@@ -176,8 +176,8 @@ bench_server_end() {
 # cpu_probe: milliseconds a fixed loop takes on the client CPU. These VMs'
 # CPUs switch between two speeds (about 1.8x apart) every few seconds
 # whatever runs on them; the probe before and after each run (their mean:
-# speed_probe_ms, in the report's rounds; probe_drift, after/before) says
-# which speed the machine was at. Scaling the figures by it did not make
+# speed_probe_ms, in the report's rounds) says which speed the machine was
+# at. Scaling the figures by it did not make
 # them steadier (the speed also changes within a run), so it is context.
 cpu_probe() {
 	"${pin_client[@]}" python3 -c 'import time
@@ -219,8 +219,6 @@ bench_fio() {
 		die "cannot read fio's JSON for $sid, $label, round $round"
 	record value "$sid" "$label" "$round" speed_probe_ms \
 		"$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.1f", (a + b) / 2 }')"
-	record value "$sid" "$label" "$round" probe_drift \
-		"$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.3f", b / a }')"
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"
 	done <<<"$metrics"
