@@ -164,6 +164,22 @@ CASES = {
     'hs-trickle': case('hs-trickle', 'fail', ('hs_deadline',), **HS),
     'hs-huge-reply': case('hs-huge-reply', 'fail', ('huge_reply', 'reply_limit')),
     'hs-accept-close': case('hs-accept-close', 'fail', ('hs_closed',)),
+    # Busy-polling (poll_us): receives made by the spin itself, at QD1 and
+    # QD2 where it applies; the same faults end it as end a sleeping wait.
+    'poll-good': case('good', 'ok', fio=VERIFY + ['--poll_us=200'], must_fire=False),
+    'poll-good-qd2-tcp': case('good', 'ok', must_fire=False, tcp=True,
+                              fio=VERIFY + ['--poll_us=200', '--iodepth=2',
+                                            '--bsrange=4k-256k']),
+    'poll-reorder': case('reorder', 'ok', fio=['--rw=randrw', '--verify=crc32c',
+                                               '--structured_replies=0', '--iodepth=2',
+                                               '--bsrange=4k-64k', '--size=8m',
+                                               '--poll_us=200']),
+    'poll-bad-magic': case('bad-magic', 'fail', LOST + ('magic',),
+                           fio=READ + ['--poll_us=200']),
+    'poll-truncated-close': case('truncated-close', 'fail', LOST + ('closed',),
+                                 fio=READ + ['--poll_us=200']),
+    'poll-silent': case('silent', 'fail', ('noreply', 'timeout2'), eng_timeout=2, bound=8,
+                        after=20, fio=READ + ['--poll_us=1000000']),
     # Out-of-range options are refused, naming the option.
     'opt-poll-us': case('good', 'fail', ('poll_us',), fio=READ + ['--poll_us=-1'],
                         must_fire=False),

@@ -6,12 +6,17 @@
  * requests in batches as replies arrive, and prints IOPS.
  *
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
- *              [-t SECONDS] [-s SIZE] [-w]
+ *              [-t SECONDS] [-s SIZE] [-w] [-p]
+ *
+ * -p busy-polls the socket instead of sleeping in read: with -q 1, the
+ * lowest latency any client can see from the server (no wake-up on the
+ * client's side, no fio), a floor for the engine's poll_us.
  *
  * Handshake: the project's state machine in auto mode, no structured
  * replies, so it works with every shim profile and nbdkit.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +99,12 @@ int main(int argc, char **argv)
 	unsigned int depth = 64, bs = 4096, secs = 5;
 	uint64_t size = 0, seed = 88172645463325252ULL, done = 0;
 	uint64_t t0, deadline, inflight = 0, blocks;
-	bool writes = false;
+	bool writes = false, poll = false;
 	uint8_t *in, *req, *wdata;
 	size_t have = 0, reqlen;
 	int fd, opt;
 
-	while ((opt = getopt(argc, argv, "e:q:b:t:s:w")) != -1) {
+	while ((opt = getopt(argc, argv, "e:q:b:t:s:wp")) != -1) {
 		switch (opt) {
 		case 'e': name = optarg; break;
 		case 'q': depth = atoi(optarg); break;
@@ -107,11 +112,12 @@ int main(int argc, char **argv)
 		case 't': secs = atoi(optarg); break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'w': writes = true; break;
+		case 'p': poll = true; break;
 		default: return 2;
 		}
 	}
 	if (optind >= argc || depth < 1 || depth > MAX_DEPTH) {
-		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w]\n");
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-p]\n");
 		return 2;
 	}
 	where = argv[optind];
@@ -161,7 +167,10 @@ int main(int argc, char **argv)
 		} else if (!inflight) {
 			break;
 		}
-		n = read(fd, in + have, (1 << 22) - have);
+		do {
+			n = recv(fd, in + have, (1 << 22) - have,
+				 poll ? MSG_DONTWAIT : 0);
+		} while (n < 0 && poll && errno == EAGAIN);
 		if (n <= 0)
 			goto broken;
 		have += n;
