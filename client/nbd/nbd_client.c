@@ -113,6 +113,7 @@ struct nbd_client {
 	unsigned int ready_head, ready_count;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
+	unsigned int hold_inflight;	/* hold only while this many are out */
 
 	unsigned int timeout_s;	/* request timeout; 0: none */
 	uint64_t timeout_ns;
@@ -122,12 +123,8 @@ struct nbd_client {
 /* At most this many outstanding requests, waiting is latency-bound. */
 #define POLL_MAX_OUTSTANDING	2
 
-/*
- * New requests wait to be sent while the server already has this many in
- * flight on the connection, or while fio still has completions to take,
- * until send_batch of them are held (see start_sends()).
- */
-#define HOLD_INFLIGHT	8
+/* Below this depth nothing is held back (see start_sends()). */
+#define HOLD_MIN_DEPTH	16
 
 #define UD_RECV		1ULL
 #define ud_conn(ud)	((ud) >> 1)
@@ -517,12 +514,16 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 
 /*
  * Starts the sends that are due. With hold set, new requests stay queued
- * while the connection is busy anyway: the server has HOLD_INFLIGHT of
- * ours to work on, or fio has completions to take (fio then calls
- * ->getevents again, which sends them). Up to send_batch are held; they
- * then go out in one message, often with the wait for replies. At depth
+ * while the connection is busy anyway: the server has a quarter of the
+ * depth to work on, or fio has completions to take (fio then calls
+ * ->getevents again, which sends them). Up to half the depth is held; it
+ * then goes out in one message, often with the wait for replies. At depth
  * 64 this turns about one io_uring_enter and one socket send per request
- * into one per batch. Below depth 16 nothing is held.
+ * into one per batch, and the server, too, wakes once per batch. Half
+ * and a quarter rather than an eighth and 8 (paired runs, CPU per I/O):
+ * 0.85x against the standard shim at 4 KiB QD64 (1.18x the IOPS), 0.91x
+ * at 64 KiB randrw QD64, 0.96x at 4 KiB QD16. Below HOLD_MIN_DEPTH
+ * nothing is held.
  */
 static void start_sends(struct nbd_client *c, bool hold)
 {
@@ -533,7 +534,7 @@ static void start_sends(struct nbd_client *c, bool hold)
 
 		if (cn->npending && !cn->sending && !cn->dead &&
 		    !(hold && cn->npending < c->send_batch &&
-		      (cn->inflight >= HOLD_INFLIGHT || c->ready_count)))
+		      (cn->inflight >= c->hold_inflight || c->ready_count)))
 			start_send(cn);
 	}
 }
@@ -798,7 +799,8 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 	c->live_conns = nconns;
 	c->depth = depth;
 	c->poll_ns = (uint64_t)poll_us * 1000;
-	c->send_batch = depth / 8;
+	c->send_batch = depth >= HOLD_MIN_DEPTH ? depth / 2 : 0;
+	c->hold_inflight = depth / 4;
 	c->timeout_s = timeout_s;
 	c->timeout_ns = (uint64_t)timeout_s * 1000000000ULL;
 	snprintf(c->label, sizeof(c->label), "%s", label);
