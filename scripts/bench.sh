@@ -282,17 +282,11 @@ run_nbdcopy() {
 	bench_say "$sid" nbdcopy "$round" "$secs s for $size"
 }
 
-# probe_run SID LABEL ROUND SOCKET: pipe-probe, 4 KiB reads at QD64; its
-# IOPS and CPU per I/O (its own user + system time), and the server's when
-# bench_server_pid is set.
-probe_run() {
-	local sid=$1 label=$2 round=$3 sock=$4 iops t cpu TIMEFORMAT='%U %S'
-	wait_quiet
-	bench_server_begin
-	{ t=$( { time "${pin_client[@]}" "$probe_bin" "unix:$sock" -q 64 -b 4096 \
-		-t "$runtime" >"$T/probe.out" 2>"$T/probe.err"; } 2>&1 ); } ||
-		{ cat "$T/probe.err" >&2; die "pipe-probe failed: $sid, $label, round $round"; }
-	iops=$(<"$T/probe.out")
+# lean_client_record SID LABEL ROUND IOPS "USER SYS": records a lean
+# client's run of $runtime seconds (pipe-probe, ring-client): its IOPS,
+# its CPU per I/O from its user + system seconds, and the server's.
+lean_client_record() {
+	local sid=$1 label=$2 round=$3 iops=$4 t=$5 cpu
 	cpu=$(awk -v t="$t" -v n="$iops" -v s="$runtime" \
 		'BEGIN { split(t, a, " "); printf "%.6f", (a[1] + a[2]) * 1e6 / (n * s) }')
 	record value "$sid" "$label" "$round" iops "$iops"
@@ -300,6 +294,19 @@ probe_run() {
 	bench_server_end "$sid" "$label" "$round" "$(awk -v n="$iops" -v s="$runtime" 'BEGIN { printf "%d", n * s }')"
 	bench_say "$sid" "$label" "$round" \
 		"$(awk -v n="$iops" -v c="$cpu" 'BEGIN { printf "%.1fk IOPS %.3f us CPU/IO", n / 1000, c }')$bench_server_note"
+}
+
+# probe_run SID LABEL ROUND SOCKET: pipe-probe, 4 KiB reads at QD64; its
+# IOPS and CPU per I/O (its own user + system time), and the server's when
+# bench_server_pid is set.
+probe_run() {
+	local sid=$1 label=$2 round=$3 sock=$4 t TIMEFORMAT='%U %S'
+	wait_quiet
+	bench_server_begin
+	{ t=$( { time "${pin_client[@]}" "$probe_bin" "unix:$sock" -q 64 -b 4096 \
+		-t "$runtime" >"$T/probe.out" 2>"$T/probe.err"; } 2>&1 ); } ||
+		{ cat "$T/probe.err" >&2; die "pipe-probe failed: $sid, $label, round $round"; }
+	lean_client_record "$sid" "$label" "$round" "$(<"$T/probe.out")" "$t"
 }
 
 # probe_qd1_run SID LABEL ROUND WHERE: pipe-probe -q 1 -p (busy-polling,
@@ -322,7 +329,7 @@ probe_qd1_run() {
 # ring_client_run SID LABEL ROUND SOCKET: ring-client --bench, 4 KiB random
 # reads at QD32; its IOPS and CPU per I/O (its own user + system time).
 ring_client_run() {
-	local sid=$1 label=$2 round=$3 sock=$4 out t iops cpu TIMEFORMAT='%U %S'
+	local sid=$1 label=$2 round=$3 sock=$4 t iops TIMEFORMAT='%U %S'
 	wait_quiet
 	bench_server_begin
 	{ t=$( { time "${pin_client[@]}" "$ring_client_bin" --socket "$sock" \
@@ -331,13 +338,7 @@ ring_client_run() {
 		{ cat "$T/ring-client.out" >&2; die "ring-client failed: $sid, $label, round $round"; }
 	iops=$(sed -n 's/^iops //p' "$T/ring-client.out")
 	[[ -n $iops ]] || { cat "$T/ring-client.out" >&2; die "no IOPS from ring-client"; }
-	cpu=$(awk -v t="$t" -v n="$iops" -v s="$runtime" \
-		'BEGIN { split(t, a, " "); printf "%.6f", (a[1] + a[2]) * 1e6 / (n * s) }')
-	record value "$sid" "$label" "$round" iops "$iops"
-	record value "$sid" "$label" "$round" cpu_us_per_io "$cpu"
-	bench_server_end "$sid" "$label" "$round" "$(awk -v n="$iops" -v s="$runtime" 'BEGIN { printf "%d", n * s }')"
-	bench_say "$sid" "$label" "$round" \
-		"$(awk -v n="$iops" -v c="$cpu" 'BEGIN { printf "%.1fk IOPS %.3f us CPU/IO", n / 1000, c }')$bench_server_note"
+	lean_client_record "$sid" "$label" "$round" "$iops" "$t"
 }
 
 # alternate SID URI FIO-ARGS...: builtin, torus, builtin, torus, ...

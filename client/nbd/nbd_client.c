@@ -113,7 +113,6 @@ struct nbd_client {
 	unsigned int ready_head, ready_count;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
-	unsigned int hold_inflight;	/* hold only while this many are out */
 
 	unsigned int timeout_s;	/* request timeout; 0: none */
 	uint64_t timeout_ns;
@@ -534,7 +533,7 @@ static void start_sends(struct nbd_client *c, bool hold)
 
 		if (cn->npending && !cn->sending && !cn->dead &&
 		    !(hold && cn->npending < c->send_batch &&
-		      (cn->inflight >= c->hold_inflight || c->ready_count)))
+		      (cn->inflight >= c->depth / 4 || c->ready_count)))
 			start_send(cn);
 	}
 }
@@ -655,6 +654,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 	struct io_uring_cqe *cqe;
 	uint64_t deadline = 0, now, wait;
 	unsigned int n, i;
+	bool spin;
 	int ret;
 
 	/*
@@ -666,14 +666,15 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		io_uring_get_events(&c->ring);
 	process_cqes(c);
 	/* A poller receives by itself (busy_poll()) before arming. */
-	if (!polling(c))
+	spin = polling(c);
+	if (!spin)
 		arm_recvs(c);
 	else if (c->ready_count >= min)
 		poll_recvs(c);
 	if (c->ready_count < min) {
 		/* About to wait: everything held goes out with the wait. */
 		start_sends(c, false);
-		if (polling(c))
+		if (spin)
 			busy_poll(c, min);
 	} else if (!min && c->timeout_ns && outstanding(c)) {
 		/* Pollers never wait here: look for expired requests anyway. */
@@ -800,7 +801,6 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 	c->depth = depth;
 	c->poll_ns = (uint64_t)poll_us * 1000;
 	c->send_batch = depth >= HOLD_MIN_DEPTH ? depth / 2 : 0;
-	c->hold_inflight = depth / 4;
 	c->timeout_s = timeout_s;
 	c->timeout_ns = (uint64_t)timeout_s * 1000000000ULL;
 	snprintf(c->label, sizeof(c->label), "%s", label);
