@@ -29,11 +29,13 @@
 #     reading the whole server), ceiling_qd64. randrw64k_qd64 uses fio's
 #     50/50 mix, _r75 the torus document's 75% reads, as jobs/randrw.fio;
 #     both also report the spread of the engine's CPU per I/O over the
-#     rounds (max/min; the target wants 7 rounds). randread4k_qd1 runs the
-#     engine as it is (no busy-polling) and with --poll_us=50 (torus-poll,
-#     above the round trip to nbdkit here),
-#     beside pipe-probe -q 1 -p (probe-poll: busy-polling, no fio), the
-#     floor for any client of that server on this machine.
+#     rounds (max/min; the target wants 7 rounds), judged only where the
+#     built-in engine's own spread is within the target (NOT JUDGED when
+#     both are beyond it: the machine moved them alike). randread4k_qd1
+#     runs the engine as it is (no busy-polling) and with --poll_us=50
+#     (torus-poll, above the round trip to nbdkit here), beside
+#     pipe-probe -q 1 -p (probe-poll: busy-polling, no fio), the floor for
+#     any client of that server on this machine.
 #     ceiling_qd64: 4 KiB randread QD64 over a Unix socket to nbd-shim
 #     --profile standard --backend null, the engine vs pipe-probe (a lean
 #     pipelined client, no fio): the engine's fraction of what the pair can
@@ -374,7 +376,7 @@ engine_randrw64k_qd64() {
 	record section $sid "$title, nbdkit null, $(net_text $net)"
 	record target $sid cpu_us_per_io torus builtin "<=" 0.6
 	record ratio $sid iops torus builtin
-	record spread $sid cpu_us_per_io torus "<=" 1.25
+	record spread $sid cpu_us_per_io torus "<=" 1.25 builtin
 	record spread $sid cpu_us_per_io builtin
 	need_null_on $net
 	alternate $sid "$net_uri" --rw=randrw ${mix:+--rwmixread=$mix} --bs=64k --iodepth=64

@@ -14,9 +14,12 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
   value    ID         label   round   metric  value
   ratio    ID         metric  num     den                  (informational)
   target   ID         metric  num     den     op  threshold
-  spread   ID         metric  label   [op threshold]
+  spread   ID         metric  label   [op threshold [reference]]
       the largest over the smallest of LABEL's rounds (a target when op
-      and threshold are given)
+      and threshold are given). With a reference label the target is
+      judged only where the reference's own spread meets it too: when
+      both miss, the machine moved them alike and the verdict is NOT
+      JUDGED (counted apart from PASS and MISS)
 """
 
 import os
@@ -64,6 +67,16 @@ def paired_ratio(vals, num, den, metric):
     return statistics.median(a) / mb if mb else None
 
 
+def spread(values, label, metric):
+    """LABEL's largest over smallest positive value of METRIC, or None."""
+    vs = [v for v in values.get(label, {}).get(metric, []) if v > 0]
+    return max(vs) / min(vs) if len(vs) >= 2 else None
+
+
+def rounds_of(values, label, metric):
+    return len([v for v in values.get(label, {}).get(metric, []) if v > 0])
+
+
 def compare(v, op, threshold):
     return v <= threshold if op == "<=" else v >= threshold
 
@@ -92,10 +105,11 @@ def report(path, md_path=None):
             elif kind == "spread":
                 sid, metric, label = rest[:3]
                 op, thr = (rest[3], float(rest[4])) if len(rest) > 4 else (None, None)
-                spreads.setdefault(sid, []).append((metric, label, op, thr))
+                ref = rest[5] if len(rest) > 5 else None
+                spreads.setdefault(sid, []).append((metric, label, op, thr, ref))
 
     out, md = [], []
-    npass = nmiss = 0
+    npass = nmiss = nunjudged = 0
     md.append("# torus benchmark\n")
     for k, v in header:
         out.append(f"{k}: {v}")
@@ -142,22 +156,24 @@ def report(path, md_path=None):
             title = METRICS.get(m, (m,))[0]
             out.append(f"  {title:18}" + "".join(f"{c:>{w}}" for c in cells) + "   " + "; ".join(notes))
             md.append(f"| {title} | " + " | ".join(cells) + f" | {'; '.join(mdr)} | {'; '.join(mdt)} |")
-        for (m, label, op, thr) in spreads.get(sid, []):
-            vs = [v for v in values.get(sid, {}).get(label, {}).get(m, []) if v > 0]
+        for (m, label, op, thr, ref) in spreads.get(sid, []):
+            r = spread(values.get(sid, {}), label, m)
             title = METRICS.get(m, (m,))[0]
-            if len(vs) < 2:
-                s = f"{label} {title} spread n/a ({len(vs)} round)"
-                r = None
+            if r is None:
+                s = f"{label} {title} spread n/a (fewer than 2 rounds)"
             else:
-                r = max(vs) / min(vs)
-                s = f"{label} {title} spread (max/min over {len(vs)} rounds) {r:.2f}"
-            t = ""
+                s = f"{label} {title} spread (max/min over {rounds_of(values.get(sid, {}), label, m)} rounds) {r:.2f}"
             if op:
                 verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
+                rr = spread(values.get(sid, {}), ref, m) if ref else None
+                if verdict == "MISS" and rr is not None and not compare(rr, op, thr):
+                    verdict = "NOT JUDGED"
+                    s += f" (target {op} {thr:.2f} where {ref}'s is: {ref}'s own is {rr:.2f}, so the machine moved both: NOT JUDGED)"
+                else:
+                    s += f" (target {op} {thr:.2f}: {verdict})"
                 npass += verdict == "PASS"
                 nmiss += verdict == "MISS"
-                t = f" (target {op} {thr:.2f}: {verdict})"
-                s += t
+                nunjudged += verdict == "NOT JUDGED"
             out.append(f"  {s}")
             md.append(f"\n- {s.replace('MISS', '**MISS**').replace('PASS', '**PASS**')}")
         # every round, for judging the noise
@@ -168,8 +184,9 @@ def report(path, md_path=None):
                 if vs:
                     md.append(f"- {l} {METRICS.get(m, (m,))[0]}: " + ", ".join(fmt(m, v) for v in vs))
     out.append("")
-    out.append(f"targets: {npass} PASS, {nmiss} MISS")
-    md.append(f"\ntargets: {npass} PASS, {nmiss} MISS")
+    tally = f"targets: {npass} PASS, {nmiss} MISS" + (f", {nunjudged} NOT JUDGED" if nunjudged else "")
+    out.append(tally)
+    md.append(f"\n{tally}")
     print("\n".join(out))
     if md_path:
         with open(md_path, "w") as f:

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Unit tests of scripts/benchlib.py's report: paired ratios against
+targets, and the spread target judged only where the reference label's own
+spread meets it (PASS, MISS, NOT JUDGED)."""
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+
+SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "..")
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+import benchlib  # noqa: E402
+
+
+def report(records):
+    """The printed report for RECORDS (lists of fields)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+        for rec in records:
+            f.write("\t".join(str(x) for x in rec) + "\n")
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            benchlib.report(f.name)
+    finally:
+        os.unlink(f.name)
+    return out.getvalue()
+
+
+def spread_section(engine, builtin):
+    recs = [("section", "s", "a section"),
+            ("spread", "s", "cpu_us_per_io", "torus", "<=", "1.25", "builtin"),
+            ("spread", "s", "cpu_us_per_io", "builtin")]
+    for i, (e, b) in enumerate(zip(engine, builtin), 1):
+        recs.append(("value", "s", "builtin", i, "cpu_us_per_io", b))
+        recs.append(("value", "s", "torus", i, "cpu_us_per_io", e))
+    return report(recs)
+
+
+class Spread(unittest.TestCase):
+    def test_steady_engine_passes(self):
+        out = spread_section([10, 11, 12], [20, 30, 40])
+        self.assertIn("torus CPU us per I/O spread (max/min over 3 rounds) 1.20 "
+                      "(target <= 1.25: PASS)", out)
+        self.assertIn("targets: 1 PASS, 0 MISS\n", out)
+
+    def test_engine_alone_unsteady_misses(self):
+        out = spread_section([10, 15, 12], [20, 21, 22])
+        self.assertIn("spread (max/min over 3 rounds) 1.50 (target <= 1.25: MISS)", out)
+        self.assertIn("targets: 0 PASS, 1 MISS\n", out)
+
+    def test_both_unsteady_not_judged(self):
+        out = spread_section([10, 15, 12], [20, 30, 22])
+        self.assertIn("spread (max/min over 3 rounds) 1.50 (target <= 1.25 where builtin's is: "
+                      "builtin's own is 1.50, so the machine moved both: NOT JUDGED)", out)
+        self.assertIn("targets: 0 PASS, 0 MISS, 1 NOT JUDGED\n", out)
+
+    def test_one_round_misses(self):
+        out = spread_section([10], [20])
+        self.assertIn("torus CPU us per I/O spread n/a (fewer than 2 rounds) "
+                      "(target <= 1.25: MISS)", out)
+
+
+class Ratio(unittest.TestCase):
+    def test_paired_median_against_target(self):
+        recs = [("section", "s", "a section"),
+                ("target", "s", "cpu_us_per_io", "torus", "builtin", "<=", "0.55")]
+        # per-round ratios 0.5, 0.6, 0.5: median 0.5
+        for i, (e, b) in enumerate([(5, 10), (6, 10), (10, 20)], 1):
+            recs.append(("value", "s", "builtin", i, "cpu_us_per_io", b))
+            recs.append(("value", "s", "torus", i, "cpu_us_per_io", e))
+        out = report(recs)
+        self.assertIn("torus/builtin 0.50 (target <= 0.55: PASS)", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
