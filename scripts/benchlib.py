@@ -67,14 +67,14 @@ def paired_ratio(vals, num, den, metric):
     return statistics.median(a) / mb if mb else None
 
 
-def spread(values, label, metric):
-    """LABEL's largest over smallest positive value of METRIC, or None."""
-    vs = [v for v in values.get(label, {}).get(metric, []) if v > 0]
+def positive(values, label, metric):
+    """LABEL's rounds of METRIC that measured something."""
+    return [v for v in values.get(label, {}).get(metric, []) if v > 0]
+
+
+def spread(vs):
+    """The largest over the smallest, or None under two rounds."""
     return max(vs) / min(vs) if len(vs) >= 2 else None
-
-
-def rounds_of(values, label, metric):
-    return len([v for v in values.get(label, {}).get(metric, []) if v > 0])
 
 
 def compare(v, op, threshold):
@@ -157,25 +157,26 @@ def report(path, md_path=None):
             out.append(f"  {title:18}" + "".join(f"{c:>{w}}" for c in cells) + "   " + "; ".join(notes))
             md.append(f"| {title} | " + " | ".join(cells) + f" | {'; '.join(mdr)} | {'; '.join(mdt)} |")
         for (m, label, op, thr, ref) in spreads.get(sid, []):
-            r = spread(values.get(sid, {}), label, m)
+            vs = positive(values.get(sid, {}), label, m)
+            r = spread(vs)
             title = METRICS.get(m, (m,))[0]
             if r is None:
                 s = f"{label} {title} spread n/a (fewer than 2 rounds)"
             else:
-                s = f"{label} {title} spread (max/min over {rounds_of(values.get(sid, {}), label, m)} rounds) {r:.2f}"
+                s = f"{label} {title} spread (max/min over {len(vs)} rounds) {r:.2f}"
             if op:
                 verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
-                rr = spread(values.get(sid, {}), ref, m) if ref else None
+                rr = spread(positive(values.get(sid, {}), ref, m)) if ref else None
                 if verdict == "MISS" and rr is not None and not compare(rr, op, thr):
                     verdict = "NOT JUDGED"
-                    s += f" (target {op} {thr:.2f} where {ref}'s is: {ref}'s own is {rr:.2f}, so the machine moved both: NOT JUDGED)"
+                    s += f" (target {op} {thr:.2f} where {ref}'s is; {ref}'s own is {rr:.2f}: NOT JUDGED)"
                 else:
                     s += f" (target {op} {thr:.2f}: {verdict})"
                 npass += verdict == "PASS"
                 nmiss += verdict == "MISS"
                 nunjudged += verdict == "NOT JUDGED"
             out.append(f"  {s}")
-            md.append(f"\n- {s.replace('MISS', '**MISS**').replace('PASS', '**PASS**')}")
+            md.append(f"\n- {s.replace('MISS', '**MISS**').replace('PASS', '**PASS**').replace('NOT JUDGED', '**NOT JUDGED**')}")
         # every round, for judging the noise
         md.append("\nRounds:\n")
         for l in labels:

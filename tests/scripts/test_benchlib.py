@@ -54,8 +54,8 @@ class Spread(unittest.TestCase):
 
     def test_both_unsteady_not_judged(self):
         out = spread_section([10, 15, 12], [20, 30, 22])
-        self.assertIn("spread (max/min over 3 rounds) 1.50 (target <= 1.25 where builtin's is: "
-                      "builtin's own is 1.50, so the machine moved both: NOT JUDGED)", out)
+        self.assertIn("spread (max/min over 3 rounds) 1.50 (target <= 1.25 where builtin's is; "
+                      "builtin's own is 1.50: NOT JUDGED)", out)
         self.assertIn("targets: 0 PASS, 0 MISS, 1 NOT JUDGED\n", out)
 
     def test_one_round_misses(self):
