@@ -31,7 +31,7 @@
 #     both also report the spread of the engine's CPU per I/O over the
 #     rounds (max/min; the target wants 7 rounds), judged only where the
 #     built-in engine's own spread is within the target (NOT JUDGED when
-#     both are beyond it: the machine moved them alike). randread4k_qd1
+#     both are beyond it). randread4k_qd1
 #     runs the engine as it is (no busy-polling) and with --poll_us=50
 #     (torus-poll, above the round trip to nbdkit here), beside
 #     pipe-probe -q 1 -p (probe-poll: busy-polling, no fio), the floor for

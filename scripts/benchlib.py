@@ -18,10 +18,11 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
       the largest over the smallest of LABEL's rounds (a target when op
       and threshold are given). With a reference label the target is
       judged only where the reference's own spread meets it too: when
-      both miss, the machine moved them alike and the verdict is NOT
-      JUDGED (counted apart from PASS and MISS)
+      both miss, the verdict is NOT JUDGED (counted apart from PASS and
+      MISS)
 """
 
+import collections
 import os
 import statistics
 import sys
@@ -109,7 +110,7 @@ def report(path, md_path=None):
                 spreads.setdefault(sid, []).append((metric, label, op, thr, ref))
 
     out, md = [], []
-    npass = nmiss = nunjudged = 0
+    verdicts = collections.Counter()
     md.append("# torus benchmark\n")
     for k, v in header:
         out.append(f"{k}: {v}")
@@ -142,14 +143,8 @@ def report(path, md_path=None):
                     s = f"{num}/{den} {r:.2f}"
                 mdr.append(s)
                 if op:
-                    if r is None:
-                        verdict = "MISS"
-                    else:
-                        verdict = "PASS" if compare(r, op, thr) else "MISS"
-                    if verdict == "PASS":
-                        npass += 1
-                    else:
-                        nmiss += 1
+                    verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
+                    verdicts[verdict] += 1
                     s += f" (target {op} {thr:.2f}: {verdict})"
                     mdt.append(f"{op} {thr:.2f} **{verdict}**")
                 notes.append(s)
@@ -172,9 +167,7 @@ def report(path, md_path=None):
                     s += f" (target {op} {thr:.2f} where {ref}'s is; {ref}'s own is {rr:.2f}: NOT JUDGED)"
                 else:
                     s += f" (target {op} {thr:.2f}: {verdict})"
-                npass += verdict == "PASS"
-                nmiss += verdict == "MISS"
-                nunjudged += verdict == "NOT JUDGED"
+                verdicts[verdict] += 1
             out.append(f"  {s}")
             md.append(f"\n- {s.replace('MISS', '**MISS**').replace('PASS', '**PASS**').replace('NOT JUDGED', '**NOT JUDGED**')}")
         # every round, for judging the noise
@@ -185,14 +178,16 @@ def report(path, md_path=None):
                 if vs:
                     md.append(f"- {l} {METRICS.get(m, (m,))[0]}: " + ", ".join(fmt(m, v) for v in vs))
     out.append("")
-    tally = f"targets: {npass} PASS, {nmiss} MISS" + (f", {nunjudged} NOT JUDGED" if nunjudged else "")
+    tally = f"targets: {verdicts['PASS']} PASS, {verdicts['MISS']} MISS"
+    if verdicts["NOT JUDGED"]:
+        tally += f", {verdicts['NOT JUDGED']} NOT JUDGED"
     out.append(tally)
     md.append(f"\n{tally}")
     print("\n".join(out))
     if md_path:
         with open(md_path, "w") as f:
             f.write("\n".join(md) + "\n")
-    return nmiss
+    return verdicts["MISS"]
 
 
 def main(argv):
