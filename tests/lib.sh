@@ -13,6 +13,22 @@ NBD_SHIM="$TORUS_BUILD/shims/nbd/nbd-shim"
 TCMU_SHIM="$TORUS_BUILD/shims/tcmu/tcmu-shim"
 FIO=${FIO:-fio}
 
+# Meson runs a test in the build directory and passes paths relative to it
+# (a library, a helper program). Below, lib.sh moves into $T, so a test's
+# arguments are resolved here, before anything changes directory: TEST_ARGS
+# holds them, each one that names an existing path made absolute. Read a
+# path argument with arg_path, never "$1".
+TEST_ARGS=()
+for _arg in "$@"; do
+	if [ -e "$_arg" ]; then
+		TEST_ARGS+=("$(realpath -- "$_arg")")
+	else
+		TEST_ARGS+=("$_arg")
+	fi
+done
+unset _arg
+TEST_CWD=$PWD
+
 T=$(mktemp -d /tmp/torus-test.XXXXXX)
 _bg_pids=()
 # fio writes verify state files into its working directory: keep them here.
@@ -55,6 +71,18 @@ fail() {
 skip() {
 	echo "SKIP: $*" >&2
 	exit 77
+}
+
+# arg_path VAR N WHAT: set VAR to the test's Nth argument, a path that
+# must exist (WHAT names it in the failure). A missing path fails the test:
+# the check that needs it would otherwise not run.
+arg_path() {
+	local -n _out=$1
+	local n=$2 what=$3 v=${TEST_ARGS[$(($2 - 1))]:-}
+	[ -n "$v" ] ||
+		fail "argument $n ($what) missing: run the test through meson (meson test -C build NAME), which passes it"
+	[ -e "$v" ] || fail "argument $n ($what): '$v' does not exist (relative to $TEST_CWD)"
+	_out=$v
 }
 
 require() {

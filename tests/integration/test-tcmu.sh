@@ -7,7 +7,7 @@
 # $1: the fail-sync library (every fsync fails with EIO).
 . "$TORUS_SRC/tests/lib.sh"
 require fio
-fail_sync=${1:+$(realpath "$1")}
+arg_path fail_sync 1 "the fail-sync library"
 
 # ---- the embedded default
 expect_fio_ok --name=e --transport=tcmu --size=48m --rw=randrw --bs=4k --iodepth=16 --verify=crc32c
@@ -128,11 +128,9 @@ kill -CONT "$stall_pid"
 [ "$elapsed" -lt 3000 ] || fail "fio took ${elapsed} ms to stop after SIGTERM with a stalled handler"
 
 # ---- a CHECK CONDITION: the sense becomes an errno and a message
-if [ -n "$fail_sync" ]; then
-	truncate -s 16M "$T/disk.img"
-	LD_PRELOAD=$fail_sync start_tcmu_shim "$T/fs.sock" --backend "file:$T/disk.img"
-	expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
-		--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
-	grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
-fi
+truncate -s 16M "$T/disk.img"
+LD_PRELOAD=$fail_sync start_tcmu_shim "$T/fs.sock" --backend "file:$T/disk.img"
+expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
+	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
+grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
 echo "PASS"

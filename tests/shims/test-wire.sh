@@ -4,8 +4,8 @@
 # client (wire-probe.py), plus the basics of the standard profile.
 # $1: the fail-sync library (tests/shims/fail-sync.c), for torus's answers
 # to FLUSH and TRIM when its sync fails.
-fail_sync=${1:+$(realpath "$1")}
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+arg_path fail_sync 1 "the fail-sync library"
 
 require python3
 [ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"

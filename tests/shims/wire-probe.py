@@ -352,7 +352,8 @@ def torus_sync_fails(shim):
     print("# torus, every sync failing")
     lib = os.environ.get("WIRE_PROBE_FAIL_SYNC")
     if not lib:
-        print("skipped: WIRE_PROBE_FAIL_SYNC is not set")
+        check("torus, every sync failing: WIRE_PROBE_FAIL_SYNC names the"
+              " fail-sync library", False, "it is not set")
         return
     env = dict(os.environ)
     asan = env.get("TORUS_ASAN_RUNTIME")

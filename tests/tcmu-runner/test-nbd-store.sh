@@ -7,9 +7,8 @@
 # of their own) seeing what the first connection wrote.
 #
 #   test-nbd-store.sh STORE_IO
-# lib.sh moves into a temporary directory: paths first.
-store_io=$(readlink -f "$1")
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+arg_path store_io 1 "the store-io program"
 
 
 io() {

@@ -6,11 +6,10 @@
 # registers nothing, one built for another struct tcmur_handler.
 #
 #   test-runner-errors.sh STORE_IO TEST_PLUGIN_DIR
-# lib.sh moves into a temporary directory: paths first.
-store_io=$(readlink -f "$1")
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+arg_path store_io 1 "the store-io program"
 
-test_plugins=$2
+arg_path test_plugins 2 "the directory of the test plugins"
 plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
 require qemu-img
 [ -f "$plugins/handler_qcow.so" ] || skip "no $plugins/handler_qcow.so (the Debian package tcmu-runner)"

@@ -6,9 +6,8 @@
 # (librbd) and fails to open without a Ceph cluster, saying so.
 #
 #   test-runner-plugins.sh STORE_IO
-# lib.sh moves into a temporary directory: paths first.
-store_io=$(readlink -f "$1")
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+arg_path store_io 1 "the store-io program"
 
 plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
 

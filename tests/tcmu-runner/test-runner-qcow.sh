@@ -6,9 +6,8 @@
 # the device's); what qemu wrote reads back through the handler.
 #
 #   test-runner-qcow.sh STORE_IO
-# lib.sh moves into a temporary directory: paths first.
-store_io=$(readlink -f "$1")
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+arg_path store_io 1 "the store-io program"
 
 plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
 require qemu-img qemu-io
