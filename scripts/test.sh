@@ -11,9 +11,13 @@
 #                 (cached in .deps/fio-upstream), the engine is built against
 #                 it in build-fio-new/, and the integration suite runs under
 #                 that fio ($FIO and `fio` on PATH); when the fio source
-#                 cannot be fetched the pass says SKIP and does not fail
-# Every pass runs even when an earlier one failed; the last lines name the
-# passes that failed, and the exit status is 1 if any did.
+#                 cannot be fetched the pass says SKIP
+# Every pass runs even when an earlier one failed; the last lines name every
+# skipped test with its reason and the passes that failed, and the exit
+# status is 1 if any did. With CI=true a skip fails the run too (a skipped
+# test, or a skipped pass), unless tests/skips-allowed lists it with its
+# reason: CI has every tool the README's command installs, so a skip there
+# means something broke (scripts/skips.py).
 #
 #   scripts/test.sh                   all passes (what CI runs)
 #   scripts/test.sh --quick           the normal suite only
@@ -38,24 +42,48 @@ san_build=${SAN_BUILD:-build-san}
 newer_build=${NEWER_FIO_BUILD:-build-fio-new}
 newer_src=${NEWER_FIO_SRC:-$top/.deps/fio-upstream}
 failed=() skipped=() passed=0
+fatal_skips=
+[ "${CI:-}" = true ] && fatal_skips=--fatal
+skip_log=$(mktemp "${TMPDIR:-/tmp}/torus-skips.XXXXXX")
+trap 'rm -f "$skip_log"' EXIT
 
-# pass NAME CMD...: run one pass, remember it if it fails (or, when CMD
-# exits 77, if it was skipped)
+# pass KEY NAME CMD...: run one pass (KEY as in tests/skips-allowed),
+# remember it if it fails (or, when CMD exits 77, if it was skipped: a
+# failure in CI unless allowed)
 pass() {
-	local name=$1 start=$SECONDS rc=0
-	shift
+	local key=$1 name=$2 start=$SECONDS rc=0
+	shift 2
 	echo "=== test.sh: $name ==="
 	"$@" || rc=$?
+	if [ $rc = 77 ] && [ -n "$fatal_skips" ] &&
+	   ! python3 scripts/skips.py allowed --pass "$key" -; then
+		echo "test.sh: CI=true and the pass '$key' skipped (above); tests/skips-allowed does not allow it" >&2
+		rc=1
+	fi
 	if [ $rc = 0 ]; then
 		echo "=== test.sh: $name passed ($((SECONDS - start)) s) ==="
 		passed=$((passed + 1))
 	elif [ $rc = 77 ]; then
 		echo "=== test.sh: $name SKIPPED ($((SECONDS - start)) s) ==="
 		skipped+=("$name")
+		echo "skips: $key: the whole pass SKIPPED (its reason is above)" >>"$skip_log"
 	else
 		echo "=== test.sh: $name FAILED ($((SECONDS - start)) s) ===" >&2
 		failed+=("$name")
 	fi
+}
+
+# meson_suite KEY BUILD ARGS...: meson test in BUILD; then every skipped
+# test with its reason, which with CI=true fails the pass unless allowed
+meson_suite() {
+	local key=$1 build=$2 rc=0
+	shift 2
+	meson test -C "$build" --print-errorlogs "$@" || rc=$?
+	if ! python3 scripts/skips.py check "$build/meson-logs/testlog.json" \
+		--pass "$key" $fatal_skips | tee -a "$skip_log"; then
+		[ $rc != 0 ] || rc=1
+	fi
+	return $rc
 }
 
 sanitized_suite() {
@@ -72,7 +100,7 @@ sanitized_suite() {
 		meson configure "$san_build" -Dfio_src="$fio_src" >/dev/null || return 1
 	fi
 	ninja -C "$san_build" >/dev/null || return 1
-	meson test -C "$san_build" --print-errorlogs "$@"
+	meson_suite sanitized "$san_build" "$@"
 }
 
 # The engine against the newer fio that scripts/fio-upstream.sh builds, and
@@ -101,22 +129,26 @@ newer_fio_suite() {
 	fi
 	echo "test.sh: integration suite under $("$newer_src/fio" --version) ($newer_src/fio)"
 	PATH=$newer_src/bin:$PATH FIO=$newer_src/fio \
-		meson test -C "$newer_build" --suite integration --print-errorlogs
+		meson_suite newer-fio "$newer_build" --suite integration
 }
 
 if [ $normal = 1 ]; then
 	scripts/build.sh
-	pass "normal suite (build/)" meson test -C build --print-errorlogs "$@"
+	pass normal "normal suite (build/)" meson_suite normal build "$@"
 else
 	scripts/deps.sh
 	[ $sanitized = 0 ] || [ -n "${FIO_SRC:-}" ] || scripts/fio-source.sh "$top/.deps/fio"
 fi
-[ $sanitized = 0 ] || pass "sanitized suite ($san_build/, ASan+UBSan)" sanitized_suite "$@"
+[ $sanitized = 0 ] || pass sanitized "sanitized suite ($san_build/, ASan+UBSan)" sanitized_suite "$@"
 if [ $fuzz = 1 ] && [ -f scripts/fuzz.sh ]; then
-	pass "fuzz (scripts/fuzz.sh --seconds 60)" bash scripts/fuzz.sh --seconds 60
+	pass fuzz "fuzz (scripts/fuzz.sh --seconds 60)" bash scripts/fuzz.sh --seconds 60
 fi
-[ $newer = 0 ] || pass "newer fio ($newer_build/, integration suite under Debian unstable's fio)" newer_fio_suite
+[ $newer = 0 ] || pass newer-fio "newer fio ($newer_build/, integration suite under Debian unstable's fio)" newer_fio_suite
 
+if [ -s "$skip_log" ]; then
+	echo "test.sh: every skip, with its reason:"
+	sed 's/^/  /' "$skip_log"
+fi
 # One plain line a CI reader can count: passes, not single tests.
 echo "passes: $passed passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -1,0 +1,30 @@
+"""Mutations that the suite must catch: each breaks the code in one place,
+and each test it names must then fail, printing EXPECT.
+
+A mutation is one exact string replacement (OLD must occur once in FILE).
+Add one for every bug a test claims to catch: the test is only as good as
+the mutation that shows it failing.
+"""
+
+import collections
+
+Mutation = collections.namedtuple("Mutation", "name why file old new tests expect")
+
+MUTATIONS = [
+    Mutation(
+        name="tcmu-check-condition-ok",
+        why="the TCMU client takes a CHECK CONDITION for success",
+        file="client/tcmu/tcmu_client.c",
+        old="\tcase SCSI_STATUS_CHECK_CONDITION:\n",
+        new="\tcase SCSI_STATUS_CHECK_CONDITION:\n\t\tbreak;\n",
+        tests=["engine-tcmu"],
+        expect="fio succeeded but should have failed with: flush of 0 bytes at offset 0: MEDIUM ERROR",
+    ),
+]
+
+
+def by_name(name):
+    for m in MUTATIONS:
+        if m.name == name:
+            return m
+    raise KeyError(name)
