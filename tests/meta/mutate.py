@@ -40,7 +40,9 @@ def source_files(src):
     try:
         out = subprocess.run(["git", "-C", src, "ls-files", "-co", "--exclude-standard", "-z"],
                              check=True, capture_output=True).stdout
-        return [f for f in out.decode().split("\0") if f and os.path.isfile(os.path.join(src, f))]
+        files = [f for f in out.decode().split("\0") if f and os.path.isfile(os.path.join(src, f))]
+        # other build directories (build-san, a developer's) are no source
+        return [f for f in files if not f.split("/")[0].startswith(("build", ".deps"))]
     except (OSError, subprocess.CalledProcessError):
         files = []
         for root, dirs, names in os.walk(src):
