@@ -20,6 +20,15 @@ MUTATIONS = [
         tests=["engine-tcmu"],
         expect="fio succeeded but should have failed with: flush of 0 bytes at offset 0: MEDIUM ERROR",
     ),
+    Mutation(
+        name="file-flush-noop",
+        why="the file store's flush does nothing (no fdatasync)",
+        file="storage/backend_file.c",
+        old="\treturn fdatasync(to_file(be)->fd) ? -errno : 0;\n",
+        new="\treturn 0;\n",
+        tests=["engine-crash-nbd", "engine-crash-tcmu"],
+        expect="acknowledged writes that a completed flush (or FUA) covered are lost after the crash",
+    ),
 ]
 
 
