@@ -1,8 +1,16 @@
 #!/bin/bash
 # Description: qemu-nbd over a Unix socket, one connection and (with -e 4)
 # four; verify over read, write, trim and flush.
+#
+# Trims: with --discard=unmap qemu-nbd passes them to the file system
+# (qemu-nbd(8)); a raw image on a file then gets a hole punched (qemu's
+# file-posix discard: fallocate PUNCH_HOLE), which reads as zeroes
+# (fallocate(2)). So the trimmed range is checked on the image file.
 . "$TORUS_SRC/tests/lib.sh"
-require fio qemu-nbd
+require fio qemu-nbd python3
+allocated() {
+	python3 "$TORUS_SRC/tests/integration/allocated.py" "$@"
+}
 
 truncate -s 256M "$T/disk.img"
 sock=$T/q.sock
@@ -14,5 +22,11 @@ common=(--name=v --uri="$uri" --size=64m --verify=crc32c --verify_fatal=1)
 expect_fio_ok "${common[@]}" --rw=randwrite --bs=4k --iodepth=16
 expect_fio_ok "${common[@]}" --rw=randrw --bs=64k --iodepth=64 --conns=4 --fsync=8
 expect_fio_ok "${common[@]}" --rw=randwrite --bs=4k --iodepth=16 --structured_replies=1 --fua=1
+# the first job wrote every block of the first 64 MiB; trim them all
+[ "$(allocated "$T/disk.img" 0 64M)" = 67108864 ] ||
+	fail "the 64 MiB fio wrote are not all allocated in $T/disk.img"
 expect_fio_ok --name=t --uri="$uri" --size=64m --rw=randtrim --bs=64k --iodepth=8
+got=$(allocated "$T/disk.img" 0 64M)
+[ "$got" = 0 ] || fail "trims did not reach qemu-nbd: $got bytes of the 64 MiB trimmed still allocated in $T/disk.img"
+cmp -n 64M "$T/disk.img" /dev/zero || fail "the trimmed 64 MiB of $T/disk.img are not zeroes"
 echo "PASS"
