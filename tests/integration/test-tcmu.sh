@@ -78,13 +78,107 @@ expect_fio_error "read block size 512 is not a multiple of the server's minimum 
 expect_fio_ok --name=ok4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=8m --rw=randwrite --bs=4k --iodepth=8 --verify=crc32c
 
 # ---- every storage-library store behind the handler host
+require python3
+# io_bytes JSON: the bytes fio read and wrote, from its JSON report
+io_bytes() {
+	python3 -c 'import json, sys
+s = open(sys.argv[1]).read()
+j = json.loads(s[s.index("{"):])["jobs"][0]
+print(j["read"]["io_bytes"], j["write"]["io_bytes"])' "$1"
+}
+allocated() {
+	python3 "$TORUS_SRC/tests/integration/allocated.py" "$@"
+}
+
+# A verify through the store reads from wherever the store put a block. So a
+# file store's blocks are checked in the file itself: in_place NAME IMG
+# JOB... replays the job just run (its JSON report in fio.out) with fio
+# verify_only and psync on IMG. fio draws the same blocks again, and every
+# block it wrote must hold its verify header there: the offset it was
+# written at, and the crc32c of its data. fio counts a job's verify reads
+# with its reads, and the replay counts its workload as the job did, without
+# I/O, before it reads back each block written: the same counts mean it
+# checked every block the job wrote.
+in_place() {
+	local name=$1 img=$2 wrote got
+	shift 2
+	wrote=$(io_bytes "$T/fio.out")
+	if ! "$FIO" --name="$name" --ioengine=psync --filename="$img" "$@" \
+		--verify_only=1 --verify_fatal=1 --output-format=json >"$T/replay.json" 2>&1; then
+		cat "$T/replay.json" >&2
+		fail "$name: the blocks written through the handler host are not where fio wrote them in $img (fio above)"
+	fi
+	got=$(io_bytes "$T/replay.json")
+	[ "$got" = "$wrote" ] ||
+		fail "$name: the replay on $img read and wrote $got bytes, the job $wrote: it did not check every block written"
+}
+file_job=(--size=32m --rw=randrw --bs=4k-64k --verify=crc32c --fsync=32)
+direct_job=(--size=32m --rw=randwrite --bs=512-64k --verify=crc32c)
 truncate -s 32M "$T/f.img" "$T/fd.img"
 start_tcmu_shim "$T/f.sock" --backend "file:$T/f.img"
-expect_fio_ok --name=file --uri="tcmu+unix:///?socket=$T/f.sock" --size=32m --rw=randrw --bs=4k-64k --iodepth=16 --verify=crc32c --fsync=32
+expect_fio_ok --name=file --uri="tcmu+unix:///?socket=$T/f.sock" "${file_job[@]}" --iodepth=16 --output-format=json
+in_place file "$T/f.img" "${file_job[@]}"
 start_tcmu_shim "$T/fd.sock" --backend "file:$T/fd.img,direct"
-expect_fio_ok --name=direct --uri="tcmu+unix:///?socket=$T/fd.sock" --size=32m --rw=randwrite --bs=512-64k --iodepth=16 --verify=crc32c
+expect_fio_ok --name=direct --uri="tcmu+unix:///?socket=$T/fd.sock" "${direct_job[@]}" --iodepth=16 --output-format=json
+in_place direct "$T/fd.img" "${direct_job[@]}"
 start_tcmu_shim "$T/null.sock" --backend null --size 1G
 expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --rw=randrw --bs=4k --iodepth=32 --number_ios=20000
+
+# ---- trims, as UNMAP and as WRITE SAME(16) with the UNMAP bit: fio's data
+# at 4 MiB (4 MiB for each trim_mode), trimmed, then read back as zeroes
+# through the transport. The memory store promises them: LBPRZ set in READ
+# CAPACITY(16) and the logical block provisioning VPD page
+# (shims/tcmu/store.c, scsi_pages.c). The file store does not (a file system
+# may keep trimmed data), but it punches a hole for UNMAP
+# (storage/backend_file.c), and for WRITE SAME, LBPRZ clear, writes the zero
+# block the command carries (FALLOC_FL_ZERO_RANGE): its file must hold
+# zeroes there too, and a hole where UNMAP went.
+# trims NAME SOCKET [IMG]
+trims() {
+	local name=$1 u="tcmu+unix:///?socket=$2" img=${3:-} got
+	expect_fio_ok --name="$name-fill" --uri="$u" --offset=4m --size=8m --bs=64k \
+		--iodepth=8 --rw=write --verify=crc32c
+	if [ -n "$img" ]; then
+		[ "$(allocated "$img" 4m 8m)" = 8388608 ] ||
+			fail "$name: the 8 MiB fio wrote are not all allocated in $img"
+	fi
+	cat >"$T/trims.fio" <<JOB
+[global]
+ioengine=external:$ENGINE
+uri=$u
+bs=64k
+iodepth=8
+size=4m
+[$name-unmap]
+rw=trim
+offset=4m
+trim_mode=unmap
+[$name-write_same]
+rw=trim
+offset=8m
+trim_mode=write_same
+[$name-zeroes]
+stonewall
+rw=read
+offset=4m
+size=8m
+verify=pattern
+verify_pattern=0
+JOB
+	if ! run_fio "$T/trims.fio" || grep -q 'err=[ ]*[1-9]' "$T/fio.out"; then
+		cat "$T/fio.out" >&2
+		grep -q "verify failed at file $name-zeroes" "$T/fio.out" &&
+			fail "$name: the trimmed 8 MiB do not read back as zeroes through the transport"
+		fail "$name: fio failed: fio $T/trims.fio"
+	fi
+	[ -n "$img" ] || return 0
+	cmp -i 4194304:0 -n 8388608 "$img" /dev/zero ||
+		fail "$name: the trimmed 8 MiB at 4 MiB of $img are not zeroes"
+	got=$(allocated "$img" 4m 4m)
+	[ "$got" = 0 ] || fail "$name: $got bytes of the 4 MiB unmapped are still allocated in $img"
+}
+trims memory "$T/s.sock"
+trims file "$T/f.sock" "$T/f.img"
 
 # ---- a handler that dies mid-job: EIO and a message, promptly
 start_tcmu_shim "$T/die.sock" --backend memory --size 64M
