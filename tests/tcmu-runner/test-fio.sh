@@ -3,9 +3,17 @@
 # of this folder: an NBD export (nbdkit memory, nbd-shim) and a qcow2 image
 # through Debian's handler_qcow.so. verify=crc32c passes, and what fio
 # wrote into the image is there when qemu-io reads it.
+#
+# Placement: a store that puts a block at the wrong offset and reads it back
+# from there passes a verify through itself. So each job is also replayed
+# with verify_only by another path: the NBD server straight through the
+# engine's NBD transport, the qcow2 image converted to raw by qemu-img and
+# read with psync. fio's verify header holds the offset a block was written
+# at, so a block anywhere else fails its header check, and an unwritten one
+# its magic.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
-require "$FIO" qemu-img qemu-io
+require "$FIO" qemu-img qemu-io python3
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
@@ -17,19 +25,42 @@ stop_last() {
 	unset '_bg_pids[-1]'
 }
 
+# Every job writes 16 MiB in random order, each block once.
+job=(--rw=randwrite --verify=crc32c --fsync=8 --size=16M --bs=4k --iodepth=8)
+
 verify_job() {
 	local name=$1 sock=$2
 	shift 2
 	expect_fio_ok --name="$name" --uri="tcmu+unix:///?socket=$sock" \
-		--rw=randwrite --verify=crc32c --fsync=8 --size=16M --bs=4k \
-		--iodepth=8 "$@"
+		"${job[@]}" "$@"
 	echo "$name: ok"
+}
+
+# replay NAME ARGS...: fio verify_only replays the job verify_job ran (its
+# extra options and where to read from in ARGS): fio draws the same offsets
+# and sizes again and checks every block it wrote, all 16 MiB of them.
+replay() {
+	local name=$1 bytes
+	shift
+	if ! "$FIO" --name="$name" "${job[@]}" "$@" --verify_only=1 \
+		--verify_fatal=1 --output-format=json >"$T/replay.json" 2>&1; then
+		cat "$T/replay.json" >&2
+		fail "$name: what the job wrote is not where it wrote it, read by another path (fio $*)"
+	fi
+	bytes=$(python3 -c 'import json, sys
+s = open(sys.argv[1]).read()
+print(json.loads(s[s.index("{"):])["jobs"][0]["read"]["io_bytes"])' "$T/replay.json")
+	[ "$bytes" = 16777216 ] || fail "$name: the replay verified $bytes bytes, not the 16777216 written"
+	echo "$name: in place"
 }
 
 start_nbdkit "$T/k.sock" memory 64M
 start_tcmu_shim "$T/t1.sock" --backend "nbd:nbd+unix:///?socket=$T/k.sock"
 verify_job nbdkit "$T/t1.sock"
+replay nbdkit --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/k.sock"
 verify_job nbdkit-mixed "$T/t1.sock" --bsrange=4k-128k --offset=8M
+replay nbdkit-mixed --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/k.sock" \
+	--bsrange=4k-128k --offset=8M
 stop_last
 
 if [ -x "$NBD_SHIM" ]; then
@@ -38,6 +69,7 @@ if [ -x "$NBD_SHIM" ]; then
 	start_tcmu_shim "$T/t2.sock" --backend "nbd:nbd+unix:///?socket=$T/n.sock"
 	verify_job nbd-shim "$T/t2.sock"
 	stop_last
+	replay nbd-shim --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/n.sock"
 fi
 
 plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
@@ -50,11 +82,15 @@ if [ -f "$plugins/handler_qcow.so" ]; then
 		--rw=write --bs=64k --offset=32M --size=8M \
 		--buffer_pattern=0xa5 --end_fsync=1
 	stop_last
+	qemu-img check -q "$T/a.qcow2" || fail "qemu-img check $T/a.qcow2"
+	# qemu's reading of the image, as a raw file
+	out=$(qemu-img convert -f qcow2 -O raw "$T/a.qcow2" "$T/a.raw" 2>&1) ||
+		fail "qemu-img convert: $out"
+	replay qcow --ioengine=psync --filename="$T/a.raw"
 	out=$(qemu-io -f qcow2 -c 'read -P 0xa5 32M 8M' "$T/a.qcow2" 2>&1) ||
 		fail "qemu-io: $out"
 	grep -q 'verification failed' <<<"$out" &&
 		fail "qemu-io: the image does not hold fio's pattern: $out"
-	qemu-img check -q "$T/a.qcow2" || fail "qemu-img check $T/a.qcow2"
 	echo "qcow: the image holds what fio wrote"
 fi
 echo ok

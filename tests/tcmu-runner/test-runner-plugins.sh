@@ -20,10 +20,14 @@ if [ -f "$plugins/handler_file_optical.so" ]; then
 	[ "$("$store_io" -s 16777216 "runner:fbo:$T/o.img" size)" = 16777216 ] ||
 		fail "fbo: READ CAPACITY did not give 16 MiB"
 	io -s 16777216 "runner:fbo:$T/o.img" write:0:65536:0x11 \
-		write:8388608:2048:0x12 flush read:0:65536:0x11 \
-		read:8388608:2048:0x12 read:65536:2048:0
-	cmp -n 65536 "$T/o.img" <(head -c 65536 /dev/zero | tr '\0' '\021') ||
-		fail "fbo: the file does not hold what was written"
+		write:8388608:2048:0x12 write:8386560:2048:0x13 flush \
+		read:0:65536:0x11 read:8388608:2048:0x12 read:8386560:2048:0x13 \
+		read:65536:2048:0
+	# fbo's file is the device's blocks in order: each write where it went
+	fill() { head -c "$1" /dev/zero | tr '\0' "\\$2"; }
+	{ fill 65536 021; fill 8321024 000; fill 2048 023; fill 2048 022; } >"$T/o.want"
+	cmp -n 8390656 "$T/o.img" "$T/o.want" ||
+		fail "fbo: the file does not hold what was written where it was written"
 	io -s 16777216 "runner:file_optical:ro//$T/o.img" read:0:65536:0x11
 	echo "fbo: ok"
 else
