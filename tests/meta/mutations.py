@@ -29,6 +29,35 @@ MUTATIONS = [
         tests=["engine-crash-nbd", "engine-crash-tcmu"],
         expect="acknowledged writes that a completed flush (or FUA) covered are lost after the crash",
     ),
+    Mutation(
+        name="nbd-trim-not-sent",
+        why="the NBD client completes a trim at once without sending it",
+        file="client/nbd/nbd_client.c",
+        old="\tcn->pending[cn->npending++] = s;\n\treturn 0;\n",
+        new="\tif (type == NBD_CMD_TRIM) {\n\t\tcn->inflight++;\n\t\tcomplete_slot(c, s, 0);\n"
+            "\t\treturn 0;\n\t}\n\tcn->pending[cn->npending++] = s;\n\treturn 0;\n",
+        tests=["engine-nbd-server", "engine-qemu-nbd", "jobs-run-embedded"],
+        expect="trims did not reach",
+    ),
+    Mutation(
+        name="tcmu-trim-not-sent",
+        why="the TCMU transport completes a trim at once without sending it",
+        file="engines/tcmu/tcmu_transport.c",
+        old="\t\t.len = len, .buf = buf,\n\t};\n",
+        new="\t\t.len = len, .buf = buf,\n\t};\n\tif (op == TORUS_OP_TRIM) {\n"
+            "\t\tstop_sending(job, r, 0);\n\t\treturn 0;\n\t}\n",
+        tests=["engine-tcmu"],
+        expect="do not read back as zeroes through the transport",
+    ),
+    Mutation(
+        name="runner-offset-shift",
+        why="the tcmu-runner plugin host moves every offset past 1 MiB by 64 KiB (qcow and every plugin)",
+        file="shims/tcmu/runner/runner.c",
+        old="\t\tc = prep(r, buf, len);\n\t\tsts = write ?",
+        new="\t\tc = prep(r, buf, len);\n\t\tif (off >= 1048576)\n\t\t\toff += 65536;\n\t\tsts = write ?",
+        tests=["tcmu-fio-stores"],
+        expect="what the job wrote is not where it wrote it",
+    ),
 ]
 
 
