@@ -2,7 +2,7 @@
 # Description: every job/server mismatch is refused at start with a message
 # that names the problem and the fix (never EIO at runtime).
 . "$TORUS_SRC/tests/lib.sh"
-require fio nbdkit
+require fio nbdkit nbd-server
 
 nbdkit_sock() {	# VAR NAME ARGS...: an nbdkit on $T/NAME.sock, its uri in VAR
 	local var=$1 name=$2
@@ -35,20 +35,18 @@ expect_fio_error "read block alignment 2048 is not a multiple of the server's mi
 expect_fio_ok --name=ok --uri="$u_bs" --rw=randwrite --bs=64k --size=4m --verify=crc32c
 
 # Trim and FUA against a server without them: nbd-server's defaults.
-if command -v nbd-server >/dev/null; then
-	port=$(free_port)
-	truncate -s 16M "$T/disk.img"
-	printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$port" "$T/disk.img" >"$T/nbd.conf"
-	nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
-	wait_port "$port"
-	_bg_pids+=("$(cat "$T/nbd.pid")")
-	expect_fio_error "the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job" \
-		--name=trim --uri="nbd://127.0.0.1:$port/d" --rw=randtrim --size=1m
-	expect_fio_error "fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1" \
-		--name=fua --uri="nbd://127.0.0.1:$port/d" --rw=write --size=1m --fua=1
-	# No FLUSH advertised (no write cache): fsync completes locally.
-	expect_fio_ok --name=fs --uri="nbd://127.0.0.1:$port/d" --rw=write --bs=64k --size=1m --fsync=2 --end_fsync=1 --verify=crc32c
-fi
+port=$(free_port)
+truncate -s 16M "$T/disk.img"
+printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$port" "$T/disk.img" >"$T/nbd.conf"
+nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
+wait_port "$port"
+_bg_pids+=("$(cat "$T/nbd.pid")")
+expect_fio_error "the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job" \
+	--name=trim --uri="nbd://127.0.0.1:$port/d" --rw=randtrim --size=1m
+expect_fio_error "fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1" \
+	--name=fua --uri="nbd://127.0.0.1:$port/d" --rw=write --size=1m --fua=1
+# No FLUSH advertised (no write cache): fsync completes locally.
+expect_fio_ok --name=fs --uri="nbd://127.0.0.1:$port/d" --rw=write --bs=64k --size=1m --fsync=2 --end_fsync=1 --verify=crc32c
 
 # Bad targets.
 expect_fio_error "unsupported uri 'http://x/': expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH" \
