@@ -58,6 +58,7 @@ pass() {
 	if [ $rc = 77 ] && [ -n "$fatal_skips" ] &&
 	   ! python3 scripts/skips.py allowed --pass "$key" -; then
 		echo "test.sh: CI=true and the pass '$key' skipped (above); tests/skips-allowed does not allow it" >&2
+		echo "skips: $key: the whole pass SKIPPED, fatal with CI=true (its reason is above)" >>"$skip_log"
 		rc=1
 	fi
 	if [ $rc = 0 ]; then

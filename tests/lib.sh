@@ -8,25 +8,19 @@ set -u
 
 : "${TORUS_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 : "${TORUS_BUILD:=$TORUS_SRC/build}"
+# Absolute, as everything below moves into $T.
+TORUS_SRC=$(realpath -- "$TORUS_SRC")
+TORUS_BUILD=$(realpath -m -- "$TORUS_BUILD")
 ENGINE="$TORUS_BUILD/engines/libtorus.so"
 NBD_SHIM="$TORUS_BUILD/shims/nbd/nbd-shim"
 TCMU_SHIM="$TORUS_BUILD/shims/tcmu/tcmu-shim"
 FIO=${FIO:-fio}
 
 # Meson runs a test in the build directory and passes paths relative to it
-# (a library, a helper program). Below, lib.sh moves into $T, so a test's
-# arguments are resolved here, before anything changes directory: TEST_ARGS
-# holds them, each one that names an existing path made absolute. Read a
-# path argument with arg_path, never "$1".
-TEST_ARGS=()
-for _arg in "$@"; do
-	if [ -e "$_arg" ]; then
-		TEST_ARGS+=("$(realpath -- "$_arg")")
-	else
-		TEST_ARGS+=("$_arg")
-	fi
-done
-unset _arg
+# (a library, a helper program). Below, lib.sh moves into $T, so the test's
+# arguments and where it started are kept here, before anything changes
+# directory: read a path argument with arg_path, never "$1".
+TEST_ARGS=("$@")
 TEST_CWD=$PWD
 
 T=$(mktemp -d /tmp/torus-test.XXXXXX)
@@ -81,8 +75,9 @@ arg_path() {
 	local n=$2 what=$3 v=${TEST_ARGS[$(($2 - 1))]:-}
 	[ -n "$v" ] ||
 		fail "argument $n ($what) missing: run the test through meson (meson test -C build NAME), which passes it"
-	[ -e "$v" ] || fail "argument $n ($what): '$v' does not exist (relative to $TEST_CWD)"
-	_out=$v
+	[ "${v:0:1}" = / ] || v=$TEST_CWD/$v
+	[ -e "$v" ] || fail "argument $n ($what): '$v' does not exist"
+	_out=$(realpath -- "$v")
 }
 
 require() {
@@ -128,6 +123,17 @@ fi
 start_bg() {
 	"$@" &
 	_bg_pids+=($!)
+}
+
+# forget_bg PID: a server start_bg started has been reaped (killed and
+# waited for); cleanup must not signal its pid again, which may belong to
+# another process by then.
+forget_bg() {
+	local i
+	for i in "${!_bg_pids[@]}"; do
+		[ "${_bg_pids[$i]}" = "$1" ] && unset '_bg_pids[i]'
+	done
+	_bg_pids=("${_bg_pids[@]}")
 }
 
 # Ports and waiting are scripts/harness.py's (shared with the scripts).

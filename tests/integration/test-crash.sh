@@ -82,7 +82,10 @@ for t in "${transports[@]}"; do
 	esac
 done
 
-SIZE=$((64 << 20))
+# Far more than is written before the crash (about 1 MiB plus half a
+# second), so that fio cannot finish first on a fast machine: the images
+# are sparse, and only what is written takes room.
+SIZE=$((256 << 20))
 BS=4096
 N=8
 QD=16
@@ -170,6 +173,7 @@ cache_file() {
 layer_stop() {
 	kill -KILL $fuse_pid 2>/dev/null
 	wait $fuse_pid 2>/dev/null
+	forget_bg $fuse_pid
 	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" ||
 		fail "cannot unmount $mnt"
 	mounts=("${mounts[@]/"$mnt"/}")
@@ -204,6 +208,8 @@ server_start() {
 crash() {
 	kill -KILL $cache_pid $srv_pid
 	wait $cache_pid $srv_pid 2>/dev/null
+	forget_bg $cache_pid
+	forget_bg $srv_pid
 }
 
 # json_field FILE EXPR: EXPR on fio's JSON report (its jobs as jobs); fio
@@ -275,6 +281,7 @@ EOF
 	[ $? = 0 ] || fail "control: the layer is not what this test needs (above)"
 	kill -KILL $cache_pid
 	wait $cache_pid 2>/dev/null
+	forget_bg $cache_pid
 	layer_stop
 	python3 - "$backing" <<'EOF' || fail "control: the layer does not drop unflushed writes at the crash, so this test could not see a flush that does nothing"
 import sys
