@@ -16,6 +16,9 @@
 require "$FIO" qemu-img qemu-io python3
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
+[ -x "$NBD_SHIM" ] || fail "$NBD_SHIM is not built (meson builds it for this test)"
+plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
+[ -f "$plugins/handler_qcow.so" ] || skip "no $plugins/handler_qcow.so (the Debian package tcmu-runner)"
 
 # stop_last: stop the server started last (a tcmu-shim flushes its store
 # on exit, so it goes before the NBD servers it uses)
@@ -63,34 +66,29 @@ replay nbdkit-mixed --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/
 	--bsrange=4k-128k --offset=8M
 stop_last
 
-if [ -x "$NBD_SHIM" ]; then
-	start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/n.sock" --size 64M
-	wait_socket "$T/n.sock"
-	start_tcmu_shim "$T/t2.sock" --backend "nbd:nbd+unix:///?socket=$T/n.sock"
-	verify_job nbd-shim "$T/t2.sock"
-	stop_last
-	replay nbd-shim --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/n.sock"
-fi
+start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/n.sock" --size 64M
+wait_socket "$T/n.sock"
+start_tcmu_shim "$T/t2.sock" --backend "nbd:nbd+unix:///?socket=$T/n.sock"
+verify_job nbd-shim "$T/t2.sock"
+stop_last
+replay nbd-shim --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/n.sock"
 
-plugins=/usr/lib/$(cc -print-multiarch)/tcmu-runner
-if [ -f "$plugins/handler_qcow.so" ]; then
-	qemu-img create -q -f qcow2 "$T/a.qcow2" 64M
-	start_tcmu_shim "$T/t3.sock" --backend "runner:qcow:$T/a.qcow2"
-	verify_job qcow "$T/t3.sock"
-	# a pattern qemu can check: 8 MiB of 0xa5 at 32 MiB
-	expect_fio_ok --name=pattern --uri="tcmu+unix:///?socket=$T/t3.sock" \
-		--rw=write --bs=64k --offset=32M --size=8M \
-		--buffer_pattern=0xa5 --end_fsync=1
-	stop_last
-	qemu-img check -q "$T/a.qcow2" || fail "qemu-img check $T/a.qcow2"
-	# qemu's reading of the image, as a raw file
-	out=$(qemu-img convert -f qcow2 -O raw "$T/a.qcow2" "$T/a.raw" 2>&1) ||
-		fail "qemu-img convert: $out"
-	replay qcow --ioengine=psync --filename="$T/a.raw"
-	out=$(qemu-io -f qcow2 -c 'read -P 0xa5 32M 8M' "$T/a.qcow2" 2>&1) ||
-		fail "qemu-io: $out"
-	grep -q 'verification failed' <<<"$out" &&
-		fail "qemu-io: the image does not hold fio's pattern: $out"
-	echo "qcow: the image holds what fio wrote"
-fi
+qemu-img create -q -f qcow2 "$T/a.qcow2" 64M
+start_tcmu_shim "$T/t3.sock" --backend "runner:qcow:$T/a.qcow2"
+verify_job qcow "$T/t3.sock"
+# a pattern qemu can check: 8 MiB of 0xa5 at 32 MiB
+expect_fio_ok --name=pattern --uri="tcmu+unix:///?socket=$T/t3.sock" \
+	--rw=write --bs=64k --offset=32M --size=8M \
+	--buffer_pattern=0xa5 --end_fsync=1
+stop_last
+qemu-img check -q "$T/a.qcow2" || fail "qemu-img check $T/a.qcow2"
+# qemu's reading of the image, as a raw file
+out=$(qemu-img convert -f qcow2 -O raw "$T/a.qcow2" "$T/a.raw" 2>&1) ||
+	fail "qemu-img convert: $out"
+replay qcow --ioengine=psync --filename="$T/a.raw"
+out=$(qemu-io -f qcow2 -c 'read -P 0xa5 32M 8M' "$T/a.qcow2" 2>&1) ||
+	fail "qemu-io: $out"
+grep -q 'verification failed' <<<"$out" &&
+	fail "qemu-io: the image does not hold fio's pattern: $out"
+echo "qcow: the image holds what fio wrote"
 echo ok

@@ -15,7 +15,7 @@
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 arg_path store_io 1 "the store-io program"
 require qemu-io
-
+[ -x "$NBD_SHIM" ] || fail "$NBD_SHIM is not built (meson builds it for this test)"
 
 io() {
 	"$store_io" "$@" || fail "store-io $*"
@@ -59,23 +59,19 @@ io "nbd:$uri" "${steps[@]}" "${blocks[@]}" trim:0:4096 read:0:4096:0
 holds nbdkit "$uri" '0 0 4096' "${export_rest[@]}"
 echo "nbdkit: ok"
 
-if [ -x "$NBD_SHIM" ]; then
-	start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/s.sock" --size 64M
-	wait_socket "$T/s.sock"
-	io "nbd:nbd+unix:///?socket=$T/s.sock" "${steps[@]}" "${blocks[@]}"
-	holds "nbd-shim standard" "nbd+unix:///?socket=$T/s.sock" \
-		'0x5a 0 512' '0x12 512 512' '0x5a 1024 3072' "${export_rest[@]}"
-	echo "nbd-shim standard: ok"
-	# torus: EXPORT_NAME only, no WRITE_ZEROES (zeroes are written), one
-	# connection per volume at a time, so no sessions here; and no reading
-	# by qemu-io, which torus refuses (it closes on qemu's first option)
-	start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/t.sock" --size 64M
-	wait_socket "$T/t.sock"
-	io "nbd:nbd+unix:///torus?socket=$T/t.sock" "${steps[@]:0:9}"
-	echo "nbd-shim torus: ok"
-else
-	echo "nbd-shim: not built ($NBD_SHIM)"
-fi
+start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/s.sock" --size 64M
+wait_socket "$T/s.sock"
+io "nbd:nbd+unix:///?socket=$T/s.sock" "${steps[@]}" "${blocks[@]}"
+holds "nbd-shim standard" "nbd+unix:///?socket=$T/s.sock" \
+	'0x5a 0 512' '0x12 512 512' '0x5a 1024 3072' "${export_rest[@]}"
+echo "nbd-shim standard: ok"
+# torus: EXPORT_NAME only, no WRITE_ZEROES (zeroes are written), one
+# connection per volume at a time, so no sessions here; and no reading
+# by qemu-io, which torus refuses (it closes on qemu's first option)
+start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/t.sock" --size 64M
+wait_socket "$T/t.sock"
+io "nbd:nbd+unix:///torus?socket=$T/t.sock" "${steps[@]:0:9}"
+echo "nbd-shim torus: ok"
 
 out=$("$store_io" "nbd:nbd+unix:///?socket=$T/none.sock" 2>&1) &&
 	fail "a missing server: store-io succeeded"
