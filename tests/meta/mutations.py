@@ -46,8 +46,8 @@ MUTATIONS = [
         old="\t\t.len = len, .buf = buf,\n\t};\n",
         new="\t\t.len = len, .buf = buf,\n\t};\n\tif (op == TORUS_OP_TRIM) {\n"
             "\t\tstop_sending(job, r, 0);\n\t\treturn 0;\n\t}\n",
-        tests=["engine-tcmu"],
-        expect="do not read back as zeroes through the transport",
+        tests=["engine-tcmu", "tcmu-fio-stores"],
+        expect="do not read back as zeroes",
     ),
     Mutation(
         name="runner-offset-shift",

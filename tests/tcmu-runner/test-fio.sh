@@ -64,6 +64,18 @@ replay nbdkit --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/k.sock
 verify_job nbdkit-mixed "$T/t1.sock" --bsrange=4k-128k --offset=8M
 replay nbdkit-mixed --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/k.sock" \
 	--bsrange=4k-128k --offset=8M
+# Trims through the NBD store reach the NBD server: 8 MiB at 32 MiB filled,
+# half trimmed as UNMAP and half as WRITE SAME(16) with the UNMAP bit
+# through the handler host, then read from nbdkit itself, where a trim
+# zeroes (its memory plugin).
+t1="tcmu+unix:///?socket=$T/t1.sock"
+expect_fio_ok --name=fill --uri="$t1" --offset=32M --size=8M --bs=64k --rw=write --verify=crc32c
+expect_fio_ok --name=unmap --uri="$t1" --offset=32M --size=4M --bs=64k --rw=trim --trim_mode=unmap
+expect_fio_ok --name=ws --uri="$t1" --offset=36M --size=4M --bs=64k --rw=trim --trim_mode=write_same
+run_fio --name=zeroes --uri="nbd+unix:///?socket=$T/k.sock" --offset=32M --size=8M --bs=64k \
+	--rw=read --verify=pattern --verify_pattern=0 ||
+	{ cat "$T/fio.out" >&2; fail "nbd store: trims did not reach the NBD server (the 8 MiB trimmed through the handler host do not read back as zeroes from nbdkit)"; }
+echo "nbd store: trims reach the server"
 stop_last
 
 start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/n.sock" --size 64M
