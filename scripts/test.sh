@@ -41,51 +41,8 @@ esac
 san_build=${SAN_BUILD:-build-san}
 newer_build=${NEWER_FIO_BUILD:-build-fio-new}
 newer_src=${NEWER_FIO_SRC:-$top/.deps/fio-upstream}
-failed=() skipped=() passed=0
-fatal_skips=
-[ "${CI:-}" = true ] && fatal_skips=--fatal
-skip_log=$(mktemp "${TMPDIR:-/tmp}/torus-skips.XXXXXX")
-trap 'rm -f "$skip_log"' EXIT
-
-# pass KEY NAME CMD...: run one pass (KEY as in tests/skips-allowed),
-# remember it if it fails (or, when CMD exits 77, if it was skipped: a
-# failure in CI unless allowed)
-pass() {
-	local key=$1 name=$2 start=$SECONDS rc=0
-	shift 2
-	echo "=== test.sh: $name ==="
-	"$@" || rc=$?
-	if [ $rc = 77 ] && [ -n "$fatal_skips" ] &&
-	   ! python3 scripts/skips.py allowed --pass "$key" -; then
-		echo "test.sh: CI=true and the pass '$key' skipped (above); tests/skips-allowed does not allow it" >&2
-		echo "skips: $key: the whole pass SKIPPED, fatal with CI=true (its reason is above)" >>"$skip_log"
-		rc=1
-	fi
-	if [ $rc = 0 ]; then
-		echo "=== test.sh: $name passed ($((SECONDS - start)) s) ==="
-		passed=$((passed + 1))
-	elif [ $rc = 77 ]; then
-		echo "=== test.sh: $name SKIPPED ($((SECONDS - start)) s) ==="
-		skipped+=("$name")
-		echo "skips: $key: the whole pass SKIPPED (its reason is above)" >>"$skip_log"
-	else
-		echo "=== test.sh: $name FAILED ($((SECONDS - start)) s) ===" >&2
-		failed+=("$name")
-	fi
-}
-
-# meson_suite KEY BUILD ARGS...: meson test in BUILD; then every skipped
-# test with its reason, which with CI=true fails the pass unless allowed
-meson_suite() {
-	local key=$1 build=$2 rc=0
-	shift 2
-	meson test -C "$build" --print-errorlogs "$@" || rc=$?
-	if ! python3 scripts/skips.py check "$build/meson-logs/testlog.json" \
-		--pass "$key" $fatal_skips | tee -a "$skip_log"; then
-		[ $rc != 0 ] || rc=1
-	fi
-	return $rc
-}
+# pass, meson_suite, passes_summary: scripts/passes.sh
+. scripts/passes.sh
 
 sanitized_suite() {
 	local fio_src=${FIO_SRC:-$top/.deps/fio}
@@ -146,15 +103,4 @@ if [ $fuzz = 1 ] && [ -f scripts/fuzz.sh ]; then
 fi
 [ $newer = 0 ] || pass newer-fio "newer fio ($newer_build/, integration suite under Debian unstable's fio)" newer_fio_suite
 
-if [ -s "$skip_log" ]; then
-	echo "test.sh: every skip, with its reason:"
-	sed 's/^/  /' "$skip_log"
-fi
-# One plain line a CI reader can count: passes, not single tests.
-echo "passes: $passed passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "test.sh: FAILED: ${failed[*]}" >&2
-	exit 1
-fi
-[ ${#skipped[@]} -eq 0 ] || echo "test.sh: SKIPPED: ${skipped[*]}"
-echo "test.sh: all passes passed"
+passes_summary
