@@ -1,6 +1,7 @@
 #!/bin/bash
-# Runs the libFuzzer targets of fuzz/ for a bounded time each, in sequence
-# (see docs/fuzzing.md).
+# Runs the libFuzzer targets of fuzz/ for a bounded time each, as many at
+# once as there are cores (each target is one process on one core; see
+# docs/fuzzing.md).
 #
 #   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...] [-- LIBFUZZER-ARGS]
 #
@@ -21,6 +22,7 @@ cd "$top"
 all_targets=(uri handshake replies shim shim_args cdb ring)
 seconds=60
 jobs=1
+parallel=$(nproc 2>/dev/null || echo 1)
 targets=()
 extra=()
 
@@ -108,31 +110,52 @@ ninja -C "$build" "${targets[@]/#/fuzz/fuzz_}" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-found=()
-for t in "${targets[@]}"; do
-	work=$build/fuzz-work/$t
-	mkdir -p "$work/corpus" "$work/artifacts"
-	rm -f "$work/artifacts/"*
-	# Seeds and regressions join the working corpus kept from earlier runs.
-	cp -n fuzz/corpus/"$t"/* "$work/corpus/" 2>/dev/null || true
-	cp -n fuzz/regressions/"$t"/* "$work/corpus/" 2>/dev/null || true
+# fuzz_one TARGET: run it; its exit status goes to $work/rc.
+fuzz_one() {
+	local t=$1 work=$build/fuzz-work/$1 rc=0
+	local -a args
 	args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10
 	      -rss_limit_mb=2048 -print_final_stats=1
 	      -artifact_prefix="$work/artifacts/")
 	if [[ $jobs -gt 1 ]]; then
 		args+=(-jobs="$jobs" -workers="$jobs")
 	fi
-	echo "fuzz: $t for ${seconds}s (working corpus $work/corpus)"
-	rc=0
 	(cd "$work" && "$build/fuzz/fuzz_$t" "${args[@]}" "${extra[@]}" \
 		corpus >"$work/log" 2>&1) || rc=$?
+	echo $rc >"$work/rc"
+}
+
+# --jobs N runs N processes of one target: then one target at a time.
+[[ $jobs -eq 1 ]] || parallel=1
+running=0
+for t in "${targets[@]}"; do
+	work=$build/fuzz-work/$t
+	mkdir -p "$work/corpus" "$work/artifacts"
+	rm -f "$work/artifacts/"* "$work/rc"
+	# Seeds and regressions join the working corpus kept from earlier runs.
+	cp -n fuzz/corpus/"$t"/* "$work/corpus/" 2>/dev/null || true
+	cp -n fuzz/regressions/"$t"/* "$work/corpus/" 2>/dev/null || true
+	if [[ $running -ge $parallel ]]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	echo "fuzz: $t for ${seconds}s (working corpus $work/corpus)"
+	fuzz_one "$t" &
+	running=$((running + 1))
+done
+wait
+
+found=()
+for t in "${targets[@]}"; do
+	work=$build/fuzz-work/$t
+	rc=$(cat "$work/rc" 2>/dev/null || echo "no status")
 	{ grep -E '^#[0-9]+' "$work/log" | tail -n 1
 	  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$work/log"
 	} | sed "s/^/fuzz: $t: /" || true
 	shopt -s nullglob
 	arts=("$work"/artifacts/{crash,timeout,oom,leak,slow-unit}-*)
 	shopt -u nullglob
-	if [[ $rc -ne 0 || ${#arts[@]} -gt 0 ]]; then
+	if [[ $rc != 0 || ${#arts[@]} -gt 0 ]]; then
 		# The report, from its first line (or the log's end).
 		for log in "$work/log" "$work"/fuzz-*.log; do
 			[[ -f $log ]] || continue
