@@ -8,8 +8,10 @@
 # direct I/O on the /dev/sdX: a write pass with verify=crc32c and a separate
 # read-verify pass (verify_only). Teardown, then the shim must exit 0. The
 # shim's log (-v: one line per command) and fio's output are left in OUTDIR
-# (a --share of the test's directory); the opcodes the kernel sent are
-# counted on stdout.
+# (a --share of the test's directory). What the shim saw is asserted: in
+# each pass exactly one READ(10) or WRITE(10) per I/O fio reports, nothing
+# else, and every command of the whole run answered GOOD; the opcodes the
+# kernel sent are also listed on stdout.
 
 set -euo pipefail
 
@@ -57,28 +59,95 @@ grep -q 'serving' "$log" || fail "tcmu-shim did not report serving $uio within 1
 
 sd=$("$tk" attach --name "$name" --timeout 120) || fail "tcmu-kernel attach failed"
 
+# 16 MiB in blocks of 4 to 64 KiB. The disk's limits must let each of
+# fio's I/Os reach the shim as one command (64 KiB is hw_max_sectors, 128,
+# tcmu-kernel's default; a page-aligned 64 KiB buffer is 16 segments), and
+# merging is off, so that the counts below are exact: one command per I/O.
+size_job=16777216
 job=(--name=kernel-tcmu --filename="$sd" --ioengine=libaio --direct=1
-     --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=16M
-     --verify=crc32c --verify_fatal=1 --randrepeat=1)
+     --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=$size_job
+     --verify=crc32c --verify_fatal=1 --randrepeat=1 --output-format=json)
+q=/sys/block/${sd##*/}/queue
+(($(cat "$q/max_sectors_kb") >= 64)) ||
+	fail "$sd takes at most $(cat "$q/max_sectors_kb") KiB per command: a 64 KiB I/O would be split"
+(($(cat "$q/max_segments") >= 16)) ||
+	fail "$sd takes at most $(cat "$q/max_segments") segments per command: a 64 KiB I/O would be split"
+echo 2 >"$q/nomerges" || fail "cannot turn merging off on $sd ($q/nomerges)"
 
-check_fio() {
-	local what=$1 file=$2
-	if grep -qE 'err=[ ]*[1-9]|verify: bad|bad magic|crc32c: verify failed' "$file"; then
-		cat "$file" >&2
-		fail "fio reported errors in the $what pass"
-	fi
-	grep -qE 'err=[ ]*0' "$file" || { cat "$file" >&2; fail "no fio summary in the $what pass"; }
+# fio_counts FILE: "error write_bytes write_ios read_bytes read_ios" of the
+# one job in fio's JSON output FILE (anything before the JSON is skipped).
+fio_counts() {
+	python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+job = json.loads(text[text.index("{"):])["jobs"][0]
+print(job["error"], job["write"]["io_bytes"], job["write"]["total_ios"],
+      job["read"]["io_bytes"], job["read"]["total_ios"])' "$1"
 }
 
-echo "fio: write pass with verify=crc32c on $sd" >&2
-fio "${job[@]}" --do_verify=1 --output="$out/fio-write.out" ||
-	{ cat "$out/fio-write.out" >&2; fail "fio's write pass exited non-zero"; }
-check_fio write "$out/fio-write.out"
+# log_mark: how many lines the shim has logged (one per command, written
+# before the command completes, so a pass's commands are all in by the
+# time fio exits).
+log_mark() {
+	wc -l <"$log"
+}
 
-echo "fio: read-verify pass on $sd" >&2
-fio "${job[@]}" --verify_only=1 --output="$out/fio-verify.out" ||
-	{ cat "$out/fio-verify.out" >&2; fail "fio's read-verify pass exited non-zero"; }
-check_fio read-verify "$out/fio-verify.out"
+# shim_ops FROM TO: "reads writes others", the READ(10), WRITE(10) and any
+# other commands the shim logged in lines FROM+1 to TO.
+shim_ops() {
+	sed -n "$(($1 + 1)),$2p" "$log" | awk '
+		/command 0x28[ :]/ { r++; next }
+		/command 0x2a[ :]/ { w++; next }
+		/command 0x/ { o++ }
+		END { print r + 0, w + 0, o + 0 }'
+}
+
+# run_pass WHAT FILE FIO-ARGS...: one fio pass; sets err wbytes wios rbytes
+# rios from its report and sreads swrites sothers from the shim's log.
+run_pass() {
+	local what=$1 file=$2 a b counts
+	shift 2
+	echo "fio: $what pass on $sd" >&2
+	a=$(log_mark)
+	fio "${job[@]}" "$@" --output="$file" 2>"$file.err" ||
+		{ cat "$file" "$file.err" >&2; fail "fio's $what pass exited non-zero"; }
+	b=$(log_mark)
+	if grep -qE 'verify: bad|bad magic|crc32c: verify failed' "$file.err"; then
+		cat "$file.err" >&2
+		fail "fio reported errors in the $what pass"
+	fi
+	# (no process substitution: the guest's /dev has no /dev/fd)
+	counts=$(fio_counts "$file") || { cat "$file" >&2; fail "no JSON report from fio's $what pass"; }
+	read -r err wbytes wios rbytes rios <<<"$counts"
+	read -r sreads swrites sothers <<<"$(shim_ops "$a" "$b")"
+	echo "$what pass: fio counted $wbytes bytes written in $wios I/Os, $rbytes read in $rios;" \
+		"the shim got $swrites WRITE(10), $sreads READ(10), $sothers other commands" >&2
+	[[ $err -eq 0 ]] || fail "fio reported error $err in the $what pass"
+	[[ $sothers -eq 0 ]] ||
+		fail "the shim got $sothers commands other than READ(10) and WRITE(10) during the $what pass"
+}
+
+# The write pass writes the whole 16 MiB once (randwrite covers every block
+# once), then reads every block back to verify it: as many reads as writes,
+# each one command at the shim.
+run_pass write "$out/fio-write.json" --do_verify=1
+[[ $wbytes -eq $size_job ]] || fail "the write pass wrote $wbytes bytes, not $size_job"
+[[ $rbytes -eq $size_job && $rios -eq $wios ]] ||
+	fail "the write pass verified $rbytes bytes in $rios reads, not $size_job in $wios (one per write)"
+[[ $swrites -eq $wios && $sreads -eq $rios ]] ||
+	fail "the write pass did $wios writes and $rios reads but the shim got $swrites WRITE(10) and $sreads READ(10)"
+written=$wios
+
+# The read-verify pass replays the same writes (randrepeat=1) without
+# issuing them (fio still counts them as written) and reads each block
+# back: the same I/Os over the same 16 MiB, and no WRITE at the shim.
+run_pass read-verify "$out/fio-verify.json" --verify_only=1
+[[ $wbytes -eq $size_job && $wios -eq $written ]] ||
+	fail "the read-verify pass replayed $wbytes bytes in $wios writes, not the write pass's $size_job in $written"
+[[ $rbytes -eq $size_job && $rios -eq $written ]] ||
+	fail "the read-verify pass read $rbytes bytes in $rios I/Os, not $size_job in $written (one per write of the write pass)"
+[[ $swrites -eq 0 && $sreads -eq $rios ]] ||
+	fail "the read-verify pass did $rios reads and no writes but the shim got $sreads READ(10) and $swrites WRITE(10)"
 
 "$tk" teardown --name "$name" || fail "tcmu-kernel teardown failed"
 
@@ -107,7 +176,18 @@ sed -n 's/.*command 0x\([0-9a-f][0-9a-f]\)[^:]*: \(.*\)$/\1 \2/p' "$log" | sort 
 while read -r count op outcome; do
 	printf '  %6d  0x%s  %-50s %s\n' "$count" "$op" "${names[$op]:-?}" "$outcome"
 done
-total=$(grep -c 'command 0x' "$log" || true)
-notgood=$(grep 'command 0x' "$log" | grep -vc ': good$' || true)
-echo "commands: $total, not GOOD: $notgood"
+# Every command of the whole run, the kernel's probing and teardown
+# included, was answered GOOD: the shim logs anything else as "failed" or
+# with its sense.
+total=$(grep -c 'command 0x' "$log") || fail "the shim logged no commands"
+good=$(grep -c 'command 0x.*: good$' "$log") || good=0
+echo "commands: $total, GOOD: $good"
+# Nothing but the write pass writes: the kernel's own probing only reads.
+writes=$(grep -c 'command 0x2a[ :]' "$log") || writes=0
+[[ $writes -eq $written ]] ||
+	fail "the shim got $writes WRITE(10) in the whole run, but the write pass made $written"
+[[ $good -eq $total ]] || {
+	grep 'command 0x' "$log" | grep -v ': good$' | sort | uniq -c >&2
+	fail "$((total - good)) of the $total commands the kernel sent were not answered GOOD"
+}
 echo "kernel-tcmu: OK ($sd, $size backstore, fio write+verify and read-verify passes clean)"
