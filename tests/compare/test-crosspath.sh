@@ -108,7 +108,7 @@ loop_up() {
 	# Buffered loop I/O would still reach the server by the detach, but
 	# then the kernel path is not the one the comparison measures.
 	[ "$(losetup --noheadings -O DIO "$loopdev" | tr -d ' ')" = 1 ] ||
-		echo "crosspath: note: $loopdev fell back to buffered I/O (DIO=0)" >&2
+		fail "$loopdev fell back to buffered I/O (DIO=0): not kernel-loop's direct path"
 	kernel=(--ioengine=libaio --direct=1 --filename="$loopdev")
 }
 
