@@ -136,6 +136,35 @@ forget_bg() {
 	_bg_pids=("${_bg_pids[@]}")
 }
 
+# wait_pidfile PATH PID WHAT: wait up to 10 s for a server's pid file,
+# failing as soon as the server (PID) has exited.
+wait_pidfile() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || fail "$3 exited before it was ready"
+		sleep 0.05
+	done
+	fail "$3 not ready within 10 s (no pid file $1)"
+}
+
+# allocated FILE OFFSET LENGTH: how many bytes of that range of FILE hold
+# data (the rest are holes).
+allocated() {
+	python3 "$TORUS_SRC/tests/integration/allocated.py" "$@"
+}
+
+# expect_trimmed WHO FILE OFFSET LENGTH: the trims of that range reached
+# WHO, which punched a hole there: nothing allocated, and zeroes.
+expect_trimmed() {
+	local who=$1 img=$2 off=$3 len=$4 got
+	got=$(allocated "$img" "$off" "$len")
+	[ "$got" = 0 ] ||
+		fail "trims did not reach $who: $got bytes of the $len trimmed at $off still allocated in $img"
+	cmp -i "$off:0" -n "$len" "$img" /dev/zero >/dev/null ||
+		fail "the $len trimmed at $off in $img are not zeroes"
+}
+
 # Ports and waiting are scripts/harness.py's (shared with the scripts).
 _harness() {
 	python3 "$TORUS_SRC/scripts/harness.py" "$@"

@@ -110,18 +110,6 @@ trap 'unmount_all; [ "$IMG_DIR" = "$T" ] || rm -rf "$IMG_DIR"; cleanup' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-# wait_file PATH PID WHAT: wait up to 10 s for PATH (a pid file), failing
-# as soon as PID has exited.
-wait_file() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$1" ] && return 0
-		kill -0 "$2" 2>/dev/null || fail "$3 exited before it was ready"
-		sleep 0.05
-	done
-	fail "$3 not ready within 10 s"
-}
-
 # alloc FILE: bytes allocated to FILE.
 alloc() {
 	echo $(($(stat -L -c %b "$1") * 512))
@@ -144,13 +132,13 @@ layer_start() {
 		--filter=cache file "$backing" cache=writeback cache-min-block-size=4k
 	cache_pid=$!
 	cache_uri="nbd+unix:///?socket=$T/$name.cache.sock"
-	wait_file "$T/$name.cache.pid" $cache_pid "nbdkit --filter=cache"
+	wait_pidfile "$T/$name.cache.pid" $cache_pid "nbdkit --filter=cache"
 	# Its complaints after the crash (the server gone) are expected.
 	start_bg nbdfuse -P "$T/$name.fuse.pid" "$vimg" --unix "$T/$name.cache.sock" \
 		2>"$T/$name.fuse.log"
 	fuse_pid=$!
 	mounts+=("$mnt")
-	wait_file "$T/$name.fuse.pid" $fuse_pid nbdfuse
+	wait_pidfile "$T/$name.fuse.pid" $fuse_pid nbdfuse
 	[ "$(stat -c %s "$vimg")" = "$size" ] || fail "$name: nbdfuse's file is not $size bytes"
 }
 
@@ -188,14 +176,14 @@ server_start() {
 		start_bg nbdkit --foreground --exit-with-parent -P "$T/$name.pid" \
 			-U "$T/$name.sock" file "$vimg"
 		srv_pid=$!
-		wait_file "$T/$name.pid" $srv_pid "nbdkit file"
+		wait_pidfile "$T/$name.pid" $srv_pid "nbdkit file"
 		uri="nbd+unix:///?socket=$T/$name.sock" ;;
 	shim)
 		start_bg "$NBD_SHIM" --profile standard --backend "file:$vimg" \
 			--size "$SIZE" --pidfile "$T/$name.pid" \
 			--listen "unix:$T/$name.sock"
 		srv_pid=$!
-		wait_file "$T/$name.pid" $srv_pid nbd-shim
+		wait_pidfile "$T/$name.pid" $srv_pid nbd-shim
 		uri="nbd+unix:///?socket=$T/$name.sock" ;;
 	tcmu)
 		start_tcmu_shim "$T/$name.sock" --backend "file:$vimg"

@@ -42,16 +42,6 @@ trap '[ "$IMG_DIR" = "$T" ] || rm -rf "$IMG_DIR"; cleanup' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-# wait_file PATH: wait up to 10 s for a file (a server's pid file).
-wait_file() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	fail "$1 did not appear within 10 s"
-}
-
 # start_server KIND IMAGE NAME: a file-backed server on $T/NAME.sock,
 # ready once its pid file exists; sets $srv_pid and $uri.
 start_server() {
@@ -66,7 +56,7 @@ start_server() {
 			--listen "unix:$T/$name.sock" ;;
 	esac
 	srv_pid=$!
-	wait_file "$T/$name.pid"
+	wait_pidfile "$T/$name.pid" $srv_pid "$kind on $img"
 	uri="nbd+unix:///?socket=$T/$name.sock"
 }
 

@@ -86,10 +86,6 @@ s = open(sys.argv[1]).read()
 j = json.loads(s[s.index("{"):])["jobs"][0]
 print(j["read"]["io_bytes"], j["write"]["io_bytes"])' "$1"
 }
-allocated() {
-	python3 "$TORUS_SRC/tests/integration/allocated.py" "$@"
-}
-
 # A verify through the store reads from wherever the store put a block. So a
 # file store's blocks are checked in the file itself: in_place NAME IMG
 # JOB... replays the job just run (its JSON report in fio.out) with fio

@@ -4,7 +4,9 @@ scratch copy of the tree, build it, run the tests it names, and pass only
 if each of them fails with the message the mutation expects.
 
   mutate.py --list        the mutations' names, one a line
-  mutate.py NAME          run one (meson passes the name)
+  mutate.py NAME...       run these
+  mutate.py --all         run every one (the meson test "mutations"), one
+                          after the other, and say which were not caught
 
 The scratch copy lives in $TORUS_BUILD/mutants (src/ and build/) and is
 kept, so that only the first mutation of a build directory pays for a whole
@@ -170,25 +172,39 @@ def mutate(m, src=SRC, build_root=BUILD):
                 f.write(original)
 
 
-def main(argv):
-    if argv[1:] == ["--list"]:
-        print("\n".join(m.name for m in mutations.MUTATIONS))
-        return 0
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        m = mutations.by_name(argv[1])
-    except KeyError:
-        print(f"no mutation {argv[1]!r}: see tests/meta/mutations.py", file=sys.stderr)
-        return 2
-    print(f"mutation {m.name}: {m.why} ({m.file}); must fail: {', '.join(m.tests)}")
+def run_one(m):
+    """0 when m was caught, else Stop's code (after saying why)."""
+    print(f"mutation {m.name}: {m.why} ({m.file}); must fail: {', '.join(m.tests)}",
+          flush=True)
     try:
         mutate(m)
     except Stop as e:
-        print(("FAIL: " if e.code == 1 else "") + str(e))
+        print(f"{m.name}: " + ("FAIL: " if e.code == 1 else "") + str(e), flush=True)
         return e.code
-    print("PASS")
+    return 0
+
+
+def main(argv):
+    args = argv[1:]
+    if args == ["--list"]:
+        print("\n".join(m.name for m in mutations.MUTATIONS))
+        return 0
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if args == ["--all"]:
+        chosen = mutations.MUTATIONS
+    else:
+        try:
+            chosen = [mutations.by_name(a) for a in args]
+        except KeyError as e:
+            print(f"no mutation {e.args[0]!r}: see tests/meta/mutations.py", file=sys.stderr)
+            return 2
+    missed = [m.name for m in chosen if run_one(m)]
+    if missed:
+        print(f"FAIL: {len(missed)} of {len(chosen)} mutations not caught: {', '.join(missed)}")
+        return 1
+    print(f"PASS: all {len(chosen)} mutations caught")
     return 0
 
 
