@@ -148,6 +148,24 @@ wait_pidfile() {
 	fail "$3 not ready within 10 s (no pid file $1)"
 }
 
+# wait_gone PID SECONDS MESSAGE: wait up to SECONDS for the background
+# process PID to end by itself; if it does not, kill it and fail with
+# MESSAGE. Sets $gone_rc to its exit status.
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -KILL "$1"
+		wait "$1"
+		fail "$3"
+	fi
+	gone_rc=0
+	wait "$1" || gone_rc=$?
+}
+
 # allocated FILE OFFSET LENGTH: how many bytes of that range of FILE hold
 # data (the rest are holes).
 allocated() {

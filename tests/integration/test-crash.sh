@@ -331,17 +331,8 @@ run_case() {
 	fi
 	crash
 
-	for ((i = 0; i < 300; i++)); do
-		kill -0 $fio_pid 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $fio_pid 2>/dev/null; then
-		kill -KILL $fio_pid
-		wait $fio_pid
-		fail "$name: fio still running 30 s after the crash"
-	fi
-	rc=0
-	wait $fio_pid || rc=$?
+	wait_gone $fio_pid 30 "$name: fio still running 30 s after the crash"
+	rc=$gone_rc
 	layer_stop
 	if [ $rc -eq 0 ]; then
 		cat "$T/$name.err" >&2

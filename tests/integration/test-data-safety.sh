@@ -107,17 +107,8 @@ run_case() {
 	wait "$srv_pid" 2>/dev/null
 
 	# The engine fails what was outstanding; fio must stop on its own.
-	for ((i = 0; i < 300; i++)); do
-		kill -0 $fio_pid 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $fio_pid 2>/dev/null; then
-		kill -KILL $fio_pid
-		wait $fio_pid
-		fail "$name: fio still running 30 s after the server was killed"
-	fi
-	wait $fio_pid
-	rc=$?
+	wait_gone $fio_pid 30 "$name: fio still running 30 s after the server was killed"
+	rc=$gone_rc
 	if [ $rc -eq 0 ]; then
 		cat "$T/$name-w.err" >&2
 		fail "$name: fio succeeded although the server was killed mid-run"
