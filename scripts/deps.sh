@@ -13,7 +13,7 @@ set -euo pipefail
 
 # Build and test tools.
 pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
-      dpkg-dev
+      dpkg-dev groff-base
       fio liburing-dev libcmocka-dev libnbd-bin libnbd-dev
       nbdkit nbd-server qemu-utils redis-server libhiredis-dev libb2-dev)
 
