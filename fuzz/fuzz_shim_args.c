@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The shim's command line value parsers (shims/nbd/parse.h) on arbitrary
- * strings: sizes, rates, numbers, listen addresses, Redis addresses and
- * backends, as a user types them.
+ * strings: sizes, rates, numbers, listen addresses, Redis addresses
+ * (storage/hostport.h) and --backend through the store registry
+ * (storage/store.h), as a user types them.
  *
  * Input: byte 0 picks the parser (mod 6), the rest is the string (cut at
  * the first NUL).
@@ -11,6 +12,7 @@
 
 #include "fuzz.h"
 #include "parse.h"
+#include "store.h"
 
 static void check_str(const char *s, size_t size)
 {
@@ -19,12 +21,12 @@ static void check_str(const char *s, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct backend_spec *spec;
+	struct store_spec spec = { 0 };
+	char err[1024];
 	struct listen_addr la;
 	struct redis_addr ra;
 	uint64_t v;
 	char *s;
-	int i;
 
 	if (!size)
 		return 0;
@@ -64,16 +66,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	case 5:
-		spec = malloc(sizeof(*spec));
-		if (!parse_backend(s, spec)) {
-			check_str(spec->path, sizeof(spec->path));
-			FUZZ_CHECK(spec->nservers >= 0 &&
-				   spec->nservers <= REDIS_MAX_SERVERS);
-			for (i = 0; i < spec->nservers; i++)
-				check_str(spec->servers[i].host,
-					  sizeof(spec->servers[i].host));
+		err[0] = 0;
+		if (!store_parse(&spec, s, err, sizeof(err))) {
+			FUZZ_CHECK(spec.type && spec.priv && spec.arg == s);
+			store_spec_free(&spec);
+		} else {
+			FUZZ_CHECK(err[0]);
+			check_str(err, sizeof(err));
+			FUZZ_CHECK(!spec.type && !spec.priv);
 		}
-		free(spec);
 		break;
 	}
 	free(s);

@@ -44,14 +44,6 @@ struct backend {
 	uint64_t size;
 };
 
-/* What --backend names, parsed by backend_parse(). */
-enum backend_kind {
-	BACKEND_MEMORY,
-	BACKEND_NULL,
-	BACKEND_FILE,
-	BACKEND_REDIS,
-};
-
 #define REDIS_MAX_SERVERS	64
 
 struct redis_addr {
@@ -59,10 +51,9 @@ struct redis_addr {
 	int port;
 };
 
-struct backend_spec {
-	enum backend_kind kind;
-	char path[4096];			/* file */
-	int nservers;				/* redis storage servers */
+/* The redis store's servers (store_redis.c parses them). */
+struct redis_spec {
+	int nservers;				/* storage servers */
 	struct redis_addr servers[REDIS_MAX_SERVERS];
 	/* hold lba:<vdisk>, sector s on meta[s % nmeta]; 0: the servers */
 	int nmeta;
@@ -70,7 +61,7 @@ struct backend_spec {
 };
 
 /*
- * The raw stores. size 0 for backend_file_open means "take the file's
+ * The raw stores (each offered by --backend through store.h). size 0 for backend_file_open means "take the file's
  * size". Errors are written to err (one line, no prefix).
  */
 struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen);
@@ -89,7 +80,7 @@ struct backend *backend_file_open_flags(const char *path, uint64_t size,
 					size_t errlen);
 
 struct redis_params {
-	const struct backend_spec *spec;
+	const struct redis_spec *spec;
 	const char *vdisk;
 	uint32_t block_size;
 	uint64_t size;

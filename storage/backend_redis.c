@@ -54,7 +54,7 @@ struct redis_be {
 	uint64_t nloaded;
 	uint8_t zero_hash[LBA_HASH_LEN];
 	/* what a session needs to open the same volume again */
-	struct backend_spec spec;
+	struct redis_spec spec;
 	char *vdisk;
 };
 
@@ -415,7 +415,7 @@ static const struct backend_ops redis_ops = {
 static struct backend *redis_open(const struct redis_params *p,
 				  bool connect_now, char *err, size_t errlen)
 {
-	const struct backend_spec *spec = p->spec;
+	const struct redis_spec *spec = p->spec;
 	struct redis_be *r;
 	uint8_t *zero;
 	int i;

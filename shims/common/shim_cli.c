@@ -20,6 +20,17 @@ int shim_bad(const char *fmt, const char *arg)
 	return -1;
 }
 
+int shim_version(void)
+{
+	printf("%s %s\n", shim_name, TORUS_VERSION);
+	return 1;
+}
+
+void shim_deprecated(const char *old, const char *new)
+{
+	fprintf(stderr, "%s: %s is deprecated: use %s\n", shim_name, old, new);
+}
+
 int write_pidfile(const char *path)
 {
 	FILE *f = fopen(path, "w");

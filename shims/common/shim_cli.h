@@ -28,6 +28,15 @@ int parse_size_units(const char *s, const char *units, uint64_t *out);
  */
 int shim_bad(const char *fmt, const char *arg);
 
+/* --version: "<shim_name> VERSION" on stdout. Returns 1, as --help. */
+int shim_version(void);
+
+/*
+ * A deprecated spelling was used: "<shim_name>: @old is deprecated: use
+ * @new" on stderr (and go on).
+ */
+void shim_deprecated(const char *old, const char *new);
+
 /* Write the pid file (once the shim is ready): 0 or -1, logged. */
 int write_pidfile(const char *path);
 

@@ -13,21 +13,22 @@
 #include "profile.h"
 #include "shim_cli.h"
 #include "shim_log.h"
+#include "shim_store.h"
 
 const char shim_name[] = "nbd-shim";
 
-static const char usage_text[] =
+static const char usage_head[] =
 "NAME\n"
 "    nbd-shim - an NBD server that behaves like torus, ZeroOS 0-Disk or a\n"
 "    conformant server\n"
 "\n"
 "SYNOPSIS\n"
 "    nbd-shim --profile torus|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
-"             [--export NAME] [--size SIZE] [--backend BACKEND]\n"
-"             [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--replicas R]\n"
-"             [--latency-us N] [--bandwidth RATE] [--shape-at WHERE]\n"
-"             [--block-size N] [--advertise-trim] [--poll-us N]\n"
-"             [--pidfile PATH] [--verbose] [--help]\n"
+"             [--export NAME] [--size SIZE] [--backend STORE]\n"
+"             [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--plugin-dir DIR]\n"
+"             [--replicas R] [--latency-us N] [--bandwidth RATE]\n"
+"             [--shape-at WHERE] [--block-size N] [--advertise-trim]\n"
+"             [--poll-us N] [--pidfile PATH] [-v] [--version] [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
@@ -54,58 +55,60 @@ static const char usage_text[] =
 "    --profile torus|zeroos|standard\n"
 "        The server to behave like. Required.\n"
 "    --listen unix:PATH | tcp:HOST:PORT\n"
-"        Where to listen (default tcp:127.0.0.1:10809). Port 0 picks a\n"
-"        free port; the ready line shows it.\n"
+"        Where to listen. Port 0 picks a free port; the ready line shows\n"
+"        it (default: tcp:127.0.0.1:10809)\n"
+"    --socket PATH\n"
+"        An alias of --listen unix:PATH, as tcmu-shim spells it.\n"
 "    --export NAME\n"
-"        The export's name (default: torus \"torus\", zeroos \"default\",\n"
-"        standard \"\"). torus and zeroos serve it under that name only.\n"
+"        The export's name; torus and zeroos serve it under that name only\n"
+"        (default: torus \"torus\", zeroos \"default\", standard \"\")\n"
 "    --size SIZE\n"
 "        The export's size, with an optional K, M, G, T suffix (powers of\n"
-"        1024). Required unless the file backend's file gives it. torus\n"
-"        needs a multiple of its block size.\n"
-"    --backend memory | null | file:PATH | redis:HOST:PORT[,HOST:PORT...]\n"
-"        Where data lives (default memory). null reads zeroes and drops\n"
-"        writes. file with --replicas R > 1 uses PATH.0 .. PATH.R-1.\n"
-"        redis (zeroos only) is the 0-Disk deduped layout: each 4 KiB block\n"
-"        once, as SET <blake2b-256> <block> on server hash[0] % N of the\n"
-"        list, and the block map in the hash lba:<vdisk>.\n"
-"    --redis-meta HOST:PORT[,HOST:PORT...]\n"
-"        The metadata servers holding lba:<vdisk>, sector S on server\n"
-"        S % M of the M listed (default: the --backend redis: servers, as\n"
-"        0-Disk keeps the map on its storage cluster). \"8 storage + 1\n"
-"        metadata\" (0-Disk of 2017) is --backend redis:H:P1,...,H:P8\n"
-"        --redis-meta H:P9.\n"
-"    --vdisk NAME\n"
-"        The vdisk id in the Redis keys (default: the export name).\n"
+"        1024). Required unless the store has a size of its own (a file's,\n"
+"        an NBD export's). torus needs a multiple of its block size.\n"
+"    --backend STORE\n"
+"        Where data lives, the same stores as tcmu-shim's:\n";
+
+static const char usage_backend_tail[] =
+"        With --replicas R > 1 (memory, null and file only), file uses\n"
+"        PATH.0 .. PATH.R-1. redis and nbd give each connection its own\n"
+"        session, which only --profile zeroos takes (default: memory)\n";
+
+static const char usage_tail[] =
 "    --replicas R\n"
-"        torus: keep R copies, every write to all (default 1).\n"
+"        torus: keep R copies, every write to all (default: 1)\n"
 "    --latency-us N\n"
-"        Hold each reply until N microseconds after its request arrived.\n"
+"        Hold each reply until N microseconds after its request arrived\n"
+"        (default: 0)\n"
 "    --bandwidth RATE\n"
 "        Limit the data of all connections to RATE bytes per second:\n"
-"        125M (10^6 bytes), 1G, or bits: 1gbit, 100mbit.\n"
+"        125M (10^6 bytes), 1G, or bits: 1gbit, 100mbit; 0 is no limit\n"
+"        (default: 0)\n"
 "    --shape-at client|storage\n"
-"        Where --latency-us and --bandwidth apply (default client): to the\n"
-"        requests and replies of the clients, or to every operation on the\n"
-"        stores behind the profile, as torus's traffic to its peers: its\n"
-"        512 KiB block reads and writes, each write once per replica.\n"
+"        Where --latency-us and --bandwidth apply: to the requests and\n"
+"        replies of the clients, or to every operation on the stores\n"
+"        behind the profile, as torus's traffic to its peers: its 512 KiB\n"
+"        block reads and writes, each write once per replica\n"
+"        (default: client)\n"
 "    --block-size N\n"
-"        zeroos: the volume block size (default 4096; the preferred block\n"
-"        size and the Redis block). torus: its internal block (default\n"
-"        512K). standard: the preferred block size (default 4096).\n"
+"        zeroos: the volume block size (the preferred block size and the\n"
+"        Redis block). torus: its internal block. standard: the preferred\n"
+"        block size (default: zeroos 4096, torus 512K, standard 4096)\n"
 "    --advertise-trim\n"
 "        zeroos: add SEND_TRIM to 0-Disk's flags, so that clients send TRIM\n"
 "        and see the EIO 0-Disk answers it with (a test hook: 0-Disk does\n"
 "        not advertise TRIM).\n"
 "    --poll-us N\n"
-"        Before sleeping on an idle connection, poll it for N microseconds\n"
-"        (default 0). Answers sooner, in smaller batches: it helps a\n"
-"        client that waits for each reply, and costs a batching client\n"
-"        (the engine) more CPU per request.\n"
+"        Before sleeping on an idle connection, poll it for N microseconds.\n"
+"        Answers sooner, in smaller batches: it helps a client that waits\n"
+"        for each reply, and costs a batching client (the engine) more CPU\n"
+"        per request (default: 0)\n"
 "    --pidfile PATH\n"
 "        Write the process id to PATH once listening; removed on exit.\n"
-"    --verbose\n"
+"    -v, --verbose\n"
 "        Log every connection, option and request.\n"
+"    --version\n"
+"        Print \"nbd-shim VERSION\" and exit.\n"
 "    --help\n"
 "        Show this text.\n"
 "\n"
@@ -117,23 +120,30 @@ static const char usage_text[] =
 "             --redis-meta 127.0.0.1:6381\n"
 "    nbd-shim --profile standard --backend null --size 1T\n";
 
+static void usage(void)
+{
+	fputs(usage_head, stdout);
+	store_help(stdout);
+	fputs(usage_backend_tail, stdout);
+	store_flags_help(stdout);
+	fputs(usage_tail, stdout);
+}
+
 enum {
-	OPT_PROFILE = 256, OPT_LISTEN, OPT_EXPORT, OPT_SIZE, OPT_BACKEND,
-	OPT_REDIS_META, OPT_VDISK, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
+	OPT_PROFILE = 256, OPT_LISTEN, OPT_SOCKET, OPT_EXPORT, OPT_SIZE,
+	OPT_BACKEND, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
 	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL,
-	OPT_PIDFILE, OPT_VERBOSE,
-	OPT_HELP,
+	OPT_PIDFILE, OPT_VERSION, OPT_HELP,
 };
 
-static const struct option long_options[] = {
+static const struct option base_options[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
-	{ "redis-meta", required_argument, NULL, OPT_REDIS_META },
-	{ "vdisk", required_argument, NULL, OPT_VDISK },
 	{ "replicas", required_argument, NULL, OPT_REPLICAS },
 	{ "latency-us", required_argument, NULL, OPT_LATENCY },
 	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
@@ -142,16 +152,17 @@ static const struct option long_options[] = {
 	{ "advertise-trim", no_argument, NULL, OPT_ADVERTISE_TRIM },
 	{ "poll-us", required_argument, NULL, OPT_POLL },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
-	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* Checks that need every option. */
-static int args_check(struct shim_config *cfg, bool meta_given)
+static int args_check(struct shim_config *cfg)
 {
 	const struct profile *prof = cfg->profile;
-	enum backend_kind kind = cfg->backend.kind;
+	const struct store_spec *st = &cfg->backend;
 
 	if (!prof)
 		return shim_bad("--profile is required (%s)",
@@ -162,23 +173,24 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 		return shim_bad("--export: %s", "torus refuses empty volume names");
 	if (strlen(cfg->export_name) > 4096)
 		return shim_bad("--export: %s", "the name is longer than 4096 bytes");
-	if (!cfg->vdisk)
-		cfg->vdisk = cfg->export_name;
 	if (!cfg->block_size)
 		cfg->block_size = prof->default_block_size;
-	if (kind == BACKEND_REDIS && prof != &profile_zeroos)
-		return shim_bad("--backend redis: is only for --profile zeroos (the 0-Disk layout)%s",
-				"");
-	if (meta_given && kind != BACKEND_REDIS)
-		return shim_bad("--redis-meta needs --backend redis:...%s", "");
+	if (store_has(st, STORE_SESSIONS) && prof != &profile_zeroos)
+		return shim_bad("--backend %s is only for --profile zeroos (the one profile that gives each connection a session of its own)",
+				st->arg);
 	if (cfg->advertise_trim && prof != &profile_zeroos)
 		return shim_bad("--advertise-trim is only for --profile zeroos%s", "");
 	if (cfg->replicas > 1 && prof != &profile_torus)
 		return shim_bad("--replicas is only for --profile torus%s", "");
-	if (!cfg->size && kind != BACKEND_FILE)
+	if (cfg->replicas > 1 && !store_has(st, STORE_COPIES))
+		return shim_bad("--replicas needs a store whose copies are separate data (memory, null or file:PATH), not --backend %s",
+				st->arg);
+	if (!cfg->size && store_has(st, STORE_NEEDS_SIZE))
 		return shim_bad("--size is required with the %s backend",
-				kind == BACKEND_MEMORY ? "memory" :
-				kind == BACKEND_NULL ? "null" : "redis");
+				st->type->name);
+	if (cfg->size && store_has(st, STORE_OWN_SIZE))
+		return shim_bad("--size does not apply to --backend %s: the store's size is the export's",
+				st->arg);
 	if (!cfg->size && cfg->replicas > 1)
 		return shim_bad("--size is required with --replicas%s", "");
 	if (prof == &profile_zeroos && !is_pow2(cfg->block_size))
@@ -188,7 +200,7 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 	    cfg->size % cfg->block_size)
 		return shim_bad("--size must be a multiple of the block size for %s",
 				"torus (512K unless --block-size says otherwise)");
-	if (kind == BACKEND_REDIS && cfg->size % cfg->block_size)
+	if (!strcmp(st->type->name, "redis") && cfg->size % cfg->block_size)
 		return shim_bad("--size must be a multiple of --block-size for %s",
 				"the redis backend");
 	return 0;
@@ -196,20 +208,21 @@ static int args_check(struct shim_config *cfg, bool meta_given)
 
 int args_parse(int argc, char **argv, struct shim_config *cfg)
 {
-	struct redis_addr meta[REDIS_MAX_SERVERS];
-	bool meta_given = false;
-	int nmeta = 0;
+	static struct option options[SHIM_MAX_OPTS];
+	struct shim_store_flags sf = { 0 };
 	uint64_t v;
 	int opt;
 
 	memset(cfg, 0, sizeof(*cfg));
 	parse_listen("tcp:127.0.0.1:10809", &cfg->listen);
-	cfg->backend.kind = BACKEND_MEMORY;
+	if (shim_store_parse(&cfg->backend, "memory"))
+		return -1;
 	cfg->replicas = 1;
 	cfg->poll_us = -1;
+	shim_options(options, base_options);
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "v", options, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PROFILE:
 			cfg->profile = profile_find(optarg);
@@ -222,6 +235,15 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return shim_bad("--listen %s: use unix:PATH or tcp:HOST:PORT",
 						optarg);
 			break;
+		case OPT_SOCKET:
+			if (!*optarg ||
+			    strlen(optarg) >= sizeof(cfg->listen.path))
+				return shim_bad("--socket %s: use a path shorter than 108 bytes",
+						optarg);
+			memset(&cfg->listen, 0, sizeof(cfg->listen));
+			cfg->listen.is_unix = true;
+			strcpy(cfg->listen.path, optarg);
+			break;
 		case OPT_EXPORT:
 			cfg->export_name = optarg;
 			break;
@@ -231,19 +253,8 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 						optarg);
 			break;
 		case OPT_BACKEND:
-			if (parse_backend(optarg, &cfg->backend))
-				return shim_bad("--backend %s: use memory, null, file:PATH or redis:HOST:PORT[,HOST:PORT...]",
-						optarg);
-			break;
-		case OPT_REDIS_META:
-			if (parse_hostport_list(optarg, meta, REDIS_MAX_SERVERS,
-						&nmeta))
-				return shim_bad("--redis-meta %s: use HOST:PORT[,HOST:PORT...]",
-						optarg);
-			meta_given = true;
-			break;
-		case OPT_VDISK:
-			cfg->vdisk = optarg;
+			if (shim_store_parse(&cfg->backend, optarg))
+				return -1;
 			break;
 		case OPT_REPLICAS:
 			if (parse_uint(optarg, 64, &v) || !v)
@@ -286,21 +297,28 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 		case OPT_PIDFILE:
 			cfg->pidfile = optarg;
 			break;
-		case OPT_VERBOSE:
+		case 'v':
 			cfg->verbose++;
 			break;
+		case OPT_VERSION:
+			return shim_version();
 		case OPT_HELP:
-			fputs(usage_text, stdout);
+			usage();
 			return 1;
 		default:
+			if (opt >= SHIM_STORE_OPT) {
+				if (shim_store_flag(&sf, opt, optarg))
+					return -1;
+				break;
+			}
 			return shim_bad("unknown option or missing value: %s",
 					argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return shim_bad("unexpected argument: %s", argv[optind]);
-	/* --backend may come after --redis-meta and resets the spec */
-	cfg->backend.nmeta = nmeta;
-	memcpy(cfg->backend.meta, meta, nmeta * sizeof(meta[0]));
-	return args_check(cfg, meta_given);
+	/* the stores' flags may come before --backend */
+	if (shim_store_apply(&cfg->backend, &sf))
+		return -1;
+	return args_check(cfg);
 }

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "store.h"
 
 struct profile;
 
@@ -23,9 +23,8 @@ struct shim_config {
 	const struct profile *profile;
 	struct listen_addr listen;
 	const char *export_name;
-	uint64_t size;			/* 0: from the file backend */
-	struct backend_spec backend;
-	const char *vdisk;
+	uint64_t size;			/* 0: the store's own */
+	struct store_spec backend;	/* --backend and the store's flags */
 	int replicas;
 	uint64_t latency_us;
 	uint64_t bandwidth;		/* bytes per second, 0: unlimited */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Builds the export's backend stack from the configuration:
+ * Builds the export's backend stack from the configuration: the layers a
+ * profile wants over the store --backend names (storage/store.h).
  *
- *   torus     torus blocks (RMW) -> [shaped] -> [replicate R] -> R stores
- *   zeroos    [shaped] -> memory | null | file | redis (0-Disk layout)
- *   standard  [shaped] -> memory | null | file
+ *   torus     torus blocks (RMW) -> [shaped] -> [replicate R] -> R copies
+ *   zeroos    [shaped] -> any store (redis: 0-Disk's layout)
+ *   standard  [shaped] -> any store but redis and nbd (sessions)
  *
  * ("shaped" with --shape-at storage and --latency-us or --bandwidth.)
  */
@@ -19,20 +20,19 @@
 /* Largest request the zeroos and standard profiles advertise. */
 #define EXPORT_MAX_BLOCK	(32u << 20)
 
-static struct backend *open_store(const struct shim_config *cfg,
-				  const char *path, char *err, size_t errlen)
+/* Copy @copy (-1: the only one) of the store --backend names. */
+static struct backend *open_store(const struct shim_config *cfg, int copy,
+				  char *err, size_t errlen)
 {
-	switch (cfg->backend.kind) {
-	case BACKEND_MEMORY:
-		return backend_memory_open(cfg->size, err, errlen);
-	case BACKEND_NULL:
-		return backend_null_open(cfg->size, err, errlen);
-	case BACKEND_FILE:
-		return backend_file_open(path, cfg->size, err, errlen);
-	default:
-		snprintf(err, errlen, "this backend needs --profile zeroos");
-		return NULL;
-	}
+	struct store_params p = {
+		.size = cfg->size,
+		.block_size = cfg->block_size,
+		.timeout_s = 30,
+		.name = cfg->export_name,
+		.copy = copy,
+	};
+
+	return store_open(&cfg->backend, &p, err, errlen);
 }
 
 /* Storage shaping wraps the stores; writes to R replicas count R times. */
@@ -46,22 +46,17 @@ static struct backend *maybe_shaped(struct backend *be,
 	return shaped_open(be, sh, factor, err, errlen);
 }
 
-/* torus: R replicas; files are PATH.0 .. PATH.R-1 when R > 1. */
+/* torus: R replicas, the store's copies 0 .. R-1 when R > 1. */
 static struct backend *open_torus(const struct shim_config *cfg,
 				  struct shaper *sh, char *err, size_t errlen)
 {
 	struct backend *rep[64];
-	char path[sizeof(cfg->backend.path) + 16];
 	struct backend *be, *raw;
 	int i;
 
 	for (i = 0; i < cfg->replicas; i++) {
-		if (cfg->replicas > 1)
-			snprintf(path, sizeof(path), "%s.%d",
-				 cfg->backend.path, i);
-		else
-			snprintf(path, sizeof(path), "%s", cfg->backend.path);
-		rep[i] = open_store(cfg, path, err, errlen);
+		rep[i] = open_store(cfg, cfg->replicas > 1 ? i : -1, err,
+				    errlen);
 		if (!rep[i]) {
 			while (i--)
 				backend_close(rep[i]);
@@ -84,22 +79,14 @@ int export_open(struct export *e, const struct shim_config *cfg,
 		struct shaper *sh, char *err, size_t errlen)
 {
 	const struct profile *prof = cfg->profile;
-	struct redis_params rp;
 
 	memset(e, 0, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	snprintf(e->name, sizeof(e->name), "%s", cfg->export_name);
-	if (prof == &profile_torus) {
+	if (prof == &profile_torus)
 		e->be = open_torus(cfg, sh, err, errlen);
-	} else if (cfg->backend.kind == BACKEND_REDIS) {
-		rp.spec = &cfg->backend;
-		rp.vdisk = cfg->vdisk;
-		rp.block_size = cfg->block_size;
-		rp.size = cfg->size;
-		e->be = backend_redis_open(&rp, err, errlen);
-	} else {
-		e->be = open_store(cfg, cfg->backend.path, err, errlen);
-	}
+	else
+		e->be = open_store(cfg, -1, err, errlen);
 	if (prof != &profile_torus)
 		e->be = maybe_shaped(e->be, cfg, sh, 1, err, errlen);
 	if (!e->be)

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	if (sigfd < 0)
 		return 1;
 
-	be = store_open(&cfg, &lbprz, err, sizeof(err));
+	be = store_open_device(&cfg, &lbprz, err, sizeof(err));
 	if (!be) {
 		shim_err("%s", err);
 		return 1;
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		shim_info("the store's %llu bytes are not a whole number of %u-byte blocks: the last %llu bytes are not offered",
 			  (unsigned long long)size, cfg.block_size,
 			  (unsigned long long)(size % cfg.block_size));
-	if (scsi_target_init(&target, size, cfg.block_size, cfg.max_transfer,
+	if (scsi_target_init(&target, size, cfg.block_size, cfg.max_command_data,
 			     lbprz, unit_id(&cfg))) {
 		shim_err("the store's %llu bytes do not make a device of %u-byte blocks",
 			 (unsigned long long)size, cfg.block_size);

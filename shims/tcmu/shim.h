@@ -11,38 +11,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "store.h"
 #include "scsi_target.h"
 #include "shim_cli.h"
 
-enum store_kind {
-	STORE_MEMORY,
-	STORE_NULL,
-	STORE_FILE,
-	STORE_NBD,
-	STORE_RUNNER,
-};
-
-struct store_spec {
-	enum store_kind kind;
-	const char *arg;		/* --backend as given */
-	const char *path;		/* file */
-	bool direct;			/* file: O_DIRECT */
-	const char *uri;		/* nbd */
-	char subtype[256];		/* runner */
-	const char *cfg;		/* runner */
-};
-
 struct shim_config {
-	const char *socket_path;
+	const char *socket_path;	/* --listen unix:PATH */
 	const char *uio_path;
-	struct store_spec store;
+	struct store_spec store;	/* --backend and the store's flags */
 	uint64_t size;			/* 0: the store's own */
 	uint32_t block_size;
-	uint32_t max_transfer;		/* bytes */
+	uint32_t max_command_data;	/* bytes one READ or WRITE may move */
 	const char *pidfile;
 	const char *log;
-	const char *plugin_dir;
 	unsigned int timeout_s;
 	int verbose;
 };
@@ -52,10 +33,12 @@ struct shim_config {
  * after printing an error to stderr.
  */
 int args_parse(int argc, char **argv, struct shim_config *cfg);
+/* What args_parse() allocated. */
+void args_free(struct shim_config *cfg);
 
 /* The store the spec names, sized; @lbprz: trimmed blocks read as zeroes. */
-struct backend *store_open(const struct shim_config *cfg, bool *lbprz,
-			   char *err, size_t errlen);
+struct backend *store_open_device(const struct shim_config *cfg,
+				  bool *lbprz, char *err, size_t errlen);
 
 /* Serve rings attached over the socket until @sigfd fires: 0 or -1. */
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,

@@ -11,9 +11,14 @@
 grep -q '^NAME' "$T/help" && grep -q '^OPTIONS' "$T/help" ||
 	fail "--help is not a man-style page"
 
+# --version: the project's version from meson.build, exit 0
+version=$(sed -n "s/^[[:space:]]*version : '\([^']*\)',/\1/p" "$TORUS_SRC/meson.build" | head -n 1)
+got=$("$NBD_SHIM" --version) || fail "--version exited non-zero"
+[ "$got" = "nbd-shim $version" ] || fail "--version: expected 'nbd-shim $version', got '$got'"
+
 # every option in --help is in the options table of docs/shims.md and the
 # other way round
-grep -o -- '^    --[a-z-]*' "$T/help" | sed 's/^ *//' | sort -u >"$T/help.opts"
+grep -oE -- '^    (-[a-z], )?--[a-z-]*' "$T/help" | sed 's/^ *//; s/^-[a-z], //' | sort -u >"$T/help.opts"
 grep -o -- '^| `--[a-z-]*' "$TORUS_SRC/docs/shims.md" | sed 's/^| `//' | sort -u >"$T/doc.opts"
 diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 	{ cat "$T/opts.diff" >&2; fail "--help and docs/shims.md list different options"; }
@@ -34,11 +39,15 @@ bad_args '--profile nbdkit: use torus, zeroos or standard' --profile nbdkit
 bad_args '--size is required with the memory backend' --profile standard
 bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
-bad_args '--backend redis: is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
+bad_args '--backend redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
+bad_args '--backend nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --backend nbd:nbd://127.0.0.1
+bad_args '--backend tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI or runner:SUBTYPE:CFG' --profile standard --size 1M --backend tape
+bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --backend runner:qcow:/x.qcow2 --size 1M
+bad_args '--plugin-dir is only for --backend runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
 bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2
 bad_args 'multiple of the block size for torus' --profile torus --size 1000K
 bad_args 'torus refuses empty volume names' --profile torus --size 1M --export ''
-bad_args '--redis-meta needs --backend redis' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
+bad_args '--redis-meta is only for --backend redis:' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
 bad_args '--bandwidth fast' --profile standard --size 1M --bandwidth fast
 bad_args 'unknown option or missing value: --frobnicate' --profile standard --frobnicate
 bad_args 'unexpected argument: extra' --profile standard --size 1M extra
@@ -51,10 +60,16 @@ bad_args 'unexpected argument: extra' --profile standard --size 1M extra
 [ $? -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:1' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an unreachable redis must fail clearly"; }
 
-# ready line, pid file, clean exit on each signal
+# ready line, pid file, clean exit on each signal; --listen unix:PATH and
+# its alias --socket PATH (tcmu-shim's spelling), -v and --verbose
 for sig in TERM INT; do
 	sock=$T/$sig.sock
-	"$NBD_SHIM" --profile standard --size 1M --listen "unix:$sock" \
+	if [ $sig = TERM ]; then
+		where=(--listen "unix:$sock" -v)
+	else
+		where=(--socket "$sock" --verbose)
+	fi
+	"$NBD_SHIM" --profile standard --size 1M "${where[@]}" \
 		--pidfile "$T/pid" 2>"$T/$sig.err" &
 	pid=$!
 	wait_socket "$sock"

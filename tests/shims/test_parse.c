@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Command line value parsers of nbd-shim (shims/nbd/parse.c).
+ * Command line value parsers of nbd-shim (shims/nbd/parse.c), server
+ * addresses (storage/hostport.c) and --backend (storage/store.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "parse.h"
+#include "store.h"
 
 static void test_size(void **state)
 {
@@ -78,30 +80,53 @@ static void test_listen(void **state)
 	assert_int_equal(parse_listen("/tmp/x.sock", &a), -1);
 }
 
+/* --backend through the store registry (storage/store.h), as both shims. */
 static void test_backend(void **state)
 {
-	struct backend_spec b;
+	struct store_spec b = { 0 };
+	char err[1024];
 
-	assert_int_equal(parse_backend("memory", &b), 0);
-	assert_int_equal(b.kind, BACKEND_MEMORY);
-	assert_int_equal(parse_backend("null", &b), 0);
-	assert_int_equal(b.kind, BACKEND_NULL);
-	assert_int_equal(parse_backend("file:/tmp/disk.img", &b), 0);
-	assert_int_equal(b.kind, BACKEND_FILE);
-	assert_string_equal(b.path, "/tmp/disk.img");
-	assert_int_equal(parse_backend("redis:127.0.0.1:6379", &b), 0);
-	assert_int_equal(b.kind, BACKEND_REDIS);
-	assert_int_equal(b.nservers, 1);
-	assert_int_equal(b.servers[0].port, 6379);
-	assert_int_equal(parse_backend("redis:a:1,b:2,c", &b), 0);
-	assert_int_equal(b.nservers, 3);
-	assert_string_equal(b.servers[1].host, "b");
-	assert_int_equal(b.servers[1].port, 2);
-	assert_int_equal(b.servers[2].port, 6379);
-	assert_int_equal(parse_backend("redis:", &b), -1);
-	assert_int_equal(parse_backend("redis:a:1,", &b), -1);
-	assert_int_equal(parse_backend("file:", &b), -1);
-	assert_int_equal(parse_backend("disk", &b), -1);
+	assert_int_equal(store_parse(&b, "memory", err, sizeof(err)), 0);
+	assert_string_equal(b.type->name, "memory");
+	assert_int_equal(store_parse(&b, "null", err, sizeof(err)), 0);
+	assert_string_equal(b.type->name, "null");
+	assert_int_equal(store_parse(&b, "file:/tmp/disk.img", err, sizeof(err)), 0);
+	assert_string_equal(b.type->name, "file");
+	assert_int_equal(store_parse(&b, "file:/tmp/d,direct", err, sizeof(err)), 0);
+	assert_int_equal(store_parse(&b, "redis:127.0.0.1:6379", err, sizeof(err)), 0);
+	assert_string_equal(b.type->name, "redis");
+	assert_int_equal(store_parse(&b, "redis:a:1,b:2,c", err, sizeof(err)), 0);
+	assert_int_equal(store_parse(&b, "nbd:nbd://h/x", err, sizeof(err)), 0);
+	assert_string_equal(b.type->name, "nbd");
+	assert_int_equal(store_parse(&b, "runner:qcow:/tmp/a.qcow2", err, sizeof(err)), 0);
+	assert_string_equal(b.type->name, "runner");
+	assert_string_equal(b.arg, "runner:qcow:/tmp/a.qcow2");
+
+	/* a failed parse keeps what was there */
+	assert_int_equal(store_parse(&b, "redis:", err, sizeof(err)), -1);
+	assert_string_equal(err, "--backend redis:: use redis:HOST:PORT[,HOST:PORT...] (at most 64 servers)");
+	assert_string_equal(b.type->name, "runner");
+	assert_int_equal(store_parse(&b, "redis:a:1,", err, sizeof(err)), -1);
+	assert_int_equal(store_parse(&b, "file:", err, sizeof(err)), -1);
+	assert_string_equal(err, "--backend file:: no path: use file:PATH[,direct]");
+	assert_int_equal(store_parse(&b, "file:,direct", err, sizeof(err)), -1);
+	assert_int_equal(store_parse(&b, "memory:1G", err, sizeof(err)), -1);
+	assert_string_equal(err, "--backend memory:1G: this store takes no argument (nothing after \":\")");
+	assert_int_equal(store_parse(&b, "nbd:", err, sizeof(err)), -1);
+	assert_int_equal(store_parse(&b, "runner:qcow", err, sizeof(err)), -1);
+	assert_int_equal(store_parse(&b, "disk", err, sizeof(err)), -1);
+	assert_string_equal(err, "--backend disk: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI or runner:SUBTYPE:CFG");
+
+	/* the stores' flags: only for their own store */
+	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1", err, sizeof(err)), -1);
+	assert_string_equal(err, "--redis-meta is only for --backend redis:HOST:PORT[,HOST:PORT...]");
+	assert_int_equal(store_set_flag(&b, "plugin-dir", "/tmp", err, sizeof(err)), 0);
+	assert_int_equal(store_parse(&b, "redis:a", err, sizeof(err)), 0);
+	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1,n", err, sizeof(err)), 0);
+	assert_int_equal(store_set_flag(&b, "redis-meta", "m:x", err, sizeof(err)), -1);
+	assert_string_equal(err, "--redis-meta m:x: use HOST:PORT[,HOST:PORT...]");
+	assert_int_equal(store_set_flag(&b, "vdisk", "v", err, sizeof(err)), 0);
+	store_spec_free(&b);
 }
 
 static void test_hostport_list(void **state)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * store-io: drives the handler host's extra stores (shims/tcmu/backends.h)
+ * store-io: drives the nbd and runner stores (storage/backends.h)
  * directly, without a ring: opens one, runs the steps given, and says
  * what differs. The tests then check the image with qemu-io / qemu-img.
  *
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	}
 	store = argv[optind];
 	if (!strncmp(store, "nbd:", 4)) {
-		r.be = tcmu_nbd_backend_open(store + 4, 10, err, sizeof(err));
+		r.be = nbd_store_open(store + 4, 10, err, sizeof(err));
 	} else if (!strncmp(store, "runner:", 7)) {
 		spec = strdup(store + 7);
 		sub = spec;
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		*cfg++ = '\0';
-		r.be = tcmu_runner_backend_open(sub, dir, cfg, size, bs, err,
+		r.be = runner_store_open(sub, dir, cfg, size, bs, err,
 						sizeof(err));
 	} else {
 		fprintf(stderr, "store-io: expected nbd:URI or runner:SUBTYPE:CFG\n");

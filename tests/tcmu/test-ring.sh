@@ -28,14 +28,24 @@ bad_args() {
 "$TCMU_SHIM" --help >"$T/help" || fail "--help exited non-zero"
 grep -q '^SYNOPSIS' "$T/help" && grep -q '^OPTIONS' "$T/help" ||
 	fail "--help is not a man-style page"
-bad_args 'give --socket PATH' --size 1M
-bad_args '--socket and --uio exclude each other' --socket "$T/s" --uio /dev/uio0 --size 1M
+# --version: the project's version from meson.build, exit 0
+version=$(sed -n "s/^[[:space:]]*version : '\([^']*\)',/\1/p" "$TORUS_SRC/meson.build" | head -n 1)
+got=$("$TCMU_SHIM" --version) || fail "--version exited non-zero"
+[ "$got" = "tcmu-shim $version" ] || fail "--version: expected 'tcmu-shim $version', got '$got'"
+bad_args 'give --listen unix:PATH' --size 1M
+bad_args '--listen and --uio exclude each other' --listen "unix:$T/s" --uio /dev/uio0 --size 1M
+bad_args '--listen and --uio exclude each other' --socket "$T/s" --uio /dev/uio0 --size 1M
+bad_args '--listen tcp:127.0.0.1:1: use unix:PATH' --listen tcp:127.0.0.1:1 --size 1M
 bad_args '--size is required with the memory backend' --socket "$T/s"
 bad_args '--size 12X' --socket "$T/s" --size 12X
 bad_args '--block-size 1024: use 512 or 4096' --socket "$T/s" --size 1M --block-size 1024
 bad_args '--size must be a multiple of --block-size' --socket "$T/s" --size 1000 
-bad_args '--max-transfer must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
-bad_args '--backend tape: use memory, null' --socket "$T/s" --backend tape
+bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-command-data 6K
+# the deprecated spelling still works, with a warning naming the new one
+bad_args "tcmu-shim: --max-transfer is deprecated: use --max-command-data (the engine's max_transfer is another setting: its split size)" \
+	--socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
+bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
+bad_args '--backend tape: no such store: use memory, null' --socket "$T/s" --backend tape
 bad_args '--size does not apply to --backend nbd:' --socket "$T/s" --backend nbd:nbd://127.0.0.1 --size 1M
 bad_args '--plugin-dir is only for --backend runner:' --socket "$T/s" --size 1M --plugin-dir /tmp
 bad_args 'unknown option or missing value: --frobnicate' --socket "$T/s" --frobnicate
@@ -100,8 +110,8 @@ rc=$?
 
 # the file store with O_DIRECT: the data path, and the data in the file
 img=$T/disk.img
-start_bg "$TCMU_SHIM" --socket "$sock" --backend "file:$img,direct" --size 16M \
-	--max-transfer 1M
+start_bg "$TCMU_SHIM" --listen "unix:$sock" --backend "file:$img,direct" --size 16M \
+	--max-command-data 1M
 pid=${_bg_pids[-1]}
 _harness_wait socket "$sock" "$pid" "tcmu-shim file,direct"
 "$CLIENT" --socket "$sock" --check-rw >"$T/rw.out" 2>&1 ||

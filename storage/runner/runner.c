@@ -446,10 +446,10 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 	return 0;
 }
 
-struct backend *tcmu_runner_backend_open(const char *handler, const char *dir,
-					 const char *cfg, uint64_t size,
-					 uint32_t block_size, char *err,
-					 size_t errlen)
+struct backend *runner_store_open(const char *handler, const char *dir,
+				  const char *cfg, uint64_t size,
+				  uint32_t block_size, char *err,
+				  size_t errlen)
 {
 	const struct runner_plugin *p;
 	struct runner_be *r;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The handler host's stores beyond the storage library's: each is a
- * struct backend (storage/backend.h), so the SCSI target serves them all
- * alike. Errors are one line in err, no prefix.
+ * The stores beyond the storage library's raw ones, opened directly (the
+ * shims reach them through store.h; tests/tcmu-runner's store-io calls
+ * these): each is a struct backend (backend.h). Errors are one line in
+ * err, no prefix.
  */
-#ifndef TORUS_TCMU_BACKENDS_H
-#define TORUS_TCMU_BACKENDS_H
+#ifndef TORUS_STORAGE_BACKENDS_H
+#define TORUS_STORAGE_BACKENDS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,8 +18,8 @@
  * arrangement, a TCMU frontend over a network volume. Each ring gets its
  * own connection (backend_session()).
  */
-struct backend *tcmu_nbd_backend_open(const char *uri, unsigned int timeout_s,
-				      char *err, size_t errlen);
+struct backend *nbd_store_open(const char *uri, unsigned int timeout_s,
+			       char *err, size_t errlen);
 
 /*
  * One of tcmu-runner's handler plugins, loaded unmodified: @handler is a
@@ -27,9 +28,9 @@ struct backend *tcmu_nbd_backend_open(const char *uri, unsigned int timeout_s,
  * "subtype/" (for qcow, the image path). @size 0: the plugin's own idea of
  * the size, where it has one.
  */
-struct backend *tcmu_runner_backend_open(const char *handler, const char *dir,
-					 const char *cfg, uint64_t size,
-					 uint32_t block_size, char *err,
-					 size_t errlen);
+struct backend *runner_store_open(const char *handler, const char *dir,
+				  const char *cfg, uint64_t size,
+				  uint32_t block_size, char *err,
+				  size_t errlen);
 
-#endif /* TORUS_TCMU_BACKENDS_H */
+#endif /* TORUS_STORAGE_BACKENDS_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The NBD store: a struct backend over an NBD export through the project's
+ * The nbd store: a struct backend over an NBD export through the project's
  * client (client/nbd), one connection per backend, each call synchronous
  * (queue, submit, reap until its requests are back). backend_session()
  * opens a new connection, so two rings never share one.
@@ -26,8 +26,10 @@
 #include "backends.h"
 #include "nbd_client.h"
 #include "nbd_connect.h"
+#include "nbd_uri.h"
 #include "nbd_wire.h"
 #include "storage_log.h"
+#include "store.h"
 #include "torus_util.h"
 
 /* Requests in flight per call: a large transfer is split and pipelined. */
@@ -50,6 +52,7 @@ struct nbd_be {
 	int fd;				/* until the client owns it */
 	struct nbd_client *client;
 	pthread_t owner;		/* the thread that built the client */
+	int first_error;		/* of the requests of one xfer */
 };
 
 static const struct backend_ops nbd_be_ops;
@@ -88,8 +91,18 @@ static int redial(struct nbd_be *n)
 }
 
 /* The client, built on first use by the calling thread (see the top). */
+/* The client's completer: one xfer fails with its first error. */
+static void xfer_done(void *arg, void *user, int error)
+{
+	struct nbd_be *n = arg;
+
+	if (error && !n->first_error)
+		n->first_error = error;
+}
+
 static int get_client(struct nbd_be *n)
 {
+	const struct torus_completer done = { .fn = xfer_done, .arg = n };
 	char err[512];
 
 	if (n->client) {
@@ -103,7 +116,8 @@ static int get_client(struct nbd_be *n)
 		return -ENOTCONN;
 	/* The client owns the socket from here, and closes it on failure. */
 	n->client = nbd_client_new(&n->fd, 1, NBD_BE_DEPTH, &n->exp, 0,
-				   n->timeout_s, n->label, err, sizeof(err));
+				   n->timeout_s, &done, n->label, err,
+				   sizeof(err));
 	n->fd = -1;
 	if (!n->client) {
 		storage_err("nbd %s: %s", n->uri, err);
@@ -146,15 +160,15 @@ static int nbd_be_xfer(struct nbd_be *n, uint16_t type, void *buf,
 		       bool step_buf, uint64_t len, uint64_t off,
 		       uint32_t chunk)
 {
-	struct nbd_completion done[NBD_BE_DEPTH];
 	uint64_t start = off, total = len;
 	bool flush = type == NBD_CMD_FLUSH;
 	unsigned int inflight = 0;
-	int ret, first = 0, i, got;
+	int ret, first, got;
 
 	ret = get_client(n);
 	if (ret)
 		return ret;
+	n->first_error = 0;
 	while (len || flush || inflight) {
 		while ((len || flush) && inflight < NBD_BE_DEPTH) {
 			uint32_t l = min_u64(len, chunk);
@@ -173,16 +187,14 @@ static int nbd_be_xfer(struct nbd_be *n, uint16_t type, void *buf,
 		ret = nbd_client_submit(n->client);
 		if (ret)
 			goto fail;
-		got = nbd_client_reap(n->client, 1, NBD_BE_DEPTH, NULL, done);
+		got = nbd_client_reap(n->client, 1, NULL);
 		if (got < 0) {
 			ret = got;
 			goto fail;
 		}
-		for (i = 0; i < got; i++)
-			if (done[i].error && !first)
-				first = -done[i].error;
 		inflight -= got;
 	}
+	first = -n->first_error;
 	if (first)
 		xfer_err(n, type, total, start, first);
 	return first;
@@ -334,8 +346,8 @@ static const struct backend_ops nbd_be_ops = {
 	.close = nbd_be_close,
 };
 
-struct backend *tcmu_nbd_backend_open(const char *uri, unsigned int timeout_s,
-				      char *err, size_t errlen)
+struct backend *nbd_store_open(const char *uri, unsigned int timeout_s,
+			       char *err, size_t errlen)
 {
 	struct nbd_be *n;
 
@@ -352,3 +364,39 @@ struct backend *tcmu_nbd_backend_open(const char *uri, unsigned int timeout_s,
 	n->fd = -1;
 	return &n->be;
 }
+
+/* The URI is checked here, so that a bad one is a command line error. */
+static int nbd_parse(void *priv, const char *arg, char *err, size_t errlen)
+{
+	const char **uri = priv;
+	struct nbd_uri u;
+
+	if (!arg || !*arg) {
+		snprintf(err, errlen, "no URI: use nbd:nbd://HOST[:PORT][/NAME] or nbd:nbd+unix:///NAME?socket=PATH");
+		return -1;
+	}
+	if (nbd_uri_parse(arg, &u, err, errlen))
+		return -1;
+	*uri = arg;
+	return 0;
+}
+
+static struct backend *nbd_open(const void *priv,
+				const struct store_params *p, char *err,
+				size_t errlen)
+{
+	const char *const *uri = priv;
+
+	return nbd_store_open(*uri, p->timeout_s, err, errlen);
+}
+
+const struct store_type store_nbd = {
+	.name = "nbd",
+	.usage = "nbd:URI",
+	.help = "an NBD export (nbd://HOST[:PORT][/NAME] or\n"
+		"nbd+unix:///NAME?socket=PATH), its size",
+	.flags = STORE_OWN_SIZE | STORE_SESSIONS,
+	.priv_size = sizeof(const char *),
+	.parse = nbd_parse,
+	.open = nbd_open,
+};

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The registry of stores (store.h): the one list, and parsing, flags,
+ * opening and --help through it. A new store: its file with its struct
+ * store_type, and one line in store_types[].
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+extern const struct store_type store_memory, store_null, store_file,
+	store_redis, store_nbd, store_runner;
+
+const struct store_type *const store_types[] = {
+	&store_memory,
+	&store_null,
+	&store_file,
+	&store_redis,
+	&store_nbd,
+	&store_runner,
+	NULL,
+};
+
+/* The help's columns: the store's syntax, then its description. */
+#define HELP_INDENT	10
+#define HELP_COLUMN	30
+
+const char *store_usages(void)
+{
+	static char buf[512];
+	size_t n = 0;
+	int i;
+
+	if (buf[0])
+		return buf;
+	for (i = 0; store_types[i]; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s",
+			      !i ? "" : store_types[i + 1] ? ", " : " or ",
+			      store_types[i]->usage);
+	return buf;
+}
+
+static const struct store_type *find(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+	int i;
+
+	for (i = 0; store_types[i]; i++)
+		if (strlen(store_types[i]->name) == n &&
+		    !strncmp(store_types[i]->name, arg, n))
+			return store_types[i];
+	return NULL;
+}
+
+int store_parse_none(void *priv, const char *arg, char *err, size_t errlen)
+{
+	if (!arg)
+		return 0;
+	snprintf(err, errlen, "this store takes no argument (nothing after \":\")");
+	return -1;
+}
+
+void store_spec_free(struct store_spec *spec)
+{
+	free(spec->priv);
+	memset(spec, 0, sizeof(*spec));
+}
+
+int store_parse(struct store_spec *spec, const char *arg, char *err,
+		size_t errlen)
+{
+	const struct store_type *t = find(arg);
+	const char *colon = strchr(arg, ':');
+	char why[512];
+	void *priv;
+
+	if (!t) {
+		snprintf(err, errlen, "--backend %s: no such store: use %s",
+			 arg, store_usages());
+		return -1;
+	}
+	priv = calloc(1, t->priv_size ? t->priv_size : 1);
+	if (!priv) {
+		snprintf(err, errlen, "--backend %s: out of memory", arg);
+		return -1;
+	}
+	why[0] = '\0';
+	if (t->parse(priv, colon ? colon + 1 : NULL, why, sizeof(why))) {
+		snprintf(err, errlen, "--backend %s: %s", arg,
+			 why[0] ? why : "bad argument");
+		free(priv);
+		return -1;
+	}
+	store_spec_free(spec);
+	spec->type = t;
+	spec->arg = arg;
+	spec->priv = priv;
+	return 0;
+}
+
+const struct store_type *store_flag_owner(const char *name)
+{
+	const struct store_flag *f;
+	int i;
+
+	for (i = 0; store_types[i]; i++)
+		for (f = store_types[i]->store_flags; f && f->name; f++)
+			if (!strcmp(f->name, name))
+				return store_types[i];
+	return NULL;
+}
+
+int store_set_flag(struct store_spec *spec, const char *name,
+		   const char *value, char *err, size_t errlen)
+{
+	const struct store_type *t = store_flag_owner(name);
+	char why[512];
+
+	if (!t || t != spec->type) {
+		snprintf(err, errlen, "--%s is only for --backend %s",
+			 name, t ? t->usage : "(no store)");
+		return -1;
+	}
+	why[0] = '\0';
+	if (t->set_flag(spec->priv, name, value, why, sizeof(why))) {
+		snprintf(err, errlen, "--%s %s: %s", name, value,
+			 why[0] ? why : "bad value");
+		return -1;
+	}
+	return 0;
+}
+
+struct backend *store_open(const struct store_spec *spec,
+			   const struct store_params *p, char *err,
+			   size_t errlen)
+{
+	return spec->type->open(spec->priv, p, err, errlen);
+}
+
+/* Lines of @text, the first after @col - @at spaces, the rest at @col. */
+static void help_lines(FILE *f, const char *text, int at, int col)
+{
+	const char *nl;
+
+	fprintf(f, "%*s", col > at ? col - at : 1, "");
+	for (;;) {
+		nl = strchr(text, '\n');
+		fprintf(f, "%.*s\n", nl ? (int)(nl - text) : (int)strlen(text),
+			text);
+		if (!nl)
+			return;
+		text = nl + 1;
+		fprintf(f, "%*s", col, "");
+	}
+}
+
+void store_help(FILE *f)
+{
+	const struct store_type *t;
+	int i, n;
+
+	for (i = 0; store_types[i]; i++) {
+		t = store_types[i];
+		n = fprintf(f, "%*s%s", HELP_INDENT, "", t->usage);
+		if (n >= HELP_COLUMN - 1) {
+			fputc('\n', f);
+			n = 0;
+		}
+		help_lines(f, t->help, n, HELP_COLUMN);
+	}
+}
+
+void store_flags_help(FILE *f)
+{
+	const struct store_flag *fl;
+	const char *last;
+	char text[1024];
+	int i;
+
+	for (i = 0; store_types[i]; i++) {
+		for (fl = store_types[i]->store_flags; fl && fl->name; fl++) {
+			fprintf(f, "    --%s %s\n", fl->name, fl->arg);
+			last = strrchr(fl->help, '\n');
+			last = last ? last + 1 : fl->help;
+			/* the default at the end, on a line of its own if long */
+			snprintf(text, sizeof(text), "%s%s%s%s%s", fl->help,
+				 !fl->dflt ? "" :
+				 strlen(last) + strlen(fl->dflt) > 56 ? "\n" : " ",
+				 fl->dflt ? "(default: " : "",
+				 fl->dflt ? fl->dflt : "", fl->dflt ? ")" : "");
+			help_lines(f, text, 0, 8);
+		}
+	}
+}
