@@ -422,6 +422,8 @@ ARGS = [
     (4, "localhost"), (4, "[::1]:6380"), (4, "h:"), (5, "memory"), (5, "null"),
     (5, "file:/tmp/disk.img"), (5, "redis:127.0.0.1:6379,[::1]:6380,h"),
     (5, "redis:" + ",".join(["h:1"] * 65)), (5, "redis:a,,b"),
+    (5, "file:/tmp/disk.img,direct"), (5, "nbd:nbd+unix:///x?socket=/tmp/n.sock"),
+    (5, "runner:qcow:/tmp/a.qcow2"), (5, "memory:1G"), (5, "tape"),
 ]
 
 
@@ -742,6 +744,63 @@ def seeds_ring():
                                             io))
 
 
+# ---- tcmu_uri, tcmu_attach, tcmu_args ----------------------------------------
+
+TCMU_URIS = {
+    "socket": "tcmu+unix:///?socket=/tmp/tcmu.sock",
+    "unknown-param": "tcmu+unix:///?socket=/tmp/t.sock&x=1",
+    "no-socket": "tcmu+unix:///",
+    "host": "tcmu://host/",
+    "long": "tcmu+unix:///?socket=/" + "p" * 120,
+    "escaped": "tcmu+unix:///?socket=/tmp/a%20b.sock",
+    "nbd": "nbd://127.0.0.1/x",
+}
+
+
+def seeds_tcmu_uri():
+    for name, uri in TCMU_URIS.items():
+        write("tcmu_uri", name, uri.encode())
+
+
+def seeds_tcmu_attach():
+    # byte 0: bit 0 reply, bit 1 the magic is prepended by the target
+    req = struct.pack("<IIQ", 1, 0, 8 << 20)
+    write("tcmu_attach", "req", bytes([2]) + req)
+    write("tcmu_attach", "req-version", bytes([2]) + struct.pack("<IIQ", 3, 0, 8 << 20))
+    write("tcmu_attach", "req-flags", bytes([2]) + struct.pack("<IIQ", 1, 4, 1 << 40))
+    write("tcmu_attach", "req-short", bytes([2]) + req[:10])
+    write("tcmu_attach", "req-raw", bytes([0]) + b"TORUS-TCMU-RING\0" + req)
+    msg = b"the ring's region is smaller than its mailbox says"
+    reply = struct.pack("<II", 1, 22) + msg + bytes(232 - len(msg))
+    write("tcmu_attach", "reply", bytes([3]) + reply)
+    write("tcmu_attach", "reply-ok", bytes([3]) + struct.pack("<II", 1, 0) + bytes(232))
+    write("tcmu_attach", "reply-unterminated", bytes([3]) + struct.pack("<II", 1, 5) + b"x" * 232)
+    write("tcmu_attach", "reply-raw", bytes([1]) + b"TORUS-TCMU-ACK.\0" + reply)
+
+
+TCMU_ARGS = {
+    "memory": ["--listen", "unix:/tmp/t.sock", "--size", "1G"],
+    "socket-alias": ["--socket", "/tmp/t.sock", "--size", "64M", "-v"],
+    "uio-file": ["--uio", "/dev/uio0", "--backend", "file:/tmp/d.img,direct",
+                 "--block-size", "4096", "--max-command-data", "1M"],
+    "max-transfer": ["--socket", "/tmp/t.sock", "--size", "1M", "--max-transfer", "6K"],
+    "nbd": ["--listen", "unix:/tmp/t.sock", "--backend",
+            "nbd:nbd+unix:///x?socket=/tmp/n.sock", "--timeout", "0"],
+    "runner": ["--listen", "unix:/tmp/t.sock", "--plugin-dir", "/tmp",
+               "--backend", "runner:qcow:/tmp/a.qcow2"],
+    "redis": ["--listen", "unix:/tmp/t.sock", "--backend", "redis:h:1,[::1]:2",
+              "--redis-meta", "m:3", "--vdisk", "v", "--size", "4M"],
+    "both": ["--listen", "unix:/tmp/t.sock", "--uio", "/dev/uio0", "--size", "1M"],
+    "version": ["--version"],
+    "help": ["--help", "--log", "/tmp/log", "--pidfile", "/tmp/pid"],
+}
+
+
+def seeds_tcmu_args():
+    for name, args in TCMU_ARGS.items():
+        write("tcmu_args", name, b"\0".join(a.encode() for a in args))
+
+
 def main():
     seeds_uri()
     seeds_handshake()
@@ -750,6 +809,9 @@ def main():
     seeds_shim_args()
     seeds_cdb()
     seeds_ring()
+    seeds_tcmu_uri()
+    seeds_tcmu_attach()
+    seeds_tcmu_args()
     return 0
 
 
