@@ -72,8 +72,9 @@ static const struct store_flag redis_flags[] = {
 	{
 		.name = "vdisk",
 		.arg = "NAME",
-		.help = "redis: the vdisk id in the keys",
-		.dflt = "the export's name; tcmu-shim: \"default\"",
+		.help = "redis: the vdisk id in the keys; tcmu-shim, which has no\n"
+			"export name, uses \"default\"",
+		.dflt = "the export name",
 	},
 	{ NULL },
 };

@@ -54,8 +54,9 @@ static const struct store_flag runner_flags[] = {
 	{
 		.name = "plugin-dir",
 		.arg = "DIR",
-		.help = "runner: where handler_SUBTYPE.so is looked for",
-		.dflt = TORUS_TCMU_RUNNER_DIR,
+		.help = "runner: where handler_SUBTYPE.so is looked for; the\n"
+			"package's is " TORUS_TCMU_RUNNER_DIR,
+		.dflt = "the tcmu-runner package's directory",
 	},
 	{ NULL },
 };
