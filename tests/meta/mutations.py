@@ -45,14 +45,14 @@ MUTATIONS = [
         file="engines/tcmu/tcmu_transport.c",
         old="\t\t.len = len, .buf = buf,\n\t};\n",
         new="\t\t.len = len, .buf = buf,\n\t};\n\tif (op == TORUS_OP_TRIM) {\n"
-            "\t\tstop_sending(job, r, 0);\n\t\treturn 0;\n\t}\n",
+            "\t\tstop_sending(ts, r, 0);\n\t\treturn 0;\n\t}\n",
         tests=["engine-tcmu", "tcmu-fio-stores"],
         expect="do not read back as zeroes",
     ),
     Mutation(
         name="runner-offset-shift",
         why="the tcmu-runner plugin host moves every offset past 1 MiB by 64 KiB (qcow and every plugin)",
-        file="shims/tcmu/runner/runner.c",
+        file="storage/runner/runner.c",
         old="\t\tc = prep(r, buf, len);\n\t\tsts = write ?",
         new="\t\tc = prep(r, buf, len);\n\t\tif (off >= 1048576)\n\t\t\toff += 65536;\n\t\tsts = write ?",
         tests=["tcmu-fio-stores"],
