@@ -19,6 +19,7 @@
 #include "optgroup.h"
 #include "fio_compat.h"
 
+#include "option_help.h"
 #include "torus_bits.h"
 #include "torus_clock.h"
 #include "transport.h"
@@ -26,10 +27,14 @@
 #ifndef TORUS_FIO_VERSION
 #error "TORUS_FIO_VERSION must name the fio version built against"
 #endif
+#ifndef TORUS_VERSION
+#error "TORUS_VERSION must name the project's version (meson.build)"
+#endif
 
 #define DEFAULT_EMBEDDED_SIZE	(1ULL << 30)
 #define MAX_REQUEST_TIMEOUT	86400
 #define MAX_OPTIONS		64	/* common and every transport's, + end */
+#define MAX_HELP		512	/* an option's help with its tail */
 #define MAX_TRANSPORTS		8
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
@@ -48,15 +53,22 @@ struct torus_options {
 };
 
 struct torus_data {
+	struct thread_data *td;
 	const struct torus_transport *tp;
-	void *conn;
+	struct torus_session *session;
 	struct torus_params params;
 	struct torus_target target;
-	struct io_u **events;		/* filled by getevents */
-	struct torus_completion *comps;
+	/*
+	 * Finished requests, in the order they finished: the transport's
+	 * completer (complete()) appends, ->event reads. The first handed of
+	 * them went to fio with the last ->getevents.
+	 */
+	struct io_u **events;
+	unsigned int nr_events, handed;
+	bool closing;			/* cleanup: nobody takes events now */
 	struct io_u **uncommitted;	/* queued since the last commit */
 	unsigned int nr_uncommitted;
-	unsigned int inflight;		/* queued and not yet reaped */
+	unsigned int inflight;		/* queued and not yet finished */
 	uint64_t stop_seen_ns;		/* when a stopping job was first seen waiting */
 	char uri[512];
 };
@@ -65,7 +77,7 @@ static const struct fio_option common_options[] = {
 	{
 		.name	= "uri",
 		.lname	= "Target URI",
-		.help	= "Target: nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH (default: start the transport's embedded server, sized to the job)",
+		.help	= "Target of torus " TORUS_VERSION ": nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH; without one the transport's embedded server is started, sized to the job",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, uri),
 		.category = FIO_OPT_C_ENGINE,
@@ -77,13 +89,14 @@ static const struct fio_option common_options[] = {
 		.help	= "Which transport's embedded server to start when no uri is given: nbd (nbdkit memory) or tcmu (the handler host tcmu-shim); a uri names its own transport",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, transport),
+		/* Set at load: the first transport listed (transports.c). */
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "fua",
 		.lname	= "Force unit access",
-		.help	= "Set FUA on every write (the server must advertise it)",
+		.help	= "Set FUA on every write; the server must advertise it",
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct torus_options, fua),
 		.def	= "0",
@@ -94,7 +107,7 @@ static const struct fio_option common_options[] = {
 		/* Not "timeout": fio takes that name as an alias of runtime. */
 		.name	= "request_timeout",
 		.lname	= "Request timeout",
-		.help	= "Seconds a request (and the connect + handshake) may wait for the server before it fails with ETIMEDOUT and the connection is closed (0 waits forever)",
+		.help	= "Seconds a request (and the connect + handshake) may wait for the server before it fails with ETIMEDOUT and the connection is closed; 0 waits forever",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct torus_options, request_timeout),
 		.def	= "30",
@@ -107,6 +120,10 @@ static const struct fio_option common_options[] = {
 
 /* The common options and every transport's, filled in at load. */
 static struct fio_option options[MAX_OPTIONS];
+/* The transport whose table each option came from (NULL: common). */
+static const struct torus_transport *option_owner[MAX_OPTIONS];
+/* Each option's help with its default and range, for --enghelp. */
+static char option_help[MAX_OPTIONS][MAX_HELP];
 /* Where each transport's block starts in the option struct. */
 static size_t opts_offset[MAX_TRANSPORTS];
 
@@ -138,8 +155,12 @@ static void __attribute__((constructor)) torus_build_options(void)
 	size_t off = sizeof(struct torus_options), n = 0;
 	unsigned int i, k;
 
-	for (k = 0; k < ARRAY_SIZE(common_options); k++)
-		options[n++] = common_options[k];
+	for (k = 0; k < ARRAY_SIZE(common_options); k++) {
+		options[n] = common_options[k];
+		if (!strcmp(options[n].name, "transport"))
+			options[n].def = torus_transports[0]->name;
+		n++;
+	}
 	for (i = 0; i < torus_ntransports && i < MAX_TRANSPORTS; i++) {
 		const struct torus_transport *tp = torus_transports[i];
 		const struct fio_option *o;
@@ -149,12 +170,50 @@ static void __attribute__((constructor)) torus_build_options(void)
 		for (o = tp->options; o && o->name && n < MAX_OPTIONS - 1; o++) {
 			options[n] = *o;
 			options[n].off1 += off;
+			option_owner[n] = tp;
 			n++;
 		}
 		off += tp->opts_size;
 	}
 	options[n].name = NULL;
+	for (k = 0; k < n; k++) {
+		torus_option_help(&options[k], option_help[k], MAX_HELP);
+		options[k].help = option_help[k];
+	}
 	ioengine.option_struct_size = off;
+}
+
+/* The first line the engine prints, once per fio process. */
+static void say_version(void)
+{
+	static bool said;
+
+	if (said)
+		return;
+	said = true;
+	fprintf(stderr, "torus %s (libtorus.so for %s)\n", TORUS_VERSION,
+		TORUS_FIO_VERSION);
+}
+
+/*
+ * An option of another transport than the job's does nothing: say so,
+ * naming the option and its transport, once per job.
+ */
+static void warn_foreign_options(struct thread_data *td,
+				 const struct torus_transport *tp)
+{
+	unsigned int k;
+
+	for (k = 0; options[k].name; k++) {
+		const struct torus_transport *owner = option_owner[k];
+
+		if (!owner || owner == tp ||
+		    !torus_option_changed(&options[k], td->eo))
+			continue;
+		fprintf(stderr,
+			"torus: %s is %s option; the %s transport ignores it\n",
+			options[k].name, owner->kind, tp->name);
+	}
 }
 
 static const void *transport_opts(struct thread_data *td,
@@ -220,6 +279,7 @@ static int resolve_target(struct thread_data *td, struct torus_data *d)
 	struct torus_options *o = td->eo;
 	char err[1024];
 
+	say_version();
 	if (o->request_timeout > MAX_REQUEST_TIMEOUT) {
 		log_err("torus: request_timeout=%d is out of range: use 0 (wait forever) to %d seconds\n",
 			(int)o->request_timeout, MAX_REQUEST_TIMEOUT);
@@ -241,6 +301,7 @@ static int resolve_target(struct thread_data *td, struct torus_data *d)
 			return 1;
 		}
 	}
+	warn_foreign_options(td, d->tp);
 	d->params.opts = transport_opts(td, d->tp);
 	if (d->tp->check_options(d->params.opts, err, sizeof(err))) {
 		log_err("torus: %s\n", err);
@@ -385,6 +446,31 @@ static int fio_torus_setup(struct thread_data *td)
 }
 
 /*
+ * The completer every transport hands finished requests to: the one
+ * hand-off between a reply (or a ring entry) and fio's ->event.
+ */
+static void complete(void *arg, void *user, int error)
+{
+	struct torus_data *d = arg;
+	struct io_u *io_u = user;
+
+	if (d->closing)
+		return;
+	d->inflight--;
+	io_u->error = error;
+	if (error)
+		io_u->resid = io_u->xfer_buflen;
+	/*
+	 * fio drops the error of a flush that completes from ->getevents
+	 * (io_completed() returns early for syncs): fail the job here, or a
+	 * lost flush would pass as err=0.
+	 */
+	if (error && ddir_sync(io_u->ddir))
+		td_verror(d->td, error, "torus flush");
+	d->events[d->nr_events++] = io_u;
+}
+
+/*
  * Per-job state. Runs in the job's process or thread; may run without
  * ->setup (io_submit_mode=offload workers), so it stands on its own.
  */
@@ -400,14 +486,17 @@ static int fio_torus_init(struct thread_data *td)
 		return 1;
 
 	d->events = calloc(depth, sizeof(*d->events));
-	d->comps = calloc(depth, sizeof(*d->comps));
 	d->uncommitted = calloc(depth, sizeof(*d->uncommitted));
-	if (!d->events || !d->comps || !d->uncommitted) {
+	if (!d->events || !d->uncommitted) {
 		log_err("torus: out of memory for iodepth=%u\n", depth);
 		return 1;
 	}
-	d->conn = d->tp->open(&d->params, depth, &d->target, err, sizeof(err));
-	if (!d->conn) {
+	d->td = td;
+	d->params.done.fn = complete;
+	d->params.done.arg = d;
+	d->session = d->tp->open(&d->params, depth, &d->target, err,
+				 sizeof(err));
+	if (!d->session) {
 		log_err("torus: %s\n", err);
 		return 1;
 	}
@@ -452,16 +541,18 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 		return FIO_Q_COMPLETED;
 	}
 
-	ret = d->tp->queue(d->conn, op, fua, offset, len, io_u->xfer_buf,
+	/* Counted first: a transport may finish it before returning. */
+	d->inflight++;
+	ret = d->tp->queue(d->session, op, fua, offset, len, io_u->xfer_buf,
 			   io_u);
-	if (ret == -EBUSY)
-		return FIO_Q_BUSY;
 	if (ret) {
+		d->inflight--;
+		if (ret == -EBUSY)
+			return FIO_Q_BUSY;
 		io_u->error = ret == -ENOTCONN ? EIO : -ret;
 		return FIO_Q_COMPLETED;
 	}
 	d->uncommitted[d->nr_uncommitted++] = io_u;
-	d->inflight++;
 	return FIO_Q_QUEUED;
 }
 
@@ -485,7 +576,7 @@ static int fio_torus_commit(struct thread_data *td)
 		io_u_queued(td, d->uncommitted[i]);
 	}
 
-	ret = d->tp->submit(d->conn);
+	ret = d->tp->submit(d->session);
 	io_u_mark_submit(td, d->nr_uncommitted);
 	d->nr_uncommitted = 0;
 	if (ret < 0) {
@@ -516,12 +607,14 @@ static void stop_if_asked(struct thread_data *td, struct torus_data *d,
 	if (!d->stop_seen_ns)
 		d->stop_seen_ns = now;
 	else if (now - d->stop_seen_ns >= STOP_GRACE_NS)
-		d->tp->cancel(d->conn, ECANCELED);
+		d->tp->cancel(d->session, ECANCELED);
 }
 
 /*
  * Waits in slices, so that the end of the runtime, SIGINT or SIGTERM is
- * seen within a slice however long the server takes.
+ * seen within a slice however long the server takes. Finished requests
+ * are already in d->events (complete()); fio takes at most max of them,
+ * the rest stay first in line for the next call.
  */
 static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 			       unsigned int max, const struct timespec *t)
@@ -529,24 +622,28 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 	struct torus_data *d = td->io_ops_data;
 	struct timespec wait = { .tv_nsec = WAIT_SLICE_NS };
 	uint64_t start = 0, limit = 0, now, left;
-	unsigned int got = 0, i;
 	int n;
 
+	if (d->handed) {
+		d->nr_events -= d->handed;
+		memmove(d->events, d->events + d->handed,
+			d->nr_events * sizeof(*d->events));
+		d->handed = 0;
+	}
 	if (t) {
 		limit = (uint64_t)t->tv_sec * 1000000000ULL + t->tv_nsec;
 		if (limit < WAIT_SLICE_NS)
 			wait.tv_nsec = limit;
 	}
 	for (;;) {
-		n = d->tp->reap(d->conn, min > got ? min - got : 0, max - got,
-				&wait, d->comps + got);
+		n = d->tp->reap(d->session,
+				min > d->nr_events ? min - d->nr_events : 0,
+				&wait);
 		if (n < 0) {
 			td_verror(td, -n, "torus getevents");
 			return n;
 		}
-		got += n;
-		d->inflight -= n;
-		if (got >= min || !d->inflight)
+		if (d->nr_events >= min || !d->inflight)
 			break;
 		now = now_ns();
 		if (!start)
@@ -560,22 +657,8 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 		}
 		stop_if_asked(td, d, now);
 	}
-	for (i = 0; i < got; i++) {
-		struct io_u *io_u = d->comps[i].user;
-
-		io_u->error = d->comps[i].error;
-		if (io_u->error)
-			io_u->resid = io_u->xfer_buflen;
-		/*
-		 * fio drops the error of a flush that completes from
-		 * ->getevents (io_completed() returns early for syncs): fail
-		 * the job here, or a lost flush would pass as err=0.
-		 */
-		if (io_u->error && ddir_sync(io_u->ddir))
-			td_verror(td, io_u->error, "torus flush");
-		d->events[i] = io_u;
-	}
-	return got;
+	d->handed = d->nr_events < max ? d->nr_events : max;
+	return d->handed;
 }
 
 static struct io_u *fio_torus_event(struct thread_data *td, int event)
@@ -591,10 +674,10 @@ static void fio_torus_cleanup(struct thread_data *td)
 
 	if (!d)
 		return;
-	if (d->conn)
-		d->tp->close(d->conn);
+	d->closing = true;
+	if (d->session)
+		d->tp->close(d->session);
 	free(d->events);
-	free(d->comps);
 	free(d->uncommitted);
 	free(d);
 	td->io_ops_data = NULL;

@@ -3,7 +3,9 @@
  * The seam between the fio glue (engine.c) and a transport. A transport
  * knows its wire, its options, its messages and its embedded default
  * server; the glue knows fio. Requests are the few block operations fio
- * issues; completions come back by user pointer.
+ * issues. A finished request (a completion) is handed, once, to the
+ * glue's completer in torus_params: from within reap() or cancel(), and
+ * for NBD straight from the client that parsed its reply.
  *
  * To add a transport: implement struct torus_transport in its own folder
  * under engines/ and list it in transports.c, the one place that knows
@@ -17,6 +19,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "torus_completion.h"
+
 struct fio_option;
 
 enum torus_op {
@@ -26,12 +30,6 @@ enum torus_op {
 	TORUS_OP_FLUSH,
 };
 
-/* A finished request. */
-struct torus_completion {
-	void *user;
-	int error;			/* 0 or a positive errno */
-};
-
 /* What the glue hands every transport. */
 struct torus_params {
 	const char *uri;
@@ -39,6 +37,16 @@ struct torus_params {
 	unsigned int timeout_s;		/* per request and per set-up; 0: none */
 	/* Set when the job must stop: blocking set-up gives up early. */
 	const volatile bool *stop;
+	/* Where finished requests go (the glue's event array). */
+	struct torus_completer done;
+};
+
+/*
+ * One job's transport state, made by open() and passed to every call
+ * after it: each transport's own struct starts with this one.
+ */
+struct torus_session {
+	struct torus_completer done;	/* from torus_params */
 };
 
 /* The parts of a job a transport may have to refuse, fio-free. */
@@ -63,6 +71,7 @@ struct torus_target {
 
 struct torus_transport {
 	const char *name;		/* as transport= names it */
+	const char *kind;		/* "an NBD": its options in messages */
 	const char *uri_forms;		/* for messages: the URIs it serves */
 	/* Its options: offsets are into its own block of opts_size bytes. */
 	const struct fio_option *options;
@@ -85,30 +94,34 @@ struct torus_transport {
 	int (*check)(const struct torus_params *p, const struct torus_job *job,
 		     const struct torus_target *t, char *err, size_t errlen);
 	/*
-	 * Per-job state for depth outstanding requests. If t->size is set
-	 * (a probe ran), the target must not have shrunk; t is then refreshed
-	 * from what the connections negotiated.
+	 * The job's session, for depth outstanding requests. If t->size is
+	 * set (a probe ran), the target must not have shrunk; t is then
+	 * refreshed from what the connections negotiated.
 	 */
-	void *(*open)(const struct torus_params *p, unsigned int depth,
-		      struct torus_target *t, char *err, size_t errlen);
-	/* 0, -EBUSY (no room), or another -errno (fail the request). */
-	int (*queue)(void *conn, enum torus_op op, bool fua, uint64_t offset,
-		     uint32_t len, void *buf, void *user);
-	/* Sends what was queued (or holds it for reap); 0 or -errno. */
-	int (*submit)(void *conn);
+	struct torus_session *(*open)(const struct torus_params *p,
+				      unsigned int depth,
+				      struct torus_target *t, char *err,
+				      size_t errlen);
 	/*
-	 * Waits until at least min are done or timeout passes, moves at most
-	 * max into out[]; the count, or -errno.
+	 * 0, -EBUSY (no room), or another -errno (fail the request). After 0
+	 * the request's completion comes once, even from within queue().
 	 */
-	int (*reap)(void *conn, unsigned int min, unsigned int max,
-		    const struct timespec *timeout,
-		    struct torus_completion *out);
+	int (*queue)(struct torus_session *s, enum torus_op op, bool fua,
+		     uint64_t offset, uint32_t len, void *buf, void *user);
+	/* Sends what was queued (or holds it for reap); 0 or -errno. */
+	int (*submit)(struct torus_session *s);
+	/*
+	 * Hands every finished request to the completer, waiting until at
+	 * least min have gone or timeout passes: how many, or -errno.
+	 */
+	int (*reap)(struct torus_session *s, unsigned int min,
+		    const struct timespec *timeout);
 	/*
 	 * The job is stopping and requests are still outstanding: fail them
-	 * all with error (a positive errno); reap() then returns them.
+	 * all with error (a positive errno), to the completer.
 	 */
-	void (*cancel)(void *conn, int error);
-	void (*close)(void *conn);
+	void (*cancel)(struct torus_session *s, int error);
+	void (*close)(struct torus_session *s);
 };
 
 /* transports.c: every transport, and lookups over them. */

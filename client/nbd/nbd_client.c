@@ -8,7 +8,8 @@
  * write payloads are sent from the caller's buffer. Replies are received
  * into a staging buffer and parsed there; when a read payload is only
  * partly in, the next receive targets the caller's buffer directly, with
- * the staging buffer behind it to catch the replies that follow.
+ * the staging buffer behind it to catch the replies that follow. A request
+ * is handed to the caller's completer the moment its reply is parsed.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -45,9 +46,9 @@
  * header. Most of a large payload then arrives in fio's page-aligned
  * buffer at the offset it has in the socket buffer's pages, where the
  * kernel's copy is fast, instead of at whatever offset the stream gives it
- * in staging (see RBUF_SKEW) and a second copy. 64 KiB randrw: about 0.84x
- * the CPU per I/O. Small reads keep the whole staging buffer, where many
- * replies come in with one receive.
+ * in staging (see RBUF_SKEW) and a second copy: it saves CPU per I/O at
+ * 64 KiB (docs/performance.md). Small reads keep the whole staging buffer,
+ * where many replies come in with one receive.
  */
 #define BIG_READ	(32 * 1024)
 #define RECV_WINDOW	4096
@@ -108,9 +109,9 @@ struct nbd_client {
 	struct nbd_slot **free_slots;
 	unsigned int nfree;
 
-	/* Completions not yet reaped: a ring of depth entries. */
-	struct nbd_completion *ready;
-	unsigned int ready_head, ready_count;
+	/* Where finished requests go, and how many went in this reap(). */
+	struct torus_completer done;
+	unsigned int completed;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
 
@@ -138,19 +139,16 @@ struct nbd_client {
 /* Server faults reported per connection before going quiet. */
 #define MAX_NOTICES	5
 
+/* The one hand-off of a finished request: straight to the completer. */
 static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 {
-	struct nbd_completion *comp;
-
-	comp = &c->ready[(c->ready_head + c->ready_count) % c->depth];
-	comp->user = s->user;
-	comp->error = error;
-	c->ready_count++;
 	s->busy = false;
 	s->sent = false;
 	s->conn->inflight--;
 	s->conn->big_reads -= s->big;
 	c->free_slots[c->nfree++] = s;
+	c->completed++;
+	c->done.fn(c->done.arg, s->user, error);
 }
 
 /*
@@ -360,8 +358,8 @@ static void arm_recv(struct nbd_conn *cn)
  * completes: replies that arrive while fio is busy then wait in the socket
  * and come in with one receive, rather than each waking a receive armed
  * for it (task work here, a wake-up for the server as its buffer drains).
- * At 4 KiB QD64 against the standard shim, with the staging alignment
- * below, about 0.79x the CPU per I/O in paired runs.
+ * With the staging alignment below it saves CPU per I/O at 4 KiB QD64
+ * (docs/performance.md).
  */
 static void arm_recvs(struct nbd_client *c)
 {
@@ -518,11 +516,9 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
  * ->getevents again, which sends them). Up to half the depth is held; it
  * then goes out in one message, often with the wait for replies. At depth
  * 64 this turns about one io_uring_enter and one socket send per request
- * into one per batch, and the server, too, wakes once per batch. Half
- * and a quarter rather than an eighth and 8 (paired runs, CPU per I/O):
- * 0.85x against the standard shim at 4 KiB QD64 (1.18x the IOPS), 0.91x
- * at 64 KiB randrw QD64, 0.96x at 4 KiB QD16. Below HOLD_MIN_DEPTH
- * nothing is held.
+ * into one per batch, and the server, too, wakes once per batch. Half and
+ * a quarter rather than an eighth and 8: less CPU per I/O at every depth
+ * measured (docs/performance.md). Below HOLD_MIN_DEPTH nothing is held.
  */
 static void start_sends(struct nbd_client *c, bool hold)
 {
@@ -533,7 +529,7 @@ static void start_sends(struct nbd_client *c, bool hold)
 
 		if (cn->npending && !cn->sending && !cn->dead &&
 		    !(hold && cn->npending < c->send_batch &&
-		      (cn->inflight >= c->depth / 4 || c->ready_count)))
+		      (cn->inflight >= c->depth / 4 || c->completed)))
 			start_send(cn);
 	}
 }
@@ -583,9 +579,9 @@ static void poll_recvs(struct nbd_client *c)
  * VM waking an idle vCPU can cost more than the round trip itself. Spin
  * for a bounded time first, receiving from the sockets directly. Not by
  * watching for io_uring's task work behind an armed receive: on 6.x
- * kernels that spin saw its reply late (a QD1 read from nbdkit took
- * longer the longer it spun, 45 us at poll_us=50 against 24 us here).
- * The io_uring receive is armed when the spin gives up.
+ * kernels that spin saw its reply late, later the longer it spun
+ * (docs/performance.md). The io_uring receive is armed when the spin
+ * gives up.
  */
 static void busy_poll(struct nbd_client *c, unsigned int min)
 {
@@ -594,7 +590,7 @@ static void busy_poll(struct nbd_client *c, unsigned int min)
 	if (io_uring_sq_ready(&c->ring))
 		io_uring_submit(&c->ring);
 	deadline = now_ns() + c->poll_ns;
-	while (c->ready_count < min && now_ns() < deadline) {
+	while (c->completed < min && now_ns() < deadline) {
 		/* Sends complete as task work too. */
 		if (task_work_pending(c))
 			io_uring_get_events(&c->ring);
@@ -647,20 +643,21 @@ void nbd_client_cancel(struct nbd_client *c, int error)
 			drop_conn(&c->conns[i], error);
 }
 
-int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
-		    const struct timespec *timeout, struct nbd_completion *out)
+int nbd_client_reap(struct nbd_client *c, unsigned int min,
+		    const struct timespec *timeout)
 {
 	struct __kernel_timespec kts, *tsp;
 	struct io_uring_cqe *cqe;
 	uint64_t deadline = 0, now, wait;
-	unsigned int n, i;
+	unsigned int n;
 	bool spin;
 	int ret;
 
+	c->completed = 0;
 	/*
 	 * A call that may not wait still lets the kernel post what it has
 	 * (task work is only run on entry); one that may wait enters anyway
-	 * once the ready completions run out.
+	 * once the posted completions run out.
 	 */
 	if (!min && task_work_pending(c))
 		io_uring_get_events(&c->ring);
@@ -669,9 +666,9 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 	spin = polling(c);
 	if (!spin)
 		arm_recvs(c);
-	else if (c->ready_count >= min)
+	else if (c->completed >= min)
 		poll_recvs(c);
-	if (c->ready_count < min) {
+	if (c->completed < min) {
 		/* About to wait: everything held goes out with the wait. */
 		start_sends(c, false);
 		if (spin)
@@ -682,7 +679,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		if (now >= c->next_check)
 			check_timeouts(c, now);
 	}
-	while (c->ready_count < min && outstanding(c)) {
+	while (c->completed < min && outstanding(c)) {
 		now = now_ns();
 		if (c->timeout_ns && now >= c->next_check) {
 			check_timeouts(c, now);
@@ -706,19 +703,17 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
 		arm_recvs(c);
 		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
 						       NULL);
-		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
+		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN) {
+			c->completed = 0;
 			return ret;
+		}
 		process_cqes(c);
 	}
 	/* Sends due or re-armed while parsing go out now. */
 	nbd_client_submit(c);
-
-	n = c->ready_count < max ? c->ready_count : max;
-	for (i = 0; i < n; i++) {
-		out[i] = c->ready[c->ready_head];
-		c->ready_head = (c->ready_head + 1) % c->depth;
-	}
-	c->ready_count -= n;
+	/* Outside reap() nothing is waiting to be taken (start_sends()). */
+	n = c->completed;
+	c->completed = 0;
 	return n;
 }
 
@@ -780,7 +775,6 @@ static void free_client(struct nbd_client *c)
 	free(c->conns);
 	free(c->slots);
 	free(c->free_slots);
-	free(c->ready);
 	free(c);
 }
 
@@ -788,6 +782,7 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  unsigned int depth,
 				  const struct nbd_export *exp,
 				  unsigned int poll_us, unsigned int timeout_s,
+				  const struct torus_completer *done,
 				  const char *label, char *err, size_t errlen)
 {
 	struct nbd_client *c;
@@ -803,12 +798,12 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 	c->send_batch = depth >= HOLD_MIN_DEPTH ? depth / 2 : 0;
 	c->timeout_s = timeout_s;
 	c->timeout_ns = (uint64_t)timeout_s * 1000000000ULL;
+	c->done = *done;
 	snprintf(c->label, sizeof(c->label), "%s", label);
 	c->conns = calloc(nconns, sizeof(*c->conns));
 	c->slots = calloc(depth, sizeof(*c->slots));
 	c->free_slots = calloc(depth, sizeof(*c->free_slots));
-	c->ready = calloc(depth, sizeof(*c->ready));
-	if (!c->conns || !c->slots || !c->free_slots || !c->ready)
+	if (!c->conns || !c->slots || !c->free_slots)
 		goto oom;
 	for (i = 0; i < depth; i++)
 		c->free_slots[i] = &c->slots[depth - 1 - i];

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A pipelined NBD client over io_uring, for connections whose handshake is
- * done (nbd_connect.h). It knows nothing of fio: requests carry an opaque
- * user pointer that comes back with the completion.
+ * done (nbd_connect.h). It knows nothing of fio: a request carries an
+ * opaque user pointer, handed to the caller's completer once it finishes.
  *
  * queue() only records a request; submit() sends what is queued, one
  * sendmsg per connection, in one io_uring_enter, except that at depth 16
  * and more a busy connection holds new requests for the next reap();
  * reap() sends anything held before it waits, and parses replies as they
- * arrive, landing read payloads directly in the callers' buffers.
+ * arrive, landing read payloads directly in the callers' buffers and
+ * handing each finished request to the completer as its reply is parsed.
  * All memory is allocated by nbd_client_new().
  */
 #ifndef TORUS_NBD_CLIENT_H
@@ -19,27 +20,24 @@
 #include <time.h>
 
 #include "nbd_handshake.h"
+#include "torus_completion.h"
 
 struct nbd_client;
-
-/* A finished request, handed back by nbd_client_reap(). */
-struct nbd_completion {
-	void *user;
-	int error;		/* 0 or a positive errno */
-};
 
 /*
  * Takes ownership of the connected sockets fds[0..nconns). depth is the
  * most requests ever outstanding. With at most two outstanding, reap()
  * busy-polls up to poll_us microseconds before sleeping (0: never).
  * A request with no reply after timeout_s seconds (0: never) fails with
- * ETIMEDOUT and its connection is closed. label names the server in
- * messages.
+ * ETIMEDOUT and its connection is closed. Every finished request goes to
+ * done, once, from within reap(), cancel() or free(). label names the
+ * server in messages.
  */
 struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  unsigned int depth,
 				  const struct nbd_export *exp,
 				  unsigned int poll_us, unsigned int timeout_s,
+				  const struct torus_completer *done,
 				  const char *label, char *err, size_t errlen);
 
 /*
@@ -57,16 +55,17 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 int nbd_client_submit(struct nbd_client *c);
 
 /*
- * Waits until at least min completions are ready or timeout (NULL: no
- * limit) expires, then moves up to max of them into out[]. Returns the
- * number moved, or a negative errno.
+ * Hands every request that has finished to the completer, waiting until
+ * at least min have or timeout (NULL: no limit) expires. Returns how many
+ * it handed on, or a negative errno.
  */
-int nbd_client_reap(struct nbd_client *c, unsigned int min, unsigned int max,
-		    const struct timespec *timeout, struct nbd_completion *out);
+int nbd_client_reap(struct nbd_client *c, unsigned int min,
+		    const struct timespec *timeout);
 
 /*
- * Fails everything outstanding with error (a positive errno) and closes
- * the connections: the job is stopping and the server has not answered.
+ * Fails everything outstanding with error (a positive errno), handing it to
+ * the completer, and closes the connections: the job is stopping and the
+ * server has not answered.
  */
 void nbd_client_cancel(struct nbd_client *c, int error);
 

@@ -41,10 +41,10 @@ struct tcmu_client {
 	struct tcmu_sub sub;
 	struct cmd_rec *cmds;		/* [cmd_id], 1..max_cmds */
 	uint32_t max_cmds;
-	/* Finished commands not yet handed out: a ring of max_cmds. */
-	struct tcmu_client_done *ready;
-	uint32_t ready_first, nr_ready;
-	unsigned int inflight;		/* queued, not yet in ready */
+	tcmu_complete_fn *complete;	/* where completions go */
+	void *complete_arg;
+	unsigned int completed;		/* handed on by this reap() */
+	unsigned int inflight;		/* queued, not yet completed */
 	unsigned int unpublished;	/* queued since the last submit */
 	bool down;
 	unsigned int timeout_s;
@@ -53,16 +53,18 @@ struct tcmu_client {
 	char label[256];
 };
 
-static void push_ready(struct tcmu_client *c, const struct tcmu_client_done *d)
+/* The one hand-off of a finished command: straight to the caller. */
+static void complete(struct tcmu_client *c, const struct tcmu_completion *d)
 {
-	c->ready[(c->ready_first + c->nr_ready++) % c->max_cmds] = *d;
 	c->inflight--;
+	c->completed++;
+	c->complete(c->complete_arg, d);
 }
 
 /* Everything outstanding fails: the ring cannot be trusted any more. */
 static void take_down(struct tcmu_client *c, int error)
 {
-	struct tcmu_client_done d = { .error = error, .status = 0xff };
+	struct tcmu_completion d = { .error = error, .status = 0xff };
 	uint32_t id;
 
 	c->down = true;
@@ -71,7 +73,7 @@ static void take_down(struct tcmu_client *c, int error)
 			continue;
 		c->cmds[id].busy = false;
 		d.user = c->cmds[id].user;
-		push_ready(c, &d);
+		complete(c, &d);
 	}
 }
 
@@ -80,7 +82,7 @@ static void on_done(void *arg, const struct tcmu_done *td)
 {
 	struct tcmu_client *c = arg;
 	struct cmd_rec *r = &c->cmds[td->cmd_id];
-	struct tcmu_client_done d = {
+	struct tcmu_completion d = {
 		.user = r->user,
 		.status = td->status,
 	};
@@ -117,7 +119,7 @@ static void on_done(void *arg, const struct tcmu_done *td)
 		d.error = EIO;
 		break;
 	}
-	push_ready(c, &d);
+	complete(c, &d);
 }
 
 static int send_attach(struct tcmu_client *c, const struct tcmu_client_cfg *cfg)
@@ -291,9 +293,10 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->max_cmds = cfg->max_cmds;
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
+	c->complete = cfg->complete;
+	c->complete_arg = cfg->complete_arg;
 	c->cmds = calloc(cfg->max_cmds + 1, sizeof(*c->cmds));
-	c->ready = calloc(cfg->max_cmds, sizeof(*c->ready));
-	if (!c->cmds || !c->ready) {
+	if (!c->cmds) {
 		snprintf(err, errlen, "%s: out of memory for %u commands",
 			 label, cfg->max_cmds);
 		goto fail;
@@ -316,8 +319,7 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 
 	if (c->down)
 		return -ENOTCONN;
-	/* Finished commands not yet reaped hold their place in ready[]. */
-	if (c->inflight + c->nr_ready >= c->max_cmds)
+	if (c->inflight >= c->max_cmds)
 		return -EBUSY;
 	id = tcmu_sub_queue(&c->sub, cdb, cdb_len, data_len, wbuf);
 	if (id < 0)
@@ -388,32 +390,19 @@ static void scan_timeouts(struct tcmu_client *c, uint64_t now)
 	}
 }
 
-static unsigned int hand_out(struct tcmu_client *c, unsigned int max,
-			     struct tcmu_client_done *out)
-{
-	unsigned int n = 0;
-
-	while (n < max && c->nr_ready) {
-		out[n++] = c->ready[c->ready_first];
-		c->ready_first = (c->ready_first + 1) % c->max_cmds;
-		c->nr_ready--;
-	}
-	return n;
-}
-
 int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
-		     unsigned int max, const struct timespec *timeout,
-		     struct tcmu_client_done *out)
+		     const struct timespec *timeout)
 {
 	uint64_t start = now_ns(), limit = 0;
 	unsigned int got;
+	int ret = 0;
 
+	c->completed = 0;
 	if (timeout)
 		limit = timeout->tv_sec * 1000000000ull + timeout->tv_nsec;
 	if (!c->down)
 		reap_ring(c);
-	got = hand_out(c, max, out);
-	while (got < min && c->inflight && !c->down) {
+	while (c->completed < min && c->inflight && !c->down) {
 		struct pollfd pfd[2] = {
 			{ .fd = c->done_fd, .events = POLLIN },
 			{ .fd = c->sock, .events = POLLIN },
@@ -434,7 +423,8 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		if (poll(pfd, 2, ms) < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			ret = -errno;
+			break;
 		}
 		if (pfd[1].revents) {
 			fprintf(stderr,
@@ -445,12 +435,15 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		}
 		if (pfd[0].revents & POLLIN &&
 		    read(c->done_fd, &count, sizeof(count)) < 0 &&
-		    errno != EAGAIN)
-			return -errno;
+		    errno != EAGAIN) {
+			ret = -errno;
+			break;
+		}
 		reap_ring(c);
-		got += hand_out(c, max - got, out + got);
 	}
-	return got + hand_out(c, max - got, out + got);
+	got = c->completed;
+	c->completed = 0;
+	return ret ? ret : (int)got;
 }
 
 void tcmu_client_cancel(struct tcmu_client *c, int error)
@@ -468,14 +461,22 @@ unsigned int tcmu_client_unpublished(const struct tcmu_client *c)
 
 unsigned int tcmu_client_inflight(const struct tcmu_client *c)
 {
-	return c->inflight + c->nr_ready;
+	return c->inflight;
+}
+
+/* exec()'s own completer: the command's user pointer is where it goes. */
+static void exec_done(void *arg, const struct tcmu_completion *d)
+{
+	*(struct tcmu_completion *)d->user = *d;
 }
 
 int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
-		     void *rbuf, struct tcmu_client_done *done)
+		     void *rbuf, struct tcmu_completion *done)
 {
 	struct timespec slice = { .tv_nsec = SLICE_MS * 1000000L };
+	tcmu_complete_fn *fn = c->complete;
+	void *arg = c->complete_arg;
 	int ret, n;
 
 	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done, true);
@@ -483,9 +484,12 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		ret = tcmu_client_submit(c);
 	if (ret)
 		return ret;
+	c->complete = exec_done;
 	do {
-		n = tcmu_client_reap(c, 1, 1, &slice, done);
+		n = tcmu_client_reap(c, 1, &slice);
 	} while (!n && !(c->stop && *c->stop));
+	c->complete = fn;
+	c->complete_arg = arg;
 	if (n < 0)
 		return n;
 	return n ? 0 : -EINTR;
@@ -508,6 +512,5 @@ void tcmu_client_free(struct tcmu_client *c)
 	if (c->done_fd >= 0)
 		close(c->done_fd);
 	free(c->cmds);
-	free(c->ready);
 	free(c);
 }

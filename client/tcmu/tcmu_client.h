@@ -5,11 +5,13 @@
  * socket with two eventfds for the UIO fd's two directions
  * (proto/tcmu/tcmu_attach.h). It sends SCSI CDBs the caller builds and
  * copies data into and out of the data area, as the kernel does. It knows
- * nothing of fio: commands carry an opaque user pointer back.
+ * nothing of fio: a command carries an opaque user pointer, handed back
+ * with its completion.
  *
  * queue() puts a command in the ring, unseen; submit() publishes cmd_head
  * (release) and kicks the handler once; reap() retires what the handler
- * completed, in any order. All memory is allocated at attach.
+ * completed, in any order, handing each completion to the caller's
+ * function as it is retired. All memory is allocated at attach.
  */
 #ifndef TORUS_TCMU_CLIENT_H
 #define TORUS_TCMU_CLIENT_H
@@ -23,6 +25,18 @@
 
 struct tcmu_client;
 
+/* A finished command: its user pointer, errno and what the handler said. */
+struct tcmu_completion {
+	void *user;
+	int error;			/* 0 or a positive errno */
+	uint8_t status;			/* SCSI status (0xff: never answered) */
+	bool has_sense;
+	struct tcmu_sense sense;	/* with has_sense */
+	uint32_t data_len;		/* data-in bytes copied out */
+};
+
+typedef void tcmu_complete_fn(void *arg, const struct tcmu_completion *done);
+
 struct tcmu_client_cfg {
 	uint32_t ring_size;		/* mailbox + command ring, bytes */
 	uint64_t data_size;		/* data area, bytes */
@@ -30,16 +44,9 @@ struct tcmu_client_cfg {
 	uint32_t max_data;		/* bytes of data per command */
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
-};
-
-/* A finished command. */
-struct tcmu_client_done {
-	void *user;
-	int error;			/* 0 or a positive errno */
-	uint8_t status;			/* SCSI status (0xff: never answered) */
-	bool has_sense;
-	struct tcmu_sense sense;	/* with has_sense */
-	uint32_t data_len;		/* data-in bytes copied out */
+	/* Gets every completion, once, from reap() or cancel(). */
+	tcmu_complete_fn *complete;
+	void *complete_arg;
 };
 
 /*
@@ -63,28 +70,29 @@ int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 /* Publishes what was queued and wakes the handler: 0 or -errno. */
 int tcmu_client_submit(struct tcmu_client *c);
 /*
- * Waits until at least min are done or timeout passes (NULL: no limit),
- * moves at most max into out[]: the count, or -errno.
+ * Hands every completion the handler posted to cfg->complete, waiting
+ * until at least min have come or timeout passes (NULL: no limit): the
+ * count handed on, or -errno.
  */
 int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
-		     unsigned int max, const struct timespec *timeout,
-		     struct tcmu_client_done *out);
+		     const struct timespec *timeout);
 /* Fails everything outstanding with error and takes the ring down. */
 void tcmu_client_cancel(struct tcmu_client *c, int error);
 /* Commands queued since the last submit. */
 unsigned int tcmu_client_unpublished(const struct tcmu_client *c);
-/* Commands queued and not yet reaped. */
+/* Commands queued and not yet completed. */
 unsigned int tcmu_client_inflight(const struct tcmu_client *c);
 
 /*
- * One command start to end, for set-up (INQUIRY and the like): 0 with
- * *done filled (its error may be set), or -errno when it never completed.
+ * One command start to end, for set-up (INQUIRY and the like), with no
+ * other command outstanding: 0 with *done filled (its error may be set),
+ * or -errno when it never completed.
  * Less data-in than asked for is fine here (done->data_len says how much),
  * as allocation lengths allow; for I/O a short read is EIO.
  */
 int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
-		     void *rbuf, struct tcmu_client_done *done);
+		     void *rbuf, struct tcmu_completion *done);
 
 /* Detaches (closes the socket) and frees everything. */
 void tcmu_client_free(struct tcmu_client *c);

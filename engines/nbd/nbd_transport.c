@@ -24,11 +24,20 @@
 #define MAX_CONNS	64
 #define MAX_POLL_US	1000000
 
-/* One job's connections, and room for the completions of one reap. */
-struct nbd_job {
+/*
+ * A job's session: its connections, in one client, which hands finished
+ * requests straight to the glue's completer.
+ */
+struct nbd_session {
+	struct torus_session base;
 	struct nbd_client *client;
-	struct nbd_completion *done;	/* depth entries */
 };
+
+static struct nbd_session *to_nbd(struct torus_session *s)
+{
+	return (struct nbd_session *)((char *)s -
+				     offsetof(struct nbd_session, base));
+}
 
 /* The options block the glue lays out for this transport. */
 struct nbd_opts {
@@ -42,7 +51,7 @@ static struct fio_option nbd_options[] = {
 	{
 		.name	= "conns",
 		.lname	= "NBD connections",
-		.help	= "Connections per job; requests are spread across them (needs a server that advertises multi-conn when > 1)",
+		.help	= "Connections per job; requests are spread across them, and more than 1 needs a server that advertises multi-conn",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct nbd_opts, conns),
 		.def	= "1",
@@ -54,7 +63,7 @@ static struct fio_option nbd_options[] = {
 	{
 		.name	= "handshake",
 		.lname	= "NBD handshake",
-		.help	= "How to negotiate the export",
+		.help	= "How to negotiate the export: auto, go or export-name",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct nbd_opts, handshake),
 		.def	= "auto",
@@ -72,7 +81,7 @@ static struct fio_option nbd_options[] = {
 	{
 		.name	= "structured_replies",
 		.lname	= "NBD structured replies",
-		.help	= "Negotiate structured replies (simple replies are cheaper; this exercises servers that split reads)",
+		.help	= "Negotiate structured replies: simple replies are cheaper, structured ones exercise servers that split reads",
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct nbd_opts, structured),
 		.def	= "0",
@@ -82,7 +91,7 @@ static struct fio_option nbd_options[] = {
 	{
 		.name	= "poll_us",
 		.lname	= "Busy-poll microseconds",
-		.help	= "With at most 2 requests outstanding, busy-poll for replies this long before sleeping (cuts QD1 latency, costs CPU; default 0: never, as the kernel's paths)",
+		.help	= "With at most 2 requests outstanding, busy-poll for replies this many microseconds before sleeping: cuts QD1 latency, costs CPU; 0 never spins, as the kernel's paths do not",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct nbd_opts, poll_us),
 		.def	= "0",
@@ -228,13 +237,15 @@ static int nbd_check(const struct torus_params *p, const struct torus_job *job,
 	return 0;
 }
 
-static void *nbd_open(const struct torus_params *p, unsigned int depth,
-		      struct torus_target *t, char *err, size_t errlen)
+static struct torus_session *nbd_open(const struct torus_params *p,
+				      unsigned int depth,
+				      struct torus_target *t, char *err,
+				      size_t errlen)
 {
 	const struct nbd_opts *o = p->opts;
 	int fds[MAX_CONNS];
 	struct nbd_export exp, first;
-	struct nbd_job *job = NULL;
+	struct nbd_session *s;
 	struct nbd_uri u;
 	char label[512];
 	unsigned int i;
@@ -277,27 +288,21 @@ static void *nbd_open(const struct torus_params *p, unsigned int depth,
 	if (check_multi_conn(p, &first, label, err, errlen))
 		goto fail;
 	describe(&u, &first, t);
-	job = calloc(1, sizeof(*job));
-	if (job)
-		job->done = calloc(depth, sizeof(*job->done));
-	if (!job || !job->done) {
+	s = calloc(1, sizeof(*s));
+	if (!s) {
 		snprintf(err, errlen, "out of memory for iodepth=%u", depth);
-		goto fail_job;
+		i = o->conns;
+		goto fail;
 	}
+	s->base.done = p->done;
 	/* From here the client owns the sockets, even when it fails. */
-	job->client = nbd_client_new(fds, o->conns, depth, &first, o->poll_us,
-				     p->timeout_s, label, err, errlen);
-	if (!job->client) {
-		free(job->done);
-		free(job);
+	s->client = nbd_client_new(fds, o->conns, depth, &first, o->poll_us,
+				   p->timeout_s, &p->done, label, err, errlen);
+	if (!s->client) {
+		free(s);
 		return NULL;
 	}
-	return job;
-fail_job:
-	if (job)
-		free(job->done);
-	free(job);
-	i = o->conns;
+	return &s->base;
 fail:
 	while (i--)
 		close(fds[i]);
@@ -311,56 +316,41 @@ static const uint16_t op_to_cmd[] = {
 	[TORUS_OP_FLUSH] = NBD_CMD_FLUSH,
 };
 
-static int nbd_queue(void *conn, enum torus_op op, bool fua, uint64_t offset,
-		     uint32_t len, void *buf, void *user)
+static int nbd_queue(struct torus_session *s, enum torus_op op, bool fua,
+		     uint64_t offset, uint32_t len, void *buf, void *user)
 {
-	struct nbd_job *job = conn;
-
-	return nbd_client_queue(job->client, op_to_cmd[op],
+	return nbd_client_queue(to_nbd(s)->client, op_to_cmd[op],
 				fua ? NBD_CMD_FLAG_FUA : 0, offset, len, buf,
 				user);
 }
 
-static int nbd_submit(void *conn)
+static int nbd_submit(struct torus_session *s)
 {
-	struct nbd_job *job = conn;
-
-	return nbd_client_submit(job->client);
+	return nbd_client_submit(to_nbd(s)->client);
 }
 
-static int nbd_reap(void *conn, unsigned int min, unsigned int max,
-		    const struct timespec *timeout,
-		    struct torus_completion *out)
+static int nbd_reap(struct torus_session *s, unsigned int min,
+		    const struct timespec *timeout)
 {
-	struct nbd_job *job = conn;
-	int i, n;
-
-	n = nbd_client_reap(job->client, min, max, timeout, job->done);
-	for (i = 0; i < n; i++) {
-		out[i].user = job->done[i].user;
-		out[i].error = job->done[i].error;
-	}
-	return n;
+	return nbd_client_reap(to_nbd(s)->client, min, timeout);
 }
 
-static void nbd_cancel(void *conn, int error)
+static void nbd_cancel(struct torus_session *s, int error)
 {
-	struct nbd_job *job = conn;
-
-	nbd_client_cancel(job->client, error);
+	nbd_client_cancel(to_nbd(s)->client, error);
 }
 
-static void nbd_close(void *conn)
+static void nbd_close(struct torus_session *s)
 {
-	struct nbd_job *job = conn;
+	struct nbd_session *ns = to_nbd(s);
 
-	nbd_client_free(job->client);
-	free(job->done);
-	free(job);
+	nbd_client_free(ns->client);
+	free(ns);
 }
 
 const struct torus_transport torus_nbd_transport = {
 	.name = "nbd",
+	.kind = "an NBD",
 	.uri_forms = "nbd://host[:port]/export or nbd+unix:///export?socket=PATH",
 	.options = nbd_options,
 	.opts_size = sizeof(struct nbd_opts),

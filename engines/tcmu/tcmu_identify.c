@@ -17,7 +17,7 @@ static int setup_cmd(struct tcmu_client *c, const char *label,
 		     void *buf, uint32_t len, uint32_t *got, bool optional,
 		     char *err, size_t errlen)
 {
-	struct tcmu_client_done d;
+	struct tcmu_completion d;
 	char why[160];
 	int ret;
 

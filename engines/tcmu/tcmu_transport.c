@@ -33,7 +33,10 @@
 #define DEF_MAX_TRANSFER	"64k"	/* hw_max_sectors 128 */
 #define MIN_RING_SIZE		(64u << 10)
 #define MAX_RING_SIZE		(256u << 20)
+#define MIN_DATA_SIZE		TCMU_DEF_BLK_SIZE
 #define MAX_DATA_SIZE		(64ull << 30)
+#define MIN_TRANSFER		512u
+#define MAX_TRANSFER		(1u << 30)
 #define MAX_CMDS		65535u
 /* Messages for failed commands: the first few, then a count at close. */
 #define MAX_REPORTS		5
@@ -55,37 +58,43 @@ static struct fio_option tcmu_options[] = {
 	{
 		.name	= "ring_size",
 		.lname	= "TCMU command ring size",
-		.help	= "Bytes of the mailbox and command ring (the kernel's cmd_ring_size_mb; default 8M)",
+		.help	= "Bytes of the mailbox and command ring, a multiple of 8; the kernel's cmd_ring_size_mb",
 		.type	= FIO_OPT_STR_VAL,
 		.off1	= offsetof(struct tcmu_opts, ring_size),
 		.def	= DEF_RING_SIZE,
+		.minval	= MIN_RING_SIZE,
+		.maxval	= MAX_RING_SIZE,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "data_size",
 		.lname	= "TCMU data area size",
-		.help	= "Bytes of the data area commands' payloads pass through (the kernel's max_data_area_mb; default 1G)",
+		.help	= "Bytes of the data area commands' payloads pass through, a multiple of 4k and at least max_transfer; the kernel's max_data_area_mb",
 		.type	= FIO_OPT_STR_VAL,
 		.off1	= offsetof(struct tcmu_opts, data_size),
 		.def	= DEF_DATA_SIZE,
+		.minval	= MIN_DATA_SIZE,
+		.maxval	= MAX_DATA_SIZE,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "max_transfer",
 		.lname	= "TCMU maximum transfer",
-		.help	= "Largest command in bytes; larger I/O is split as the block layer splits it (the kernel's hw_max_sectors; default 64k)",
+		.help	= "Largest command in bytes, a multiple of 512; larger I/O is split as the block layer splits it; the kernel's hw_max_sectors",
 		.type	= FIO_OPT_STR_VAL,
 		.off1	= offsetof(struct tcmu_opts, max_transfer),
 		.def	= DEF_MAX_TRANSFER,
+		.minval	= MIN_TRANSFER,
+		.maxval	= MAX_TRANSFER,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "trim_mode",
 		.lname	= "TCMU trim command",
-		.help	= "The SCSI command a trim becomes",
+		.help	= "The SCSI command a trim becomes: unmap or write_same",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct tcmu_opts, trim_mode),
 		.def	= "unmap",
@@ -118,17 +127,21 @@ struct tcmu_req {
 	struct tcmu_req *next;	/* in the waiting queue */
 };
 
-struct tcmu_job {
+/*
+ * A job's session: its ring, and the requests split into commands. The
+ * client hands each finished command to part_done(); a request's
+ * completion goes to the glue when its last command is back.
+ */
+struct tcmu_session {
+	struct torus_session base;
 	struct tcmu_client *client;
-	struct tcmu_client_done *done;	/* room for one reap */
 	struct tcmu_req *reqs;		/* depth */
 	struct tcmu_req **free_reqs;
 	unsigned int nr_free;
 	/* Requests with commands still to send, oldest first. */
 	struct tcmu_req *waiting, *waiting_tail;
-	/* Finished requests not yet handed out: a ring of depth. */
-	struct torus_completion *finished;
-	unsigned int depth, first_finished, nr_finished;
+	unsigned int finished;		/* requests completed by this reap */
+	unsigned int depth;
 	unsigned int max_cmds;
 	uint32_t block_size;
 	uint32_t part_max;		/* bytes per read or write command */
@@ -140,7 +153,10 @@ struct tcmu_job {
 };
 
 
-/* fio 3.33 lets negatives through when the minimum is 0: check here. */
+/*
+ * fio enforces the tables' ranges; what it cannot (multiples, one option
+ * against another) is checked here, with the ranges again for messages.
+ */
 static int tcmu_check_options(const void *opts, char *err, size_t errlen)
 {
 	const struct tcmu_opts *o = opts;
@@ -152,8 +168,8 @@ static int tcmu_check_options(const void *opts, char *err, size_t errlen)
 			 o->ring_size);
 		return -1;
 	}
-	if (o->max_transfer < 512 || o->max_transfer % 512 ||
-	    o->max_transfer > (1u << 30)) {
+	if (o->max_transfer < MIN_TRANSFER || o->max_transfer % 512 ||
+	    o->max_transfer > MAX_TRANSFER) {
 		snprintf(err, errlen,
 			 "max_transfer=%llu is out of range: use a multiple of 512 bytes up to 1G (the kernel's default is 64k)",
 			 o->max_transfer);
@@ -174,7 +190,7 @@ static bool tcmu_handles(const char *uri)
 	return tcmu_uri_is_tcmu(uri);
 }
 
-/* Every job probes: say what the uri ignores once, not once per job. */
+/* Every ts probes: say what the uri ignores once, not once per ts. */
 static void warn_once(const char *uri, const char *warning)
 {
 	static char last[512];
@@ -275,18 +291,16 @@ static int tcmu_check(const struct torus_params *p, const struct torus_job *job,
 	return 0;
 }
 
-static void job_free(struct tcmu_job *job)
+static void session_free(struct tcmu_session *ts)
 {
-	if (job->reports > MAX_REPORTS)
+	if (ts->reports > MAX_REPORTS)
 		fprintf(stderr, "torus: %s: %u failed commands in all\n",
-			job->label, job->reports);
-	tcmu_client_free(job->client);
-	free(job->done);
-	free(job->reqs);
-	free(job->free_reqs);
-	free(job->finished);
-	free(job->zero_block);
-	free(job);
+			ts->label, ts->reports);
+	tcmu_client_free(ts->client);
+	free(ts->reqs);
+	free(ts->free_reqs);
+	free(ts->zero_block);
+	free(ts);
 }
 
 static uint32_t round_down(uint32_t v, uint32_t to)
@@ -294,8 +308,12 @@ static uint32_t round_down(uint32_t v, uint32_t to)
 	return v - v % to;
 }
 
-static void *tcmu_open(const struct torus_params *p, unsigned int depth,
-		       struct torus_target *t, char *err, size_t errlen)
+static void part_done(void *arg, const struct tcmu_completion *d);
+
+static struct torus_session *tcmu_open(const struct torus_params *p,
+				       unsigned int depth,
+				       struct torus_target *t, char *err,
+				       size_t errlen)
 {
 	const struct tcmu_opts *o = p->opts;
 	uint64_t per_cmd = (o->max_transfer + TCMU_DEF_BLK_SIZE - 1) /
@@ -308,7 +326,7 @@ static void *tcmu_open(const struct torus_params *p, unsigned int depth,
 		.timeout_s = p->timeout_s,
 		.stop = p->stop,
 	};
-	struct tcmu_job *job;
+	struct tcmu_session *ts;
 	struct tcmu_dev dev;
 	unsigned int i;
 
@@ -323,68 +341,69 @@ static void *tcmu_open(const struct torus_params *p, unsigned int depth,
 	if (cfg.max_cmds > MAX_CMDS)
 		cfg.max_cmds = MAX_CMDS;
 
-	job = calloc(1, sizeof(*job));
-	if (!job) {
+	ts = calloc(1, sizeof(*ts));
+	if (!ts) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	job->max_cmds = cfg.max_cmds;
-	job->depth = depth;
-	job->done = calloc(cfg.max_cmds, sizeof(*job->done));
-	job->reqs = calloc(depth, sizeof(*job->reqs));
-	job->free_reqs = calloc(depth, sizeof(*job->free_reqs));
-	job->finished = calloc(depth, sizeof(*job->finished));
-	if (!job->done || !job->reqs || !job->free_reqs || !job->finished) {
+	ts->base.done = p->done;
+	ts->max_cmds = cfg.max_cmds;
+	ts->depth = depth;
+	cfg.complete = part_done;
+	cfg.complete_arg = ts;
+	ts->reqs = calloc(depth, sizeof(*ts->reqs));
+	ts->free_reqs = calloc(depth, sizeof(*ts->free_reqs));
+	if (!ts->reqs || !ts->free_reqs) {
 		snprintf(err, errlen, "out of memory for iodepth=%u", depth);
 		goto fail;
 	}
 	for (i = 0; i < depth; i++)
-		job->free_reqs[job->nr_free++] = &job->reqs[depth - 1 - i];
+		ts->free_reqs[ts->nr_free++] = &ts->reqs[depth - 1 - i];
 
-	job->client = attach(p, &cfg, job->label, sizeof(job->label), err,
+	ts->client = attach(p, &cfg, ts->label, sizeof(ts->label), err,
 			     errlen);
-	if (!job->client ||
-	    tcmu_identify(job->client, job->label, &dev, err, errlen))
+	if (!ts->client ||
+	    tcmu_identify(ts->client, ts->label, &dev, err, errlen))
 		goto fail;
 	if (dev.blocks * dev.block_size < t->size) {
 		snprintf(err, errlen,
-			 "%s: the device shrank from %" PRIu64 " to %" PRIu64 " bytes since the job started",
-			 job->label, t->size, dev.blocks * dev.block_size);
+			 "%s: the device shrank from %" PRIu64 " to %" PRIu64 " bytes since the ts started",
+			 ts->label, t->size, dev.blocks * dev.block_size);
 		goto fail;
 	}
-	describe(&dev, job->label, t);
-	job->block_size = dev.block_size;
-	job->part_max = o->max_transfer;
-	if (dev.max_transfer && dev.max_transfer < job->part_max)
-		job->part_max = dev.max_transfer;
-	job->part_max = round_down(job->part_max, dev.block_size);
-	job->trim_max = dev.max_unmap ? round_down(dev.max_unmap,
+	describe(&dev, ts->label, t);
+	ts->block_size = dev.block_size;
+	ts->part_max = o->max_transfer;
+	if (dev.max_transfer && dev.max_transfer < ts->part_max)
+		ts->part_max = dev.max_transfer;
+	ts->part_max = round_down(ts->part_max, dev.block_size);
+	ts->trim_max = dev.max_unmap ? round_down(dev.max_unmap,
 						   dev.block_size) :
 			round_down(UINT32_MAX, dev.block_size);
-	job->trim_mode = o->trim_mode;
-	if (!job->part_max || !job->trim_max) {
+	ts->trim_mode = o->trim_mode;
+	if (!ts->part_max || !ts->trim_max) {
 		snprintf(err, errlen,
 			 "%s: the device's maximum transfer (%u bytes) is smaller than its block (%u bytes)",
-			 job->label, dev.max_transfer, dev.block_size);
+			 ts->label, dev.max_transfer, dev.block_size);
 		goto fail;
 	}
-	job->zero_block = calloc(1, dev.block_size);
-	if (!job->zero_block) {
+	ts->zero_block = calloc(1, dev.block_size);
+	if (!ts->zero_block) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	return job;
+	return &ts->base;
 fail:
-	job_free(job);
+	session_free(ts);
 	return NULL;
 }
 
 /* Queues the next command of r; 0, -EBUSY, or another -errno. */
-static int queue_part(struct tcmu_job *job, struct tcmu_req *r)
+static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
 	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
-	uint64_t lba = (r->offset + r->sent) / job->block_size;
+	uint64_t lba = (r->offset + r->sent) / ts->block_size;
 	const void *wbuf = NULL;
 	void *rbuf = NULL;
 	int ret;
@@ -392,30 +411,30 @@ static int queue_part(struct tcmu_job *job, struct tcmu_req *r)
 	switch (r->op) {
 	case TORUS_OP_READ:
 	case TORUS_OP_WRITE:
-		if (len > job->part_max)
-			len = job->part_max;
+		if (len > ts->part_max)
+			len = ts->part_max;
 		data_len = len;
 		if (r->op == TORUS_OP_READ) {
-			tcmu_cdb_read16(cdb, lba, len / job->block_size);
+			tcmu_cdb_read16(cdb, lba, len / ts->block_size);
 			rbuf = r->buf + r->sent;
 		} else {
-			tcmu_cdb_write16(cdb, lba, len / job->block_size,
+			tcmu_cdb_write16(cdb, lba, len / ts->block_size,
 					 r->fua);
 			wbuf = r->buf + r->sent;
 		}
 		break;
 	case TORUS_OP_TRIM:
-		if (len > job->trim_max)
-			len = job->trim_max;
-		if (job->trim_mode == TRIM_WRITE_SAME) {
-			tcmu_cdb_write_same16(cdb, lba, len / job->block_size,
+		if (len > ts->trim_max)
+			len = ts->trim_max;
+		if (ts->trim_mode == TRIM_WRITE_SAME) {
+			tcmu_cdb_write_same16(cdb, lba, len / ts->block_size,
 					      true);
-			data_len = job->block_size;
-			wbuf = job->zero_block;
+			data_len = ts->block_size;
+			wbuf = ts->zero_block;
 		} else {
 			tcmu_cdb_unmap(cdb, TCMU_UNMAP_PARAM_LEN);
 			tcmu_unmap_param(param, sizeof(param), lba,
-					 len / job->block_size);
+					 len / ts->block_size);
 			cdb_len = 10;
 			data_len = TCMU_UNMAP_PARAM_LEN;
 			wbuf = param;
@@ -427,7 +446,7 @@ static int queue_part(struct tcmu_job *job, struct tcmu_req *r)
 		len = data_len = 0;
 		break;
 	}
-	ret = tcmu_client_queue(job->client, cdb, cdb_len, data_len, wbuf,
+	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
 				rbuf, r);
 	if (ret)
 		return ret;
@@ -437,15 +456,15 @@ static int queue_part(struct tcmu_job *job, struct tcmu_req *r)
 	return 0;
 }
 
-static void finish(struct tcmu_job *job, struct tcmu_req *r)
+/* A request's last command is back: its completion goes to the glue. */
+static void finish(struct tcmu_session *ts, struct tcmu_req *r)
 {
-	struct torus_completion *c;
+	void *user = r->user;
+	int error = r->error;
 
-	c = &job->finished[(job->first_finished + job->nr_finished++) %
-			   job->depth];
-	c->user = r->user;
-	c->error = r->error;
-	job->free_reqs[job->nr_free++] = r;
+	ts->free_reqs[ts->nr_free++] = r;
+	ts->finished++;
+	ts->base.done.fn(ts->base.done.arg, user, error);
 }
 
 static bool all_sent(const struct tcmu_req *r)
@@ -454,59 +473,65 @@ static bool all_sent(const struct tcmu_req *r)
 }
 
 /* r will send no more commands: it finishes with its last completion. */
-static void stop_sending(struct tcmu_job *job, struct tcmu_req *r, int error)
+static void stop_sending(struct tcmu_session *ts, struct tcmu_req *r, int error)
 {
 	if (!r->error)
 		r->error = error;
 	r->sent = r->len;
 	r->issued = r->issued ? : 1;
 	if (!r->parts_out)
-		finish(job, r);
+		finish(ts, r);
 }
 
 /* Sends what room allows of the waiting requests, in order. */
-static void push_waiting(struct tcmu_job *job)
+static void push_waiting(struct tcmu_session *ts)
 {
 	struct tcmu_req *r;
 	int ret;
 
-	while ((r = job->waiting)) {
+	while ((r = ts->waiting)) {
 		while (!all_sent(r)) {
-			ret = queue_part(job, r);
+			ret = queue_part(ts, r);
 			if (ret == -EBUSY)
 				return;
 			if (ret) {
 				/* The ring went down, or it never fits. */
-				job->waiting = r->next;
-				stop_sending(job, r, ret == -ENOTCONN ? EIO : -ret);
+				ts->waiting = r->next;
+				stop_sending(ts, r, ret == -ENOTCONN ? EIO : -ret);
 				break;
 			}
 		}
-		if (job->waiting == r)
-			job->waiting = r->next;
+		if (ts->waiting == r)
+			ts->waiting = r->next;
 	}
-	job->waiting_tail = NULL;
+	ts->waiting_tail = NULL;
 }
 
-static int tcmu_queue(void *conn, enum torus_op op, bool fua, uint64_t offset,
-		      uint32_t len, void *buf, void *user)
+static struct tcmu_session *to_tcmu(struct torus_session *s)
 {
-	struct tcmu_job *job = conn;
+	return (struct tcmu_session *)((char *)s -
+				     offsetof(struct tcmu_session, base));
+}
+
+static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
+		      uint64_t offset, uint32_t len, void *buf, void *user)
+{
+	struct tcmu_session *ts = to_tcmu(s);
 	struct tcmu_req *r;
 
-	if (!job->nr_free)
+	if (!ts->nr_free)
 		return -EBUSY;
-	r = job->free_reqs[--job->nr_free];
+	r = ts->free_reqs[--ts->nr_free];
 	*r = (struct tcmu_req){
 		.user = user, .op = op, .fua = fua, .offset = offset,
 		.len = len, .buf = buf,
 	};
-	if (job->waiting_tail)
-		job->waiting_tail->next = r;
+	if (ts->waiting_tail)
+		ts->waiting_tail->next = r;
 	else
-		job->waiting = r;
-	job->waiting_tail = r;
-	push_waiting(job);
+		ts->waiting = r;
+	ts->waiting_tail = r;
+	push_waiting(ts);
 	return 0;
 }
 
@@ -518,21 +543,21 @@ static int tcmu_queue(void *conn, enum torus_op op, bool fua, uint64_t offset,
  * and a wake-up there. fio calls ->getevents before it ever pauses, and
  * reap publishes before it waits, so nothing waits for long.
  */
-static bool hold(const struct tcmu_job *job)
+static bool hold(const struct tcmu_session *ts)
 {
-	unsigned int fresh = tcmu_client_unpublished(job->client);
-	unsigned int busy = tcmu_client_inflight(job->client) - fresh;
+	unsigned int fresh = tcmu_client_unpublished(ts->client);
+	unsigned int busy = tcmu_client_inflight(ts->client) - fresh;
 
-	return job->depth >= 16 && busy >= 8 && fresh <= job->depth / 8;
+	return ts->depth >= 16 && busy >= 8 && fresh <= ts->depth / 8;
 }
 
-static int tcmu_submit(void *conn)
+static int tcmu_submit(struct torus_session *s)
 {
-	struct tcmu_job *job = conn;
+	struct tcmu_session *ts = to_tcmu(s);
 
-	if (hold(job))
+	if (hold(ts))
 		return 0;
-	return tcmu_client_submit(job->client);
+	return tcmu_client_submit(ts->client);
 }
 
 static const char *op_name(enum torus_op op)
@@ -548,101 +573,87 @@ static const char *op_name(enum torus_op op)
 }
 
 /* A CHECK CONDITION says more than its errno: print the first few. */
-static void report(struct tcmu_job *job, const struct tcmu_req *r,
-		   const struct tcmu_client_done *d)
+static void report(struct tcmu_session *ts, const struct tcmu_req *r,
+		   const struct tcmu_completion *d)
 {
 	char why[160];
 
-	if (++job->reports > MAX_REPORTS || d->status == 0xff)
+	if (++ts->reports > MAX_REPORTS || d->status == 0xff)
 		return;
 	if (d->has_sense)
 		tcmu_sense_msg(&d->sense, why, sizeof(why));
 	else
 		snprintf(why, sizeof(why), "SCSI status %#x", d->status);
 	fprintf(stderr, "torus: %s: %s of %u bytes at offset %" PRIu64 ": %s%s\n",
-		job->label, op_name(r->op), r->len, r->offset, why,
-		job->reports == MAX_REPORTS ? " (further failures are counted, not shown)" : "");
+		ts->label, op_name(r->op), r->len, r->offset, why,
+		ts->reports == MAX_REPORTS ? " (further failures are counted, not shown)" : "");
 }
 
-/* Moves finished requests to out[]; returns how many. */
-static unsigned int hand_out(struct tcmu_job *job, unsigned int max,
-			     struct torus_completion *out)
+/*
+ * The client's completer: one command is back. Its request finishes with
+ * its last command, which is the only bookkeeping a split request needs.
+ */
+static void part_done(void *arg, const struct tcmu_completion *d)
 {
-	unsigned int n = 0;
+	struct tcmu_session *ts = arg;
+	struct tcmu_req *r = d->user;
 
-	while (n < max && job->nr_finished) {
-		out[n++] = job->finished[job->first_finished];
-		job->first_finished = (job->first_finished + 1) % job->depth;
-		job->nr_finished--;
+	if (d->error && !r->error) {
+		r->error = d->error;
+		report(ts, r, d);
 	}
-	return n;
+	if (!--r->parts_out && all_sent(r))
+		finish(ts, r);
 }
 
-static int tcmu_reap(void *conn, unsigned int min, unsigned int max,
-		     const struct timespec *timeout,
-		     struct torus_completion *out)
+static int tcmu_reap(struct torus_session *s, unsigned int min,
+		     const struct timespec *timeout)
 {
-	struct tcmu_job *job = conn;
-	unsigned int got = hand_out(job, max, out);
-	int i, n, ret;
+	struct tcmu_session *ts = to_tcmu(s);
+	int n, ret;
 
+	ts->finished = 0;
 	/* Whatever submit held goes out before any wait. */
-	ret = tcmu_client_submit(job->client);
+	ret = tcmu_client_submit(ts->client);
 	if (ret)
 		return ret;
-
-	while (got < max) {
-		/*
-		 * Take every command that finished: requests, not commands,
-		 * wait in finished[] (at most depth of them) for the next call.
-		 */
-		n = tcmu_client_reap(job->client, got < min ? 1 : 0,
-				     job->max_cmds, got < min ? timeout : NULL,
-				     job->done);
+	for (;;) {
+		/* Commands, not requests, come back: wait for whole requests. */
+		n = tcmu_client_reap(ts->client, ts->finished < min ? 1 : 0,
+				     ts->finished < min ? timeout : NULL);
 		if (n <= 0)
-			return n < 0 ? n : got;
-		for (i = 0; i < n; i++) {
-			const struct tcmu_client_done *d = &job->done[i];
-			struct tcmu_req *r = d->user;
-
-			if (d->error && !r->error) {
-				r->error = d->error;
-				report(job, r, d);
-			}
-			if (!--r->parts_out && all_sent(r))
-				finish(job, r);
+			return n < 0 ? n : (int)ts->finished;
+		if (ts->waiting) {
+			push_waiting(ts);
+			tcmu_client_submit(ts->client);
 		}
-		if (job->waiting) {
-			push_waiting(job);
-			tcmu_client_submit(job->client);
-		}
-		got += hand_out(job, max - got, out + got);
-		if (got >= min && !tcmu_client_inflight(job->client))
+		if (ts->finished >= min && !tcmu_client_inflight(ts->client))
 			break;
 	}
-	return got;
+	return ts->finished;
 }
 
-static void tcmu_cancel(void *conn, int error)
+static void tcmu_cancel(struct torus_session *s, int error)
 {
-	struct tcmu_job *job = conn;
+	struct tcmu_session *ts = to_tcmu(s);
 	struct tcmu_req *r;
 
-	while ((r = job->waiting)) {
-		job->waiting = r->next;
-		stop_sending(job, r, error);
+	while ((r = ts->waiting)) {
+		ts->waiting = r->next;
+		stop_sending(ts, r, error);
 	}
-	job->waiting_tail = NULL;
-	tcmu_client_cancel(job->client, error);
+	ts->waiting_tail = NULL;
+	tcmu_client_cancel(ts->client, error);
 }
 
-static void tcmu_close(void *conn)
+static void tcmu_close(struct torus_session *s)
 {
-	job_free(conn);
+	session_free(to_tcmu(s));
 }
 
 const struct torus_transport torus_tcmu_transport = {
 	.name = "tcmu",
+	.kind = "a TCMU",
 	.uri_forms = "tcmu+unix:///?socket=PATH",
 	.options = tcmu_options,
 	.opts_size = sizeof(struct tcmu_opts),

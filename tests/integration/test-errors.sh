@@ -95,6 +95,26 @@ expect_fio_error "request_timeout=-1 is out of range: use 0 (wait forever) to 86
 
 expect_fio_error "unknown transport=bogus: use one of nbd" --name=t --transport=bogus --rw=read --size=1m
 
+# An option of the other transport is named, with the transport it belongs
+# to; one left at its default is not. Both directions, the TCMU one against
+# a socket nobody serves (the warning comes before the connect).
+expect_fio_ok --name=w --uri="$u_mem" --rw=read --size=1m --ring_size=16M --trim_mode=unmap
+[ "$(grep -cxF "torus: ring_size is a TCMU option; the nbd transport ignores it" "$T/fio.out")" = 1 ] ||
+	fail "ring_size given to the nbd transport not warned about exactly once: $(cat "$T/fio.out")"
+! grep -q "trim_mode is" "$T/fio.out" || fail "trim_mode at its default warned about: $(cat "$T/fio.out")"
+expect_fio_error "cannot connect to the handler host" --name=w --uri="tcmu+unix:///?socket=$T/none.sock" \
+	--rw=read --size=1m --poll_us=50 --conns=2
+grep -qxF "torus: poll_us is an NBD option; the tcmu transport ignores it" "$T/fio.out" ||
+	fail "poll_us given to the tcmu transport not warned about: $(cat "$T/fio.out")"
+grep -qxF "torus: conns is an NBD option; the tcmu transport ignores it" "$T/fio.out" ||
+	fail "conns given to the tcmu transport not warned about: $(cat "$T/fio.out")"
+
+# The start-up line names the engine's version, meson.build's.
+version=$(sed -n "s/^[[:space:]]*version : '\([^']*\)',\$/\1/p" "$TORUS_SRC/meson.build" | head -n 1)
+[ -n "$version" ] || fail "no version in $TORUS_SRC/meson.build"
+grep -qE "^torus $version \(libtorus.so for fio-[0-9]" "$T/fio.out" ||
+	fail "no start-up line 'torus $version (libtorus.so for fio-...)' in: $(cat "$T/fio.out")"
+
 # Option values fio itself checks.
 expect_fio_error "conns" --name=c --uri="$u_mem" --conns=0 --rw=read --size=1m
 expect_fio_error "handshake" --name=h --uri="$u_mem" --handshake=bogus --rw=read --size=1m

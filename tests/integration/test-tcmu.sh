@@ -62,8 +62,8 @@ start_tcmu_shim "$T/s.sock" --backend memory --size 16M
 u="tcmu+unix:///?socket=$T/s.sock"
 expect_fio_error "the job needs 33554432 bytes (size=33554432 + offset=0) but the export has 16777216" \
 	--name=big --uri="$u" --size=32m --rw=read
-expect_fio_error "ring_size=1024 is out of range: use a multiple of 8 bytes from 64k to 256M (the kernel's default is 8M)" \
-	--name=ring --uri="$u" --size=1m --rw=read --ring_size=1k
+expect_fio_error "ring_size=65540 is out of range: use a multiple of 8 bytes from 64k to 256M (the kernel's default is 8M)" \
+	--name=ring --uri="$u" --size=1m --rw=read --ring_size=65540
 expect_fio_error "max_transfer=1000 is out of range: use a multiple of 512 bytes up to 1G (the kernel's default is 64k)" \
 	--name=mt --uri="$u" --size=1m --rw=read --max_transfer=1000
 expect_fio_error "data_size=65536 is out of range: use a multiple of 4k, at least max_transfer=131072, at most 64G (the kernel's default is 1G)" \

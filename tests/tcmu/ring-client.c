@@ -50,9 +50,18 @@ static uint64_t data_size = DATA_SIZE;
 #define MAX_CMDS	256u
 #define MAX_DATA	(1u << 20)
 
-typedef void (*done_fn)(const struct tcmu_client_done *d);
+typedef void (*done_fn)(const struct tcmu_completion *d);
 
 static int failures;
+/* Where the completions of the reap() under way go. */
+static done_fn reaping;
+
+/* The client's completer: hands each completion to reap()'s fn. */
+static void dispatch(void *arg, const struct tcmu_completion *d)
+{
+	if (reaping)
+		reaping(d);
+}
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -86,6 +95,7 @@ static struct tcmu_client *ring_attach(const char *path, const char *label)
 		.max_cmds = MAX_CMDS,
 		.max_data = data_size < MAX_DATA ? data_size : MAX_DATA,
 		.timeout_s = 10,
+		.complete = dispatch,
 	};
 	struct tcmu_client *c;
 	char err[512];
@@ -110,34 +120,32 @@ static void kick(struct tcmu_client *c)
 static int reap(struct tcmu_client *c, done_fn fn)
 {
 	static const struct timespec limit = { .tv_sec = 10 };
-	struct tcmu_client_done done[MAX_CMDS];
-	int i, n;
+	int n;
 
-	n = tcmu_client_reap(c, 1, MAX_CMDS, &limit, done);
+	reaping = fn;
+	n = tcmu_client_reap(c, 1, &limit);
+	reaping = NULL;
 	if (n < 0)
 		die_err("reap", -n);
 	if (!n) {
 		fprintf(stderr, "ring-client: no completion within 10 s\n");
 		exit(1);
 	}
-	for (i = 0; i < n; i++)
-		if (fn)
-			fn(&done[i]);
 	return n;
 }
 
 /* A command's outcome lands where its user pointer says. */
-static void store_done(const struct tcmu_client_done *d)
+static void store_done(const struct tcmu_completion *d)
 {
-	*(struct tcmu_client_done *)d->user = *d;
+	*(struct tcmu_completion *)d->user = *d;
 }
 
 /* One command, start to end. */
-static struct tcmu_client_done exec(struct tcmu_client *c, const uint8_t *cdb,
+static struct tcmu_completion exec(struct tcmu_client *c, const uint8_t *cdb,
 				    uint32_t cdb_len, uint32_t len,
 				    const void *wbuf, void *rbuf)
 {
-	struct tcmu_client_done d;
+	struct tcmu_completion d;
 	int ret;
 
 	ret = tcmu_client_exec(c, cdb, cdb_len, len, wbuf, rbuf, &d);
@@ -146,7 +154,7 @@ static struct tcmu_client_done exec(struct tcmu_client *c, const uint8_t *cdb,
 	return d;
 }
 
-static void sense_of(const struct tcmu_client_done *d, struct tcmu_sense *s)
+static void sense_of(const struct tcmu_completion *d, struct tcmu_sense *s)
 {
 	if (d->has_sense)
 		*s = d->sense;
@@ -161,7 +169,7 @@ static uint64_t capacity(struct tcmu_client *c, struct tcmu_capacity *out)
 	uint8_t cdb[16], buf[96];
 	struct tcmu_capacity cap;
 	struct tcmu_inquiry inq;
-	struct tcmu_client_done d;
+	struct tcmu_completion d;
 
 	/* 96 bytes asked, 74 answered: a short data-in, with its length. */
 	tcmu_cdb_inquiry(cdb, false, 0, 96);
@@ -206,7 +214,7 @@ static void check_depth(struct tcmu_client *c, uint64_t nr_blocks,
 			unsigned int seed)
 {
 	static uint8_t wbuf[16][4096], rbuf[16][4096];
-	struct tcmu_client_done d[16];
+	struct tcmu_completion d[16];
 	uint8_t cdb[16];
 	uint64_t lba;
 	int i, ret;
@@ -242,7 +250,7 @@ static void check_depth(struct tcmu_client *c, uint64_t nr_blocks,
 static void check_unmap(struct tcmu_client *c)
 {
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN], buf[4096], zero[4096];
-	struct tcmu_client_done d;
+	struct tcmu_completion d;
 
 	memset(zero, 0, sizeof(zero));
 	pattern(buf, sizeof(buf), 1000, 1);
@@ -261,7 +269,7 @@ static void check_unmap(struct tcmu_client *c)
 static void check_out_of_range(struct tcmu_client *c, uint64_t nr_blocks)
 {
 	uint8_t cdb[16], buf[4096];
-	struct tcmu_client_done d;
+	struct tcmu_completion d;
 	struct tcmu_sense s;
 	char msg[128];
 
@@ -303,7 +311,7 @@ struct scatter_read {
 static struct scatter_read scatter_reads[MAX_CMDS];
 static struct scatter_read *scatter_free;
 
-static void scatter_done(const struct tcmu_client_done *d)
+static void scatter_done(const struct tcmu_completion *d)
 {
 	struct scatter_read *sr = d->user;
 	static uint8_t want[128 << 10];
@@ -428,7 +436,7 @@ static int check(const char *path)
 	uint8_t cdb[16], wbuf[4096], rbuf[4096];
 	struct tcmu_client *a, *b, *c;
 	struct tcmu_capacity cap;
-	struct tcmu_client_done d;
+	struct tcmu_completion d;
 	uint64_t nr_blocks;
 
 	a = ring_attach(path, "ring-client");
@@ -581,7 +589,7 @@ static int bench_queue(struct tcmu_client *c)
 	return tcmu_client_queue(c, cdb, 16, b->bs, NULL, b->rbuf, NULL);
 }
 
-static void bench_done(const struct tcmu_client_done *d)
+static void bench_done(const struct tcmu_completion *d)
 {
 	bench_state.done++;
 	if (d->status != SCSI_STATUS_GOOD)
