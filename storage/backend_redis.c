@@ -422,7 +422,7 @@ static struct backend *redis_open(const struct redis_params *p,
 
 	if (!p->block_size || p->size % p->block_size) {
 		snprintf(err, errlen,
-			 "redis backend: the size (%llu) must be a multiple of the block size (%u)",
+			 "redis backend: the size (%llu) must be a multiple of the block size (%u): change --size or --block-size",
 			 (unsigned long long)p->size, p->block_size);
 		return NULL;
 	}

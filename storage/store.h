@@ -24,7 +24,8 @@
 /* What the shim knows when it opens the store. */
 struct store_params {
 	uint64_t size;			/* --size; 0: the store's own */
-	uint32_t block_size;		/* the device's or volume's block */
+	uint32_t sector_size;		/* the block the device is addressed in */
+	uint32_t block_size;		/* the store's working block (redis) */
 	unsigned int timeout_s;		/* connecting; 0: no limit */
 	const char *name;		/* the export (redis's default vdisk) */
 	int copy;			/* -1: the one copy; else its index */

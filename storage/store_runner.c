@@ -47,7 +47,7 @@ static struct backend *runner_open(const void *priv,
 	const struct runner_spec *rs = priv;
 
 	return runner_store_open(rs->subtype, rs->dir, rs->cfg, p->size,
-				 p->block_size, err, errlen);
+				 p->sector_size, err, errlen);
 }
 
 static const struct store_flag runner_flags[] = {

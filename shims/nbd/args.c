@@ -200,9 +200,6 @@ static int args_check(struct shim_config *cfg)
 	    cfg->size % cfg->block_size)
 		return shim_bad("--size must be a multiple of the block size for %s",
 				"torus (512K unless --block-size says otherwise)");
-	if (!strcmp(st->type->name, "redis") && cfg->size % cfg->block_size)
-		return shim_bad("--size must be a multiple of --block-size for %s",
-				"the redis backend");
 	return 0;
 }
 

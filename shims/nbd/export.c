@@ -26,6 +26,8 @@ static struct backend *open_store(const struct shim_config *cfg, int copy,
 {
 	struct store_params p = {
 		.size = cfg->size,
+		/* NBD addresses bytes: a plugin gets the common sector */
+		.sector_size = 512,
 		.block_size = cfg->block_size,
 		.timeout_s = 30,
 		.name = cfg->export_name,

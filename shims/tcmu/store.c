@@ -12,6 +12,7 @@ struct backend *store_open_device(const struct shim_config *cfg,
 {
 	struct store_params p = {
 		.size = cfg->size,
+		.sector_size = cfg->block_size,
 		.block_size = cfg->block_size,
 		.timeout_s = cfg->timeout_s,
 		.name = "default",
