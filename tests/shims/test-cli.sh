@@ -23,6 +23,22 @@ grep -o -- '^| `--[a-z-]*' "$TORUS_SRC/docs/shims.md" | sed 's/^| `//' | sort -u
 diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 	{ cat "$T/opts.diff" >&2; fail "--help and docs/shims.md list different options"; }
 
+# both shims list the same stores (one registry, storage/store.h) and the
+# same store flags
+stores() {
+	"$1" --help | sed -n '/^    --backend STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
+		awk '{print $1}'
+	"$1" --help | grep -oE '^    --(redis-meta|vdisk|plugin-dir) '
+}
+if [ -x "$TCMU_SHIM" ]; then
+	stores "$NBD_SHIM" >"$T/nbd.stores"
+	stores "$TCMU_SHIM" >"$T/tcmu.stores"
+	grep -qx 'runner:SUBTYPE:CFG' "$T/nbd.stores" ||
+		{ cat "$T/nbd.stores" >&2; fail "nbd-shim --help lists no runner store"; }
+	diff "$T/nbd.stores" "$T/tcmu.stores" >&2 ||
+		fail "nbd-shim and tcmu-shim --help list different stores"
+fi
+
 # bad_args 'MESSAGE' ARGS...: exit 2 and MESSAGE on stderr
 bad_args() {
 	local msg=$1 rc
