@@ -1,4 +1,5 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154,SC2034
+# (SC2154, SC2034: the variables named below are set or read by bench.sh.)
 # The machinery of scripts/bench.sh, sourced by it: pinning, the scratch
 # directory and its servers, waiting for a quiet machine, one measured fio
 # run, the records and the report (scripts/harness.py waits for the servers
@@ -145,13 +146,9 @@ bench_server_ticks0=
 bench_server_note=
 clk_tck=$(getconf CLK_TCK)
 
-# proc_cpu_ticks PID: utime + stime of PID in clock ticks.
+# proc_cpu_ticks PID: utime + stime of PID in clock ticks (harness.py's).
 proc_cpu_ticks() {
-	local stat
-	stat=$(<"/proc/$1/stat") || die "server $1 has gone"
-	# the fields after the command (which may hold spaces), from state on
-	stat=${stat##*) }
-	awk '{ print $12 + $13 }' <<<"$stat"
+	python3 "$bench_harness" cpu-ticks "$1" || die "server $1 has gone"
 }
 
 bench_server_begin() {

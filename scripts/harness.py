@@ -17,6 +17,8 @@ shell code uses the command line:
       clat_mean_us lat_mean_us cpu_pct ios runtime_s
   harness.py fio-messages FILE
       what fio wrote to its --output file before the JSON object
+  harness.py cpu-ticks PID
+      utime + stime of PID in clock ticks (exit 1 when it has gone)
 
 Exit status: 0 done; 1 failed (the message is on stderr); 2 usage; 3 the
 --pid process was gone before it was ready and its exit status is not
@@ -34,13 +36,17 @@ Python:
   for taskset -c), cwd, env, timeout (for readiness), ready (False: call
   .wait_ready() yourself).
   run_fio(args, json=True, env=None, timeout=None, ...) -> FioRun;
-  load_fio_json(path_or_text); fio_summary(data); fio_figure(data, kind,
-  ddir); clat_percentiles(data); merged_clat_percentiles(data, pcts).
+  load_fio_json(path_or_text); fio_summary(data, all_jobs=False);
+  fio_figure(data, kind, ddir); clat_percentiles(data);
+  merged_clat_percentiles(data, pcts).
+  parse_size(text), proc_cpu_ticks(pid), reexec_for_matplotlib(script,
+  argv, marker): small pieces the scripts share.
 """
 
 import argparse
 import json as _json
 import os
+import re
 import shlex
 import signal
 import socket as _socket
@@ -598,41 +604,47 @@ def _messages(text):
 DDIRS = ("read", "write", "trim")
 
 
-def fio_summary(data, name="fio's output", percentiles=False):
-    """The figures of one fio run with group_reporting (exactly one job),
-    read, write and trim together: iops, bw_mib, cpu_us_per_io (fio's usr+sys
-    % / 100 * job runtime / I/Os: the fio process's CPU per I/O),
-    clat_mean_us and lat_mean_us (weighted by I/Os), cpu_pct, ios,
-    runtime_s. With PERCENTILES, also DDIR_clat_pNN_us for each direction
-    that did I/O (clat_percentiles())."""
+def fio_summary(data, name="fio's output", percentiles=False, all_jobs=False):
+    """The figures of one fio run with group_reporting (exactly one job; with
+    ALL_JOBS, every job of the run together), read, write and trim together:
+    iops, bw_mib (summed), cpu_us_per_io (fio's usr+sys % / 100 * job
+    runtime, summed, / I/Os: the fio process's CPU per I/O), clat_mean_us and
+    lat_mean_us (weighted by I/Os), cpu_pct (over the longest job), ios,
+    runtime_s (the longest job's). With PERCENTILES, also DDIR_clat_pNN_us
+    for each direction that did I/O (clat_percentiles())."""
     jobs = data.get("jobs") or []
-    if len(jobs) != 1:
+    if len(jobs) != 1 and not all_jobs:
         raise FioJsonError(f"{name}: expected one job (group_reporting), got {len(jobs)}")
-    job = jobs[0]
-    if job.get("error"):
-        raise FioJsonError(f"{name}: fio job error {job['error']}")
-    ios = iops = bw = clat = lat = 0.0
-    for ddir in DDIRS:
-        d = job.get(ddir) or {}
-        n = d.get("total_ios", 0)
-        if not n:
-            continue
-        ios += n
-        iops += d["iops"]
-        bw += d["bw_bytes"]
-        clat += d["clat_ns"]["mean"] * n
-        lat += d["lat_ns"]["mean"] * n
+    if not jobs:
+        raise FioJsonError(f"{name}: no jobs in fio's output")
+    for job in jobs:
+        if job.get("error"):
+            raise FioJsonError(f"{name}: fio job {job.get('jobname')} error {job['error']}")
+    ios = iops = bw = clat = lat = cpu_s = 0.0
+    for job in jobs:
+        job_ios = 0
+        for ddir in DDIRS:
+            d = job.get(ddir) or {}
+            n = d.get("total_ios", 0)
+            if not n:
+                continue
+            job_ios += n
+            iops += d["iops"]
+            bw += d["bw_bytes"]
+            clat += d["clat_ns"]["mean"] * n
+            lat += d["lat_ns"]["mean"] * n
+        ios += job_ios
+        cpu_s += (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * job["job_runtime"] / 1000.0
     if not ios:
         raise FioJsonError(f"{name}: the job did no I/O")
-    runtime_s = job["job_runtime"] / 1000.0
-    cpu_pct = job["usr_cpu"] + job["sys_cpu"]
+    runtime_s = max(job["job_runtime"] for job in jobs) / 1000.0
     out = {
         "iops": iops,
         "bw_mib": bw / 2**20,
-        "cpu_us_per_io": cpu_pct / 100.0 * runtime_s / ios * 1e6,
+        "cpu_us_per_io": cpu_s / ios * 1e6,
         "clat_mean_us": clat / ios / 1e3,
         "lat_mean_us": lat / ios / 1e3,
-        "cpu_pct": cpu_pct,
+        "cpu_pct": 100.0 * cpu_s / runtime_s if runtime_s else 0.0,
         "ios": ios,
         "runtime_s": runtime_s,
     }
@@ -837,6 +849,49 @@ def _fio_failure(rc, log, output, text):
             + (f" (see {os.path.basename(log)})" if log else ""))
 
 
+# ------------------------------------------------------------------ small pieces
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text):
+    """Bytes from '64M', '2GiB', '4k', '512' (binary units); ValueError
+    naming the text otherwise."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*", str(text))
+    if not m:
+        raise ValueError(f"not a size: {text!r} (a number with K, M, G or T, e.g. 64M, 2G)")
+    return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+
+
+def proc_cpu_ticks(pid):
+    """utime + stime of PID in clock ticks, or None when it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # the fields after the command, which may hold spaces and ')'
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def reexec_for_matplotlib(script, argv, marker):
+    """The pictures need matplotlib (Debian: python3-matplotlib, for
+    /usr/bin/python3). When this interpreter lacks it (pyenv, a venv), exec
+    SCRIPT with ARGV under the system one, once (the environment variable
+    MARKER stops a loop); otherwise return."""
+    try:
+        import matplotlib  # noqa: F401
+        return
+    except ImportError:
+        pass
+    system = "/usr/bin/python3"
+    if os.environ.get(marker) or not os.access(system, os.X_OK) or \
+            os.path.realpath(sys.executable) == os.path.realpath(system):
+        return
+    os.environ[marker] = "1"
+    os.execv(system, [system, os.path.abspath(script)] + list(argv))
+
+
 # ------------------------------------------------------------------ CLI
 
 def _cli_wait(args, kind):
@@ -871,6 +926,8 @@ def main(argv=None):
     p.add_argument("--percentiles", action="store_true")
     p = sub.add_parser("fio-messages", help="what fio wrote before its JSON")
     p.add_argument("file")
+    p = sub.add_parser("cpu-ticks", help="utime + stime of a process, in clock ticks")
+    p.add_argument("pid", type=int)
     args = ap.parse_args(argv)
 
     if args.cmd == "free-port":
@@ -887,6 +944,12 @@ def main(argv=None):
     elif args.cmd == "fio-messages":
         with open(args.file, errors="replace") as f:
             sys.stdout.write(_messages(f.read()))
+    elif args.cmd == "cpu-ticks":
+        ticks = proc_cpu_ticks(args.pid)
+        if ticks is None:
+            print(f"harness: process {args.pid} has gone", file=sys.stderr)
+            return 1
+        print(ticks)
     return 0
 
 

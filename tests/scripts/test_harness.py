@@ -304,6 +304,47 @@ class RunFio(Tmp):
                             timeout=60, cwd=self.tmp)
 
 
+class SmallPieces(Tmp):
+    def test_parse_size(self):
+        self.assertEqual(harness.parse_size("64M"), 64 << 20)
+        self.assertEqual(harness.parse_size(" 2 GiB "), 2 << 30)
+        self.assertEqual(harness.parse_size("4k"), 4096)
+        with self.assertRaisesRegex(ValueError, "not a size: '1.5G'"):
+            harness.parse_size("1.5G")
+
+    def test_cpu_ticks(self):
+        busy = subprocess.Popen([sys.executable, "-c", "import time\nt=time.process_time()\n"
+                                 "while time.process_time() - t < 0.3: pass\ninput()"],
+                                stdin=subprocess.PIPE)
+        time.sleep(1.0)
+        ticks = harness.proc_cpu_ticks(busy.pid)
+        out = subprocess.run([sys.executable, HARNESS, "cpu-ticks", str(busy.pid)],
+                             capture_output=True, text=True)
+        busy.communicate(b"\n")
+        self.assertGreaterEqual(ticks, 0.2 * os.sysconf("SC_CLK_TCK"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertGreaterEqual(int(out.stdout), ticks)
+        self.assertIsNone(harness.proc_cpu_ticks(busy.pid))
+        gone = subprocess.run([sys.executable, HARNESS, "cpu-ticks", str(busy.pid)],
+                              capture_output=True, text=True)
+        self.assertEqual((gone.returncode, gone.stderr.strip()),
+                         (1, f"harness: process {busy.pid} has gone"))
+
+    def test_summary_all_jobs(self):
+        two = fio_json([
+            {"jobname": "a", "job_runtime": 1000, "usr_cpu": 10.0, "sys_cpu": 0.0,
+             "write": ddir(100, 100.0, 10**6, 0, 0, 4096)},
+            {"jobname": "b", "job_runtime": 2000, "usr_cpu": 5.0, "sys_cpu": 5.0,
+             "write": ddir(300, 150.0, 2 * 10**6, 0, 0, 4096)}])
+        with self.assertRaisesRegex(harness.FioJsonError, "expected one job"):
+            harness.fio_summary(two)
+        s = harness.fio_summary(two, all_jobs=True)
+        self.assertEqual((s["ios"], s["iops"], s["runtime_s"]), (400, 250.0, 2.0))
+        # 0.1 * 1 s + 0.1 * 2 s of fio's CPU
+        self.assertAlmostEqual(s["cpu_us_per_io"], 0.3 / 400 * 1e6)
+        self.assertAlmostEqual(s["cpu_pct"], 15.0)
+
+
 if __name__ == "__main__":
     # A case skipped for a missing tool or build product is a check that did
     # not run: the whole test skips (exit 77, meson's SKIP) and names them,
