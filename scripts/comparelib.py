@@ -1,0 +1,1075 @@
+"""scripts/compare: run one fio job through every path to the same storage and compare them.
+
+  scripts/compare JOB.fio [--uri URI | --backend SPEC] [--size SIZE]
+                  [--paths LIST] [--results DIR] [--seconds N]
+                  [--kernel auto|native|guest] [--engine-in-guest]
+                  [--fs auto|none|ext4|xfs] [--mount-options OPTS]
+                  [--as-written] [--job-direct] [--engine PATH] [--fio PATH]
+                  [--nbd-shim PATH] [--tcmu-shim PATH] [--list]
+
+Paths (--paths takes a comma-separated list of these; default: all):
+
+  engine-nbd    libtorus.so over NBD to the server
+  engine-tcmu   libtorus.so over a TCMU ring to tcmu-shim, whose store is
+                the server (--backend nbd:URI)
+  kernel-nbd    nbd-client attaches the export to /dev/nbdN; fio with libaio
+                and direct I/O                       (needs scripts/nbd-kernel)
+  kernel-tcmu   LIO's user backstore served by tcmu-shim --uio, exported by
+                tcm_loop as /dev/sdX; fio with libaio and direct I/O
+  kernel-loop   nbdfuse (libnbd) shows the export as a file, losetup
+                --direct-io=on makes /dev/loopN of it; fio with libaio and
+                direct I/O (one more hop, through FUSE, than kernel-nbd)
+  guest-virtio  a qemu guest with the export as a virtio disk, fio inside
+                                                     (needs scripts/guest support)
+
+The target: --uri names an NBD server to use; otherwise one server is
+started for all paths: the project's nbd-shim --profile standard with
+--backend SPEC (memory by default; null, file:PATH) and --size (default
+256M), on a private Unix socket (nbdkit memory when nbd-shim is not built).
+
+The job is the user's: each path runs a copy of it with ioengine, filename,
+uri and (kernel paths) direct=1 set in every job section, runtime=--seconds
+with time_based=1, and group_reporting=1 (--as-written: the job's own
+runtime; --job-direct: the job's own direct=). The engine's own options
+(conns, poll_us, ...) are dropped for the kernel paths. With --fs (auto: ext4
+for the documents' filesystem tests in jobs/documents.tsv) the kernel paths
+run the job in a directory of a filesystem made on the device and mounted
+with --mount-options (default discard,noatime), with the job's direct=.
+
+kernel-nbd and kernel-tcmu run natively when the running kernel has the
+modules and we are root (--kernel native forces it, --kernel guest forces
+the guest); otherwise inside scripts/guest (guest-virtio always), where
+software emulation (TCG) makes their timings meaningless: such results are
+marked "functional only" in the table and the picture. In the guest,
+kernel-nbd and kernel-tcmu reach the same server as the other paths through
+qemu's user-mode network (the host's 127.0.0.1 is 10.0.2.2 there); a server
+on a Unix socket is relayed to a TCP port by socat for them.
+
+Output, in the results folder (default results/compare-<date-time>):
+  report.md     the side-by-side table: IOPS, MiB/s, completion latency
+                (mean, p50, p99, p99.9), CPU per I/O (fio's, and the whole
+                machine's), and each kernel path's extra cost against the
+                engine on the same transport (ratio and microseconds per I/O)
+  report.png    latency percentiles and bandwidth per path
+  results.json  all of it, machine-readable
+  <path>.json   fio's JSON (json+) of each path; <path>.log its messages;
+  <path>.fio    the job as that path ran it; servers.log
+
+Progress goes to stderr; the table to stdout too. Exit status: 0 when every
+path that could be set up ran (skipped ones are listed with the reason), 1
+when one failed, 2 on usage errors or a missing prerequisite for all paths.
+"""
+
+import argparse
+import contextlib
+import dataclasses
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+import harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+# the command (it runs itself in the guest, and again under the system python)
+SCRIPT = os.path.join(HERE, "compare")
+
+PERCENTILES = (50.0, 99.0, 99.9)
+# the engine's options (fio --enghelp), dropped from the job for kernel paths
+ENGINE_OPTIONS = {"uri", "transport", "fua", "request_timeout", "conns", "handshake",
+                  "structured_replies", "poll_us", "ring_size", "data_size",
+                  "max_transfer", "trim_mode"}
+# options every path sets itself
+OVERRIDDEN = {"ioengine", "filename", "filename_format", "directory", "opendir", "runtime",
+              "time_based", "group_reporting", "direct", "buffered", "output",
+              "output-format"}
+# what --as-written leaves to the job
+AS_WRITTEN = {"runtime", "time_based", "group_reporting"}
+# the environment the documents' jobs are scaled with (jobs/README.md),
+# passed on into a guest
+JOB_ENV = ("TORUS_SIZE", "TORUS_RUNTIME", "TORUS_NRFILES")
+INSTALL = {
+    "fio": "install the Debian package fio (scripts/deps.sh)",
+    "nbdfuse": "install the Debian package libnbd-bin",
+    "losetup": "install the Debian package mount (util-linux)",
+    "nbdkit": "install the Debian package nbdkit",
+    "nbd-client": "install the Debian package nbd-client",
+    "socat": "install the Debian package socat",
+    "qemu-system-x86_64": "install the Debian package qemu-system-x86",
+    "libtorus.so": "build it: scripts/build.sh (or ninja -C build)",
+    "tcmu-shim": "build it with the shims: meson configure build -Dshims=true && ninja -C build",
+    "nbd-shim": "build it with the shims: meson configure build -Dshims=true && ninja -C build",
+}
+
+
+def log(msg):
+    print(f"compare: {msg}", file=sys.stderr, flush=True)
+
+
+class Skip(Exception):
+    """This path cannot be set up here; the message says why and what to do."""
+
+
+class PathFailed(Exception):
+    pass
+
+
+def parse_size(text):
+    try:
+        return harness.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+# ------------------------------------------------------------- the job
+
+def rewrite_job(src, dst, overrides, drop=()):
+    """Copy the fio job file SRC to DST with the keys of OVERRIDES (and those
+    in DROP) removed from every section, then OVERRIDES set in every job
+    section (not [global]). Returns the job sections' names."""
+    with open(src) as f:
+        lines = f.read().splitlines()
+    drop = {k.lower() for k in drop} | {k.lower() for k in overrides}
+    # first in a [global] of their own, so that the engine is known before
+    # the job's own [global] names its options; then in every job section
+    out, jobs = ["; scripts/compare's settings for this path", "[global]"], []
+    out += [f"{k}={v}" if v is not None else k for k, v in overrides.items()]
+    for line in lines:
+        s = line.strip()
+        m = re.fullmatch(r"\[([^\]]+)\]", s)
+        if m:
+            out.append(line)
+            if m.group(1).strip().lower() != "global":
+                jobs.append(m.group(1).strip())
+                out += [f"{k}={v}" if v is not None else k for k, v in overrides.items()]
+            continue
+        if s and not s.startswith((";", "#")):
+            key = re.split(r"[=\s]", s, 1)[0].strip().lower()
+            if key in drop:
+                out.append("; (scripts/compare) " + s)
+                continue
+        out.append(line)
+    if not jobs:
+        raise SystemExit(f"compare: {src} has no job section ([name] other than [global])")
+    with open(dst, "w") as f:
+        f.write("\n".join(out) + "\n")
+    return jobs
+
+
+def engine_options(ctx):
+    """The engine's options, from fio --enghelp (the fixed list when that fails)."""
+    try:
+        r = subprocess.run([ctx.fio, f"--enghelp={ctx.engine}"], capture_output=True,
+                           text=True, timeout=20)
+        names = {l.split()[0] for l in r.stdout.splitlines() if l.strip()}
+        if r.returncode == 0 and "uri" in names:
+            return names
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return ENGINE_OPTIONS
+
+
+# ------------------------------------------------------------- figures
+
+def machine_ticks():
+    """(busy, total) clock ticks of all CPUs from /proc/stat."""
+    with open("/proc/stat") as f:
+        vals = [int(v) for v in f.readline().split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+    return sum(vals) - idle, sum(vals)
+
+
+def summarize(data, name):
+    """The table's figures of one fio run (all its jobs together):
+    harness.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, and the
+    completion latency percentiles over every job and direction."""
+    s = harness.fio_summary(data, name, all_jobs=True)
+    out = {"iops": s["iops"], "bw_mib": s["bw_mib"], "clat_mean_us": s["clat_mean_us"],
+           "ios": s["ios"], "runtime_s": s["runtime_s"],
+           "fio_cpu_us_per_io": s["cpu_us_per_io"]}
+    pcts, how = harness.merged_clat_percentiles(data, PERCENTILES)
+    for p, v in pcts.items():
+        out[f"clat_{p}_us"] = v
+    out["percentiles_from"] = how
+    return out
+
+
+# ------------------------------------------------------------- context
+
+class Context:
+    def __init__(self, args):
+        self.args = args
+        self.results = args.results
+        self.fio = args.fio
+        self.engine = args.engine
+        self.seconds = args.seconds
+        self.size = args.size
+        self.target = None          # the NBD URI every path uses
+        self.target_kind = None     # "default" (started here) or "uri"
+        self.target_desc = ""
+        self.servers = []
+        self.server_log = None
+        self.engine_opts = None
+        self.root = os.geteuid() == 0
+        self.guest = os.path.join(HERE, "guest")
+        self.in_guest = args.in_guest
+        self.stack = None           # the run's tear-downs (servers, relays)
+        self.fs = args.fs           # the kernel paths' filesystem, or "none"
+        self._guest_target = None
+
+    def out(self, name):
+        return os.path.join(self.results, name)
+
+    def tool(self, name):
+        p = shutil.which(name) or (shutil.which(name, path="/usr/sbin:/sbin") if "/" not in name
+                                   else None)
+        return p
+
+    def need(self, *names):
+        missing = [n for n in names if not self.tool(n)]
+        if missing:
+            raise Skip("; ".join(f"{n} is missing: {INSTALL.get(n, 'install it')}"
+                                 for n in missing))
+
+    def need_file(self, path, name):
+        if not path or not os.access(path, os.X_OK if not path.endswith(".so") else os.R_OK):
+            raise Skip(f"{name} is missing ({path}): {INSTALL[name]}")
+
+    def need_root(self, path):
+        if not self.root:
+            raise Skip(f"{path} needs root (it attaches a block device): run it with sudo")
+
+    def modules_missing(self, names):
+        """The modules this kernel has neither loaded/built in nor can load."""
+        missing = []
+        for m in names:
+            if os.path.isdir(f"/sys/module/{m}"):
+                continue
+            if m == "fuse" and os.path.exists("/dev/fuse"):
+                continue
+            if m == "loop" and os.path.exists("/dev/loop-control"):
+                continue
+            r = subprocess.run(["modprobe", "-n", "-q", m], capture_output=True) \
+                if shutil.which("modprobe") else None
+            if r is None or r.returncode != 0:
+                missing.append(m)
+        return missing
+
+    def kernel_where(self, path):
+        """'native' or 'guest' for a kernel path, per --kernel and what this
+        kernel has; raises Skip when neither can work."""
+        mode = self.args.kernel
+        if self.in_guest:
+            return "native"
+        missing = self.modules_missing(BY_NAME[path].modules)
+        native_ok = self.root and not missing
+        if mode == "native" or (mode == "auto" and native_ok):
+            if not self.root:
+                raise Skip(f"{path} needs root: run it with sudo (or --kernel guest)")
+            if missing:
+                raise Skip(f"this kernel ({os.uname().release}) lacks the module(s) "
+                           f"{', '.join(missing)}: modprobe them, or use --kernel guest")
+            return "native"
+        why = ("not root" if not self.root else
+               f"this kernel lacks {', '.join(missing)}") if mode == "auto" else "--kernel guest"
+        if not os.access(self.guest, os.X_OK) or not shutil.which("qemu-system-x86_64"):
+            raise Skip(f"{why}, and the guest helper cannot run: "
+                       f"{INSTALL['qemu-system-x86_64']} (see docs/guest.md)")
+        return "guest"
+
+    def guest_target(self):
+        """The target as a guest reaches it through qemu's user-mode network:
+        the host's loopback is 10.0.2.2 there, and a Unix socket is relayed
+        to a loopback TCP port (socat, started once and kept for the run)."""
+        if self._guest_target:
+            return self._guest_target
+        u = urllib.parse.urlsplit(self.target)
+        if u.scheme == "nbd+unix":
+            sock = (urllib.parse.parse_qs(u.query).get("socket") or [None])[0]
+            if not sock:
+                raise Skip(f"{self.target} names no socket=")
+            self.need("socat")
+            relay = harness.tcp_to_unix(sock, log=self.server_log or self.out("servers.log"),
+                                        log_header=True)
+            self.stack.callback(relay.stop)
+            log(f"guest network: socat relays {relay.uri} to {sock}")
+            uri = f"nbd://10.0.2.2:{relay.port}{u.path}"
+        elif u.scheme == "nbd":
+            host = u.hostname or "localhost"
+            if host in ("localhost", "127.0.0.1", "::1") or host.startswith("127."):
+                host = "10.0.2.2"
+            uri = f"nbd://{host}:{u.port or 10809}{u.path}"
+        else:
+            raise Skip(f"a guest cannot reach {self.target} ({u.scheme}:// is not relayed: "
+                       "use nbd:// or nbd+unix://)")
+        self._guest_target = uri
+        return uri
+
+    def engine_uri_opts(self):
+        if self.engine_opts is None:
+            self.engine_opts = engine_options(self)
+        return self.engine_opts
+
+
+# ----------------------------------------------------------- the target
+
+def start_target(ctx, stack):
+    a = ctx.args
+    if a.uri:
+        ctx.target, ctx.target_kind = a.uri, "uri"
+        ctx.target_desc = f"the NBD server at {a.uri}"
+        return
+    ctx.target_kind = "default"
+    sock = os.path.join(ctx.tmp, "nbd.sock")
+    backend = a.backend or "memory"
+    ctx.server_log = open(ctx.out("servers.log"), "a")
+    stack.callback(ctx.server_log.close)
+    if a.nbd_shim and os.access(a.nbd_shim, os.X_OK):
+        srv = harness.nbd_shim(a.nbd_shim, "standard", backend=backend,
+                               size=None if backend.startswith("file:") else a.size,
+                               socket=sock, log=ctx.server_log, log_header=True)
+        ctx.target_desc = (f"nbd-shim --profile standard --backend {backend} "
+                           f"--size {a.size} on {sock}")
+    elif backend == "memory" and shutil.which("nbdkit"):
+        srv = harness.nbdkit("memory", str(a.size), socket=sock, log=ctx.server_log,
+                             log_header=True)
+        ctx.target_desc = f"nbdkit memory {a.size} on {sock} (nbd-shim is not built)"
+    else:
+        raise SystemExit(f"compare: no server to start: nbd-shim is missing ({a.nbd_shim}): "
+                         f"{INSTALL['nbd-shim']}; or give --uri")
+    stack.callback(srv.stop)
+    ctx.servers.append(srv)
+    ctx.target = srv.uri
+    log(f"target: {ctx.target_desc}")
+
+
+# ------------------------------------------------------------- fio run
+
+def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=()):
+    """Run the job for PATH with OVERRIDES; WATCH: pids whose CPU counts
+    as the path's; KEEP: job options of OVERRIDDEN the job keeps. Returns
+    the result's figures."""
+    ov = dict(overrides)
+    keep = set(keep)
+    if ctx.args.as_written:
+        keep |= AS_WRITTEN
+    else:
+        ov.update({"runtime": str(ctx.seconds), "time_based": "1", "group_reporting": "1"})
+    jobfile = ctx.out(f"{path}.fio")
+    rewrite_job(ctx.args.job, jobfile, ov, drop=set(drop) | (OVERRIDDEN - keep))
+    out = ctx.out(f"{path}.json")
+    errlog = ctx.out(f"{path}.log")
+    watch = [p for p in watch if p]
+    before = {p: harness.proc_cpu_ticks(p) for p in watch}
+    m0 = machine_ticks()
+    t0 = time.monotonic()
+    timeout = ctx.seconds * (6 if ctx.args.as_written else 3) + 120
+    try:
+        harness.run_fio(["--output-format=json+", "--eta=never", jobfile], json=False,
+                        env=env, timeout=timeout, fio=ctx.fio, output=out,
+                        log=errlog, cwd=ctx.tmp)
+    except harness.FioError as e:
+        msg = str(e)
+        if "No space left" in msg or "ENOSPC" in msg:
+            msg += ("; the job's files do not fit the filesystem on the export: make the "
+                    "export larger (--size) or the job smaller (size=, or TORUS_SIZE for the "
+                    "documents' jobs)")
+        raise PathFailed(msg)
+    wall = time.monotonic() - t0
+    m1 = machine_ticks()
+    after = {p: harness.proc_cpu_ticks(p) for p in watch}
+    data = harness.load_fio_json(out)
+    s = summarize(data, os.path.basename(out))
+    hz = os.sysconf("SC_CLK_TCK")
+    s["machine_cpu_us_per_io"] = (m1[0] - m0[0]) / hz / s["ios"] * 1e6
+    s["machine_busy_pct"] = 100.0 * (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+    helpers = [after[p] - before[p] for p in watch
+               if before.get(p) is not None and after.get(p) is not None]
+    if helpers:
+        s["helpers_cpu_us_per_io"] = sum(helpers) / hz / s["ios"] * 1e6
+    s["wall_s"] = wall
+    return s
+
+
+def run_on_device(ctx, stack, res, path, dev, watch=()):
+    """Run the job on the block device DEV: raw with direct=1, or, with a
+    filesystem (--fs), in a directory of one made and mounted on DEV with
+    --mount-options, the job's own direct= and filename_format= kept, so
+    the page cache works as it did for the documents."""
+    drop = ctx.engine_uri_opts()
+    if ctx.fs == "none":
+        if ctx.args.job_direct:
+            return run_job(ctx, path, {"ioengine": "libaio", "filename": dev}, drop=drop,
+                           watch=watch, keep=("direct", "buffered"))
+        return run_job(ctx, path, {"ioengine": "libaio", "filename": dev, "direct": "1"},
+                       drop=drop, watch=watch)
+    mkfs = f"mkfs.{ctx.fs}"
+    ctx.need(mkfs, "mount")
+    # no lazy initialisation: ext4lazyinit's writes would land in the run
+    opts = {"ext4": ["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+            "xfs": ["-q", "-f"]}[ctx.fs]
+    run_cmd([ctx.tool(mkfs)] + opts + [dev], f"{mkfs} {dev}", 300)
+    mnt = os.path.join(ctx.tmp, f"{path}.mnt")
+    os.makedirs(mnt, exist_ok=True)
+    if ctx.tool("modprobe"):                                      # a guest loads it here
+        subprocess.run([ctx.tool("modprobe"), ctx.fs], capture_output=True)
+    run_cmd(["mount", "-t", ctx.fs, "-o", ctx.args.mount_options, dev, mnt],
+            f"mount -o {ctx.args.mount_options} {dev}")
+
+    def umount():
+        if subprocess.run(["umount", mnt], capture_output=True).returncode:
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+    stack.callback(umount)
+    log(f"{path}: {mkfs} {dev}, mounted on {mnt} with -o {ctx.args.mount_options}")
+    res["notes"].append(f"a filesystem: {mkfs} on {dev}, mount -o {ctx.args.mount_options}; "
+                        f"the job's files in it (its own direct=)")
+    res["filesystem"] = {"type": ctx.fs, "mount_options": ctx.args.mount_options}
+    return run_job(ctx, path, {"ioengine": "libaio", "directory": mnt}, drop=drop,
+                   watch=watch, keep=("direct", "buffered", "filename_format"))
+
+
+# ------------------------------------------------------------- the paths
+
+def engine_in_guest(ctx, path, res):
+    uri = ctx.guest_target()
+    res["notes"].append(f"in the guest (--engine-in-guest), to the server as {uri}")
+    return run_in_guest(ctx, path, res, ["--uri", uri], guest_opts=["--net"])
+
+
+def path_engine_nbd(ctx, stack, res):
+    ctx.need("fio")
+    ctx.need_file(ctx.engine, "libtorus.so")
+    if ctx.args.engine_in_guest and not ctx.in_guest:
+        return engine_in_guest(ctx, "engine-nbd", res)
+    watch = [s.pid for s in ctx.servers]
+    return run_job(ctx, "engine-nbd",
+                   {"ioengine": f"external:{ctx.engine}", "uri": ctx.target}, watch=watch)
+
+
+def path_engine_tcmu(ctx, stack, res):
+    ctx.need("fio")
+    ctx.need_file(ctx.engine, "libtorus.so")
+    ctx.need_file(ctx.args.tcmu_shim, "tcmu-shim")
+    if ctx.args.engine_in_guest and not ctx.in_guest:
+        return engine_in_guest(ctx, "engine-tcmu", res)
+    sock = os.path.join(ctx.tmp, "tcmu.sock")
+    shim = harness.tcmu_shim(ctx.args.tcmu_shim, sock, backend=f"nbd:{ctx.target}",
+                             log=ctx.server_log or ctx.out("servers.log"), log_header=True,
+                             what="tcmu-shim (nbd store)")
+    stack.callback(shim.stop)
+    res["notes"].append(f"tcmu-shim --backend nbd:{ctx.target}")
+    watch = [shim.pid] + [s.pid for s in ctx.servers]
+    return run_job(ctx, "engine-tcmu",
+                   {"ioengine": f"external:{ctx.engine}", "uri": shim.uri}, watch=watch)
+
+
+def run_cmd(argv, what, timeout=60):
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise PathFailed(f"{what} failed ({harness.status_text(r.returncode)}): "
+                         f"{(r.stderr or r.stdout).strip()[-400:]}; command: "
+                         f"{' '.join(argv)}")
+    return r.stdout.strip()
+
+
+def path_kernel_loop(ctx, stack, res):
+    ctx.need("fio", "nbdfuse", "losetup")
+    ctx.need_root("kernel-loop")
+    missing = ctx.modules_missing(BY_NAME["kernel-loop"].modules)
+    if missing:
+        raise Skip(f"this kernel lacks {', '.join(missing)} (modprobe loop fuse)")
+    mnt = os.path.join(ctx.tmp, "fuse")
+    os.makedirs(mnt, exist_ok=True)
+    flog = open(ctx.out("kernel-loop.nbdfuse.log"), "w")
+    stack.callback(flog.close)
+    fuse = subprocess.Popen([ctx.tool("nbdfuse"), mnt, ctx.target], stdin=subprocess.DEVNULL,
+                            stdout=flog, stderr=flog)
+
+    def stop_fuse():
+        if os.path.ismount(mnt):
+            subprocess.run(["umount", mnt], capture_output=True)
+        try:
+            fuse.wait(5)
+        except subprocess.TimeoutExpired:
+            fuse.terminate()
+            try:
+                fuse.wait(5)
+            except subprocess.TimeoutExpired:
+                fuse.kill()
+                fuse.wait()
+        if os.path.ismount(mnt):
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+    stack.callback(stop_fuse)
+    nbdfile = os.path.join(mnt, "nbd")
+    deadline = time.monotonic() + 15
+    while not (os.path.ismount(mnt) and os.path.exists(nbdfile)):
+        if fuse.poll() is not None:
+            with open(ctx.out("kernel-loop.nbdfuse.log"), errors="replace") as f:
+                said = " ".join(f.read().split())[-200:]
+            raise PathFailed(f"nbdfuse exited ({harness.status_text(fuse.returncode)}) "
+                             f"before mounting: {said or 'it said nothing'} (libnbd, and so "
+                             "nbdfuse, cannot negotiate with some servers, such as the "
+                             "torus and 0-Disk ones)")
+        if time.monotonic() > deadline:
+            raise PathFailed("nbdfuse did not mount the export within 15 s")
+        time.sleep(0.05)
+    dev = run_cmd(["losetup", "--find", "--show", "--direct-io=on", nbdfile],
+                  "losetup --direct-io=on")
+    stack.callback(lambda: subprocess.run(["losetup", "-d", dev], capture_output=True))
+    log(f"kernel-loop: {ctx.target} -> nbdfuse {nbdfile} -> {dev}")
+    try:
+        dio = run_cmd(["losetup", "--noheadings", "-O", "DIO", dev], "losetup -O DIO")
+        if dio.strip() != "1":
+            res["notes"].append("the loop device fell back to buffered I/O (DIO=0)")
+    except PathFailed:
+        pass
+    res["notes"].append(f"nbdfuse {mnt}/nbd + losetup --direct-io=on {dev}")
+    watch = [fuse.pid] + [s.pid for s in ctx.servers]
+    return run_on_device(ctx, stack, res, "kernel-loop", dev, watch=watch)
+
+
+def tcmu_kernel_native(ctx, stack, res, backend):
+    """LIO user backstore + tcm_loop on this kernel, tcmu-shim --uio with
+    BACKEND; fio on the /dev/sdX."""
+    ctx.need("fio")
+    ctx.need_root("kernel-tcmu")
+    ctx.need_file(ctx.args.tcmu_shim, "tcmu-shim")
+    tk = os.path.join(HERE, "tcmu-kernel")
+    name = f"cmp{os.getpid() % 100000}"
+    size = str(ctx.size)
+    uio = run_cmd([tk, "setup", "--name", name, "--size", size], "tcmu-kernel setup", 120)
+    shim_holder = {}
+
+    def teardown():
+        subprocess.run([tk, "teardown", "--name", name], capture_output=True, timeout=120)
+        shim = shim_holder.get("shim")
+        if shim is not None:
+            try:
+                shim.wait(5)           # removing the backstore ends it
+            except subprocess.TimeoutExpired:
+                shim.terminate()
+                try:
+                    shim.wait(5)
+                except subprocess.TimeoutExpired:
+                    shim.kill()
+                    shim.wait()
+    stack.callback(teardown)
+    slog = ctx.out("kernel-tcmu.shim.log")
+    argv = [ctx.args.tcmu_shim, "--uio", uio, "--backend", backend, "--log", slog]
+    if backend in ("memory", "null"):
+        argv += ["--size", size]
+    shim = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    shim_holder["shim"] = shim
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with open(slog) as f:
+                if "serving" in f.read():
+                    break
+        except OSError:
+            pass
+        if shim.poll() is not None:
+            raise PathFailed(f"tcmu-shim --uio {uio} exited "
+                             f"({harness.status_text(shim.returncode)}); see kernel-tcmu.shim.log")
+        if time.monotonic() > deadline:
+            raise PathFailed(f"tcmu-shim did not serve {uio} within 10 s")
+        time.sleep(0.05)
+    sd = run_cmd([tk, "attach", "--name", name, "--timeout", "120"], "tcmu-kernel attach", 180)
+    log(f"kernel-tcmu: tcmu-shim --uio {uio} --backend {backend} -> tcm_loop {sd}")
+    res["notes"].append(f"tcmu-shim --uio {uio} --backend {backend}, tcm_loop {sd}")
+    return run_on_device(ctx, stack, res, "kernel-tcmu", sd, watch=[shim.pid])
+
+
+def run_in_guest(ctx, path, res, extra, guest_opts=()):
+    """Run this script inside scripts/guest for PATH (--in-guest), the
+    results folder shared; returns the figures, with res['where'] set to
+    guest-tcg or guest-kvm."""
+    env = [f"--env={k}" for k in JOB_ENV if k in os.environ]
+    timeout = ctx.seconds * 3 + 600
+    cmd = [ctx.guest, "--timeout", str(timeout), "--share", ctx.results,
+           "--mem", str(ctx.args.guest_mem)] + env + list(guest_opts) + [
+           "--", "/usr/bin/python3", SCRIPT,
+           os.path.abspath(ctx.args.job), "--in-guest", "--paths", path,
+           "--results", ctx.results, "--seconds", str(ctx.seconds), "--size", str(ctx.size),
+           "--engine", ctx.engine, "--fio", ctx.fio, "--tcmu-shim", ctx.args.tcmu_shim,
+           "--nbd-shim", ctx.args.nbd_shim or "", "--fs", ctx.fs,
+           "--mount-options", ctx.args.mount_options] + extra + \
+        (["--as-written"] if ctx.args.as_written else []) + \
+        (["--job-direct"] if ctx.args.job_direct else [])
+    log(f"{path}: in the guest (scripts/guest; a boot takes seconds)")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace")
+    accel = None
+    said = []                                  # scripts/guest's own messages
+    for line in proc.stderr:
+        sys.stderr.write("  [guest] " + line)
+        m = re.match(r"guest: (TCG|KVM) \(", line)
+        if m:
+            accel = m.group(1).lower()
+        elif line.startswith("guest: "):
+            said.append(line[7:].strip())
+    stdout = proc.stdout.read()
+    rc = proc.wait()
+    res["where"] = f"guest-{accel or '?'}"
+    res["functional_only"] = accel != "kvm"
+    frag = ctx.out(f"{path}.guest-result.json")
+    if os.path.exists(frag):
+        with open(frag) as f:
+            inner = json.load(f)
+        os.unlink(frag)
+        res["notes"] += inner.get("notes", [])
+        if inner.get("filesystem"):
+            res["filesystem"] = inner["filesystem"]
+        if inner["status"] == "skipped":
+            raise Skip("in the guest: " + inner["reason"])
+        if inner["status"] != "ok":
+            raise PathFailed("in the guest: " + inner.get("reason", "failed"))
+        return inner["figures"]
+    raise PathFailed(guest_failure(rc, said, stdout, timeout))
+
+
+def guest_failure(rc, said, stdout, timeout):
+    """Why a run in scripts/guest left no result, from its exit status and
+    its own 'guest:' lines."""
+    if rc == 124:
+        why = f"scripts/guest timed out (exit 124, --timeout {timeout} s)"
+    elif rc == 125:
+        why = "the guest failed before the command ran (scripts/guest exit 125)"
+    else:
+        why = f"scripts/guest exited {rc} without a result"
+    if said and rc in (124, 125):
+        why += ": " + " / ".join(said[-2:])
+    if stdout.strip():
+        why += f"; it printed: {stdout.strip()[-300:]}"
+    return why
+
+
+def path_kernel_tcmu(ctx, stack, res):
+    if ctx.in_guest:
+        return tcmu_kernel_native(ctx, stack, res, f"nbd:{ctx.target}")
+    where = ctx.kernel_where("kernel-tcmu")
+    ctx.need_file(ctx.args.tcmu_shim, "tcmu-shim")
+    if where == "native":
+        return tcmu_kernel_native(ctx, stack, res, f"nbd:{ctx.target}")
+    uri = ctx.guest_target()
+    res["notes"].append(f"the guest's tcmu-shim reaches the server as {uri} (user-mode network)")
+    return run_in_guest(ctx, "kernel-tcmu", res, ["--uri", uri], guest_opts=["--net"])
+
+
+def path_kernel_nbd(ctx, stack, res):
+    script = os.path.join(HERE, "nbd-kernel")
+    if not os.access(script, os.X_OK):
+        raise Skip("not built yet: scripts/nbd-kernel does not exist")
+    where = "native" if ctx.in_guest else ctx.kernel_where("kernel-nbd")
+    if where == "guest":
+        uri = ctx.guest_target()
+        res["notes"].append(f"the guest's nbd-client reaches the server as {uri} "
+                            "(user-mode network)")
+        return run_in_guest(ctx, "kernel-nbd", res, ["--uri", uri], guest_opts=["--net"])
+    ctx.need("fio", "nbd-client")
+    ctx.need_root("kernel-nbd")
+    dev = run_cmd([script, "attach", ctx.target], "nbd-kernel attach", 120)
+    stack.callback(lambda: subprocess.run([script, "detach", dev], capture_output=True,
+                                          timeout=120))
+    log(f"kernel-nbd: {ctx.target} -> nbd-client -> {dev}")
+    res["notes"].append(f"nbd-client (scripts/nbd-kernel) {dev}")
+    return run_on_device(ctx, stack, res, "kernel-nbd", dev,
+                         watch=[s.pid for s in ctx.servers])
+
+
+def path_guest_virtio(ctx, stack, res):
+    if ctx.in_guest:
+        dev = os.environ.get("TORUS_GUEST_DISK")
+        if not dev:
+            raise PathFailed("the guest has no NBD disk (TORUS_GUEST_DISK is not set)")
+        ctx.need("fio")
+        log(f"guest-virtio: qemu's NBD client -> virtio-blk {dev}")
+        res["notes"].append(f"qemu --nbd-disk (raw, cache=none) as {dev} in the guest")
+        return run_on_device(ctx, stack, res, "guest-virtio", dev)
+    if ctx.args.kernel == "native":
+        raise Skip("--kernel native: guest-virtio always needs a guest (scripts/guest)")
+    try:
+        helptext = subprocess.run([ctx.guest, "--help"], capture_output=True, text=True,
+                                  timeout=30).stdout
+    except OSError:
+        helptext = ""
+    if "--nbd-disk" not in helptext:
+        raise Skip("not built yet: scripts/guest cannot attach an NBD export as a virtio disk")
+    if not shutil.which("qemu-system-x86_64"):
+        raise Skip(f"qemu is missing: {INSTALL['qemu-system-x86_64']}")
+    # qemu runs on the host: its NBD client reaches the host's server itself
+    return run_in_guest(ctx, "guest-virtio", res, [], guest_opts=["--nbd-disk", ctx.target])
+
+
+@dataclasses.dataclass(frozen=True)
+class Path:
+    """One way to the storage: a new path is one record here."""
+    name: str
+    transport: str          # "nbd" or "tcmu": the table's and the picture's grouping
+    baseline: str           # the engine path on the same transport (None: an engine)
+    where: str              # "host", "native-or-guest" (--kernel) or "guest"
+    modules: tuple          # the kernel modules it needs natively
+    runner: object          # runner(ctx, stack, res) -> figures; raises Skip, PathFailed
+    what: str               # one line, for --list
+
+
+PATHS = (
+    Path("engine-nbd", "nbd", None, "host", (), path_engine_nbd,
+         "libtorus.so over NBD to the server"),
+    Path("engine-tcmu", "tcmu", None, "host", (), path_engine_tcmu,
+         "libtorus.so over a TCMU ring to tcmu-shim --backend nbd:<server>"),
+    Path("kernel-nbd", "nbd", "engine-nbd", "native-or-guest", ("nbd",), path_kernel_nbd,
+         "nbd-client (scripts/nbd-kernel) -> /dev/nbdN, libaio"),
+    Path("kernel-tcmu", "tcmu", "engine-tcmu", "native-or-guest",
+         ("configfs", "target_core_mod", "target_core_user", "uio", "tcm_loop"),
+         path_kernel_tcmu, "LIO user backstore + tcmu-shim --uio, tcm_loop -> /dev/sdX, libaio"),
+    Path("kernel-loop", "nbd", "engine-nbd", "host", ("loop", "fuse"), path_kernel_loop,
+         "nbdfuse + losetup --direct-io=on -> /dev/loopN, libaio"),
+    Path("guest-virtio", "nbd", "engine-nbd", "guest", (), path_guest_virtio,
+         "qemu's NBD client as a virtio-blk disk, fio in the guest"),
+)
+BY_NAME = {p.name: p for p in PATHS}
+NAMES = [p.name for p in PATHS]
+
+
+def run_path(ctx, path):
+    res = {"path": path, "transport": BY_NAME[path].transport, "status": "ok", "reason": None,
+           "where": "native", "functional_only": False, "notes": [], "figures": None}
+    t0 = time.monotonic()
+    log(f"{path}: setting up")
+    with contextlib.ExitStack() as stack:      # tear-downs, in reverse, always
+        try:
+            res["figures"] = BY_NAME[path].runner(ctx, stack, res)
+            if os.path.exists(ctx.out(f"{path}.json")):
+                res["fio_json"] = f"{path}.json"
+        except Skip as e:
+            res["status"], res["reason"] = "skipped", str(e)
+        except (PathFailed, harness.HarnessError, OSError, subprocess.SubprocessError) as e:
+            res["status"], res["reason"] = "failed", str(e)
+        except Exception as e:                 # a bug here: keep the other paths going
+            import traceback
+            traceback.print_exc()
+            res["status"], res["reason"] = "failed", f"internal error: {e!r}"
+        finally:
+            if res["status"] == "ok":
+                log(f"{path}: tearing down")
+    dt = time.monotonic() - t0
+    if res["status"] == "ok":
+        f = res["figures"]
+        log(f"{path}: {f['iops']:.0f} IOPS, {f['bw_mib']:.1f} MiB/s, "
+            f"mean clat {f['clat_mean_us']:.1f} us ({dt:.1f} s)")
+    else:
+        log(f"{path}: {res['status']}: {res['reason']}")
+    return res
+
+
+# ------------------------------------------------------------- report
+
+def add_costs(results):
+    by = {r["path"]: r for r in results}
+    for r in results:
+        spec = BY_NAME.get(r["path"])
+        base = by.get(spec.baseline) if spec else None
+        if r["status"] != "ok" or not base or base["status"] != "ok":
+            continue
+        if r["where"] != base["where"]:
+            # an emulated guest against the host says nothing about the kernel
+            r["vs_engine"] = {"baseline": base["path"],
+                              "none_because": f"{r['path']} ran {r['where']}, "
+                                              f"{base['path']} {base['where']} "
+                                              "(--engine-in-guest compares them there)"}
+            continue
+        f, b = r["figures"], base["figures"]
+        cost = {"baseline": base["path"]}
+        for key, name in (("clat_mean_us", "latency"), ("machine_cpu_us_per_io", "cpu"),
+                          ("fio_cpu_us_per_io", "fio_cpu")):
+            if f.get(key) is not None and b.get(key):
+                cost[f"{name}_ratio"] = f[key] / b[key]
+                cost[f"{name}_extra_us"] = f[key] - b[key]
+        cost["iops_ratio"] = f["iops"] / b["iops"] if b["iops"] else None
+        r["vs_engine"] = cost
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "–"
+    if abs(v) >= 10000:
+        return f"{v / 1000:.1f}k"
+    return f"{v:.{digits}f}"
+
+
+def table(results):
+    head = ("| path | where | IOPS | MiB/s | clat mean µs | p50 | p99 | p99.9 | fio CPU µs/IO "
+            "| machine CPU µs/IO | vs engine: latency | vs engine: CPU |")
+    lines = [head, "|" + "---|" * 12]
+    for r in results:
+        if r["status"] != "ok":
+            continue
+        f = r["figures"]
+        where = r["where"] + (" **functional only**" if r["functional_only"] else "")
+        c = r.get("vs_engine")
+        lat = cpu = "–"
+        if c:
+            if "latency_ratio" in c:
+                lat = f"{c['latency_ratio']:.2f}x, {c['latency_extra_us']:+.1f} µs"
+            if "cpu_ratio" in c:
+                cpu = f"{c['cpu_ratio']:.2f}x, {c['cpu_extra_us']:+.1f} µs"
+            lat += f" ({c['baseline']})" if "none_because" not in c else \
+                f"– (not comparable: {c['baseline']} ran elsewhere)"
+        lines.append(f"| {r['path']} | {where} | {fmt(f['iops'], 0)} | {fmt(f['bw_mib'])} | "
+                     f"{fmt(f['clat_mean_us'])} | {fmt(f.get('clat_p50_us'))} | "
+                     f"{fmt(f.get('clat_p99_us'))} | {fmt(f.get('clat_p99.9_us'))} | "
+                     f"{fmt(f['fio_cpu_us_per_io'], 2)} | "
+                     f"{fmt(f.get('machine_cpu_us_per_io'), 2)} | {lat} | {cpu} |")
+    other = [r for r in results if r["status"] != "ok"]
+    if other:
+        lines += ["", "| path | status | why |", "|---|---|---|"]
+        lines += [f"| {r['path']} | {r['status']} | {r['reason']} |" for r in other]
+    notes = [(r["path"], n) for r in results for n in r["notes"]]
+    if notes:
+        lines += [""] + [f"- {p}: {n}" for p, n in notes]
+    return "\n".join(lines)
+
+
+def write_report(ctx, results, text, picture):
+    lines = [f"# scripts/compare: {os.path.basename(ctx.args.job)}", "",
+             f"Target: {ctx.target_desc}. {ctx.seconds} s per path "
+             f"({datetime.datetime.now().isoformat(timespec='seconds')}, "
+             f"kernel {os.uname().release}).", "",
+             "Latency is fio's completion latency (clat) over all directions. fio CPU: the fio "
+             "process's usr+sys per I/O; machine CPU: every CPU's busy time during the run "
+             "per I/O (servers, FUSE, kernel threads included). 'vs engine' compares each "
+             "kernel path with the engine on the same transport: ratio, and the extra "
+             "microseconds per I/O. Rows marked functional only ran under software "
+             "emulation: their timings mean nothing.", ""]
+    if ctx.fs != "none":
+        lines += [f"Kernel paths ran the job in a directory of a filesystem ({ctx.fs}) made on "
+                  f"the device and mounted with -o {ctx.args.mount_options}"
+                  + (f" ({ctx.args.fs_why})" if ctx.args.fs_why else "")
+                  + ", with the job's own direct= setting: the page cache is part of "
+                  "their figures. The engine paths have no filesystem: fio's requests go "
+                  "to the export as they are.", ""]
+    lines += [text, ""]
+    if picture:
+        lines += ["![latency percentiles and bandwidth per path](report.png)", ""]
+    with open(ctx.out("report.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def write_picture(ctx, results):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib is missing (Debian package python3-matplotlib): no report.png")
+        return False
+    ok = [r for r in results if r["status"] == "ok"]
+    if not ok:
+        return False
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 2.2 + 0.6 * len(ok)),
+                                   gridspec_kw={"width_ratios": [3, 2]})
+    names = [r["path"] + (" (functional only)" if r["functional_only"] else "") for r in ok]
+    ys = list(range(len(ok)))
+    keys = [("clat_mean_us", "mean", "o"), ("clat_p50_us", "p50", "s"),
+            ("clat_p99_us", "p99", "^"), ("clat_p99.9_us", "p99.9", "v")]
+    for key, label, marker in keys:
+        xs = [r["figures"].get(key) for r in ok]
+        pts = [(x, y) for x, y in zip(xs, ys) if x]
+        if pts:
+            ax1.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=label,
+                        zorder=3)
+    for y, r in zip(ys, ok):
+        vals = [r["figures"].get(k) for k, _, _ in keys if r["figures"].get(k)]
+        if vals:
+            ax1.plot([min(vals), max(vals)], [y, y], color="#bbbbbb", zorder=1)
+    ax1.set_xscale("log")
+    ax1.set_xlabel("completion latency, µs (log)")
+    ax1.set_yticks(ys)
+    ax1.set_yticklabels(names, fontsize=8)
+    ax1.set_ylim(len(ok) - 0.5, -0.5)
+    ax1.grid(axis="x", which="both", alpha=0.3)
+    if ax1.get_legend_handles_labels()[0]:      # none when the job keeps no latencies
+        ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4,
+                   frameon=False)
+    colors = ["#cccccc" if r["functional_only"] else
+              ("#2a9d8f" if r["transport"] == "tcmu" else "#d9822b") for r in ok]
+    bws = [r["figures"]["bw_mib"] for r in ok]
+    ax2.barh(ys, bws, color=colors, hatch=None)
+    for y, r, bw in zip(ys, ok, bws):
+        ax2.annotate(f"{bw:.0f}" + (" (functional only)" if r["functional_only"] else ""),
+                     (bw, y), xytext=(3, 0), textcoords="offset points", va="center",
+                     fontsize=7)
+    ax2.set_yticks(ys)
+    ax2.set_yticklabels([])
+    ax2.set_ylim(len(ok) - 0.5, -0.5)
+    ax2.set_xlabel("bandwidth, MiB/s (orange: NBD, green: TCMU, grey: emulated)")
+    ax2.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"{os.path.basename(ctx.args.job)}: each path to the same storage",
+                 fontsize=10, x=0.02, ha="left")
+    fig.tight_layout()
+    fig.savefig(ctx.out("report.png"), dpi=100)
+    plt.close(fig)
+    return True
+
+
+# ------------------------------------------------------------- main
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="compare", description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("job", help="the fio job file")
+    t = ap.add_mutually_exclusive_group()
+    t.add_argument("--uri", help="an NBD server to use (nbd://HOST[:PORT]/NAME, "
+                   "nbd+unix:///NAME?socket=PATH) instead of starting one")
+    t.add_argument("--backend", help="the started server's store: memory (default), null, "
+                   "file:PATH")
+    ap.add_argument("--size", type=parse_size, default=256 * 2**20,
+                    help="the started server's size (default 256M)")
+    ap.add_argument("--paths", default=",".join(NAMES),
+                    help=f"comma-separated, from: {', '.join(NAMES)} (default: all)")
+    ap.add_argument("--results", help="results folder (default results/compare-<date-time>)")
+    ap.add_argument("--seconds", type=int, default=10, help="runtime per path (default 10)")
+    ap.add_argument("--kernel", choices=("auto", "native", "guest"), default="auto",
+                    help="where the kernel paths run (default auto: natively when this "
+                         "kernel has the modules and we are root)")
+    ap.add_argument("--fs", choices=("auto", "none", "ext4", "xfs"), default="auto",
+                    help="the kernel paths run the job on a filesystem of this type made "
+                         "and mounted on the device (default auto: ext4 for the documents' "
+                         "filesystem tests in jobs/documents.tsv, none otherwise)")
+    ap.add_argument("--mount-options", default="discard,noatime",
+                    help="mount options for --fs (default discard,noatime, the torus "
+                         "document's)")
+    ap.add_argument("--as-written", action="store_true",
+                    help="leave runtime, time_based and group_reporting to the job (as "
+                         "scripts/rerun-documents runs the documents' jobs); --seconds only "
+                         "bounds how long a path may take")
+    ap.add_argument("--job-direct", action="store_true",
+                    help="the block-device paths keep the job's direct= (default: direct=1)")
+    ap.add_argument("--engine-in-guest", action="store_true",
+                    help="run the engine paths in the guest too, so that they share the "
+                         "kernel paths' conditions there")
+    ap.add_argument("--guest-mem", type=int, default=1024, help="the guest's MiB (default 1024)")
+    ap.add_argument("--engine", default=os.path.join(REPO, "build", "engines", "libtorus.so"))
+    ap.add_argument("--fio", default=shutil.which("fio") or "fio")
+    ap.add_argument("--nbd-shim", default=os.path.join(REPO, "build", "shims", "nbd", "nbd-shim"))
+    ap.add_argument("--tcmu-shim",
+                    default=os.path.join(REPO, "build", "shims", "tcmu", "tcmu-shim"))
+    ap.add_argument("--list", action="store_true", help="list the paths and exit")
+    ap.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
+    if "--list" in argv:
+        for p in PATHS:
+            print(p.name)
+        sys.exit(0)
+    a = ap.parse_args(argv)
+    a.paths = [p.strip() for p in a.paths.split(",") if p.strip()]
+    bad = [p for p in a.paths if p not in BY_NAME]
+    if bad:
+        ap.error(f"unknown path(s) {', '.join(bad)}: choose from {', '.join(NAMES)}")
+    if not os.path.isfile(a.job):
+        ap.error(f"no job file {a.job}")
+    if a.seconds < 1:
+        ap.error("--seconds must be at least 1")
+    a.engine = os.path.abspath(a.engine)
+    a.job = os.path.abspath(a.job)
+    a.fs, a.fs_why = resolve_fs(a.fs, a.job)
+    return a
+
+
+def resolve_fs(fs, job):
+    """--fs auto: ext4 when jobs/documents.tsv lists JOB as a filesystem test."""
+    if fs != "auto":
+        return fs, f"--fs {fs}"
+    table = os.path.join(REPO, "jobs", "documents.tsv")
+    try:
+        with open(table) as f:
+            rows = [l.rstrip("\n").split("\t") for l in f if l.strip() and l[0] != "#"]
+    except OSError:
+        return "none", None
+    head = rows[0] if rows else []
+    if "job" not in head or "path" not in head:
+        return "none", None
+    for r in rows[1:]:
+        if len(r) == len(head) and r[head.index("job")] == os.path.basename(job) and \
+                os.path.dirname(job) == os.path.join(REPO, "jobs"):
+            if r[head.index("path")] == "filesystem":
+                return "ext4", f"jobs/documents.tsv: {r[head.index('id')]} is a filesystem test"
+    return "none", None
+
+
+def main_in_guest(a):
+    """--in-guest: run one kernel path here, against --uri (the host's
+    server as the guest reaches it, or the guest's --nbd-disk), and leave
+    PATH.guest-result.json."""
+    ctx = Context(a)
+    path = a.paths[0]
+    with tempfile.TemporaryDirectory(prefix="compare-guest-") as tmp, \
+            contextlib.ExitStack() as stack:
+        ctx.tmp, ctx.stack = tmp, stack
+        ctx.target, ctx.target_kind = a.uri, "uri"
+        res = run_path(ctx, path)
+    with open(ctx.out(f"{path}.guest-result.json"), "w") as f:
+        json.dump(res, f)
+    return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--in-guest" not in argv and "-h" not in argv and "--help" not in argv:
+        harness.reexec_for_matplotlib(SCRIPT, argv, "TORUS_COMPARE_REEXEC")
+    a = parse_args(argv)
+    if a.in_guest:
+        return main_in_guest(a)
+    if not shutil.which(a.fio) and not os.access(a.fio, os.X_OK):
+        log(f"fio is missing: {INSTALL['fio']}")
+        return 2
+    a.results = os.path.abspath(a.results or os.path.join(
+        REPO, "results", "compare-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
+    os.makedirs(a.results, exist_ok=True)
+    ctx = Context(a)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="compare-") as tmp, contextlib.ExitStack() as stack:
+        ctx.tmp, ctx.stack = tmp, stack
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda s, f: sys.exit(128 + s))   # tear down on the way out
+        if a.fs != "none":
+            log(f"kernel paths: on {a.fs}, mount -o {a.mount_options}"
+                + (f" ({a.fs_why})" if a.fs_why else ""))
+        try:
+            start_target(ctx, stack)
+        except harness.HarnessError as e:
+            log(f"cannot start the server: {e}")
+            return 2
+        for p in a.paths:
+            results.append(run_path(ctx, p))
+    add_costs(results)
+    text = table(results)
+    picture = write_picture(ctx, results)
+    write_report(ctx, results, text, picture)
+    summary = {"job": a.job, "target": ctx.target, "target_desc": ctx.target_desc,
+               "seconds": a.seconds, "size": a.size, "kernel": os.uname().release,
+               "filesystem": None if a.fs == "none" else
+               {"type": a.fs, "mount_options": a.mount_options, "why": a.fs_why},
+               "date": datetime.datetime.now().isoformat(timespec="seconds"),
+               "picture": "report.png" if picture else None, "paths": results}
+    with open(ctx.out("results.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(text)
+    log(f"results in {a.results} (report.md, report.png, results.json, <path>.json)")
+    if any(r["status"] == "failed" for r in results):
+        return 1
+    if not any(r["status"] == "ok" for r in results):
+        return 2
+    return 0
+
+

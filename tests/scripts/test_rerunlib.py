@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""scripts/rerunlib.py's own logic, without fio or a server: sizes, how
+each document test is scaled to this machine (its job's environment and
+the export it needs), the report's order and numbers, and which programs
+the chosen tests lack."""
+
+import argparse
+import os
+import sys
+import types
+import unittest
+
+SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+
+import docs_tests  # noqa: E402
+import rerunlib  # noqa: E402
+from docs_tests import KiB, MiB, GiB  # noqa: E402
+
+
+def args(**kw):
+    a = {"seconds": 60, "size_cap": 512 * MiB, "short": False, "kernel_paths": []}
+    a.update(kw)
+    return types.SimpleNamespace(**a)
+
+
+class Sizes(unittest.TestCase):
+    def test_parse_size(self):
+        for text, n in (("64M", 64 * MiB), ("2G", 2 * GiB), (" 2 GiB ", 2 * GiB), ("4k", 4 * KiB),
+                        ("512", 512), ("1t", 1 << 40), ("8MB", 8 * MiB)):
+            self.assertEqual(rerunlib.parse_size(text), n, text)
+        for bad in ("", "M", "1.5G", "2X", "-1M"):
+            with self.assertRaisesRegex(argparse.ArgumentTypeError, "not a size", msg=bad):
+                rerunlib.parse_size(bad)
+
+    def test_human_bytes(self):
+        self.assertEqual(rerunlib.human_bytes(64 * MiB), "64 MiB")
+        self.assertEqual(rerunlib.human_bytes(3 * GiB // 2), "1536 MiB")
+        self.assertEqual(rerunlib.human_bytes(4096000000), "4000000 KiB")       # exact first
+        self.assertEqual(rerunlib.human_bytes(4096000001), "3.8 GiB")
+        self.assertEqual(rerunlib.human_bytes(100), "100 B")
+
+    def test_fmt(self):
+        self.assertEqual([rerunlib.fmt(v) for v in (None, 12345, 250.4, 12.34, 1.234)],
+                         ["—", "12.3k", "250", "12.3", "1.23"])
+
+
+class Plan(unittest.TestCase):
+    """plan(): the job's TORUS_* environment and the export size."""
+
+    def test_size_capped_to_whole_blocks(self):
+        t = docs_tests.by_id("torus-randrw-64k")          # 4 GiB, 1 MiB blocks at most
+        env, need, scale = rerunlib.plan(t, args(size_cap=100 * MiB + 5, seconds=3))
+        self.assertEqual(env, {"TORUS_RUNTIME": "3", "TORUS_SIZE": str(100 * MiB)})
+        self.assertEqual(need, 100 * MiB)
+        self.assertIsNone(scale)
+
+    def test_runtime(self):
+        t = docs_tests.by_id("zerodisk-device")           # the document: 30 s
+        self.assertEqual(rerunlib.plan(t, args(seconds=60))[0]["TORUS_RUNTIME"], "30")
+        self.assertEqual(rerunlib.plan(t, args(seconds=5))[0]["TORUS_RUNTIME"], "5")
+        self.assertEqual(rerunlib.plan(t, args(seconds=0))[0]["TORUS_RUNTIME"], "30")
+        t = docs_tests.by_id("torus-ddwrite")             # until the size is done
+        self.assertEqual(rerunlib.plan(t, args(seconds=7))[0]["TORUS_RUNTIME"], "7")
+
+    def test_small_files(self):
+        t = docs_tests.by_id("gluster-smallfiles-extract")
+        env, need, scale = rerunlib.plan(t, args())
+        self.assertEqual(env["TORUS_NRFILES"], "2000")
+        self.assertNotIn("TORUS_SIZE", env)
+        self.assertEqual(need, 64 * KiB)
+        per = docs_tests.SMALLFILE_BYTES_PER_FILE
+        self.assertEqual(scale, {"amount": 2000 * per, "doc_amount": 2000 * per})
+        env, _, scale = rerunlib.plan(t, args(short=True))
+        self.assertEqual(env["TORUS_NRFILES"], "200")
+        self.assertEqual(scale["amount"], 200 * per)
+
+    def test_delete_trims_what_extract_wrote(self):
+        t = docs_tests.by_id("gluster-smallfiles-delete")
+        per = docs_tests.SMALLFILE_BYTES_PER_FILE
+        env, need, scale = rerunlib.plan(t, args(short=True))
+        self.assertEqual(env["TORUS_SIZE"], str(docs_tests.SMALLFILE_NRFILES // 10 * per))
+        self.assertEqual(scale, {"amount": docs_tests.SMALLFILE_NRFILES // 10 * per,
+                                 "doc_amount": t["size"]})
+
+    def test_kernel_paths_room_for_a_filesystem(self):
+        t = docs_tests.by_id("gluster-dd-1g-fsync")      # filesystem, one job section
+        _, need, _ = rerunlib.plan(t, args(size_cap=64 * MiB))
+        _, need_fs, _ = rerunlib.plan(t, args(size_cap=64 * MiB, kernel_paths=["kernel-loop"]))
+        self.assertEqual(need, 64 * MiB)
+        self.assertEqual(need_fs, 64 * MiB + 8 * MiB + 64 * MiB)
+        t = docs_tests.by_id("zerodisk-device")           # no filesystem: as it was
+        self.assertEqual(rerunlib.plan(t, args(kernel_paths=["kernel-loop"]))[1],
+                         rerunlib.plan(t, args())[1])
+
+
+class Report(unittest.TestCase):
+    def test_order(self):
+        ids = ["torus-randrw-4k-tcmu", "gluster-dd-1g-fsync", "torus-randrw-4k",
+               "torus-ddwrite-tcmu", "torus-ddwrite"]
+        rs = [{"id": i, "base": docs_tests.by_id(i)["base"],
+               "transport": docs_tests.by_id(i)["transport"]} for i in ids]
+        self.assertEqual([r["id"] for r in rerunlib.report_order(rs)],
+                         ["torus-ddwrite", "torus-ddwrite-tcmu", "torus-randrw-4k",
+                          "torus-randrw-4k-tcmu", "gluster-dd-1g-fsync"])
+
+    def test_kernel_cell(self):
+        m = {"key": "iops"}
+        self.assertEqual(rerunlib.kernel_cell(None, m), "—")
+        self.assertEqual(rerunlib.kernel_cell({"status": "skipped"}, m), "skipped (below)")
+        self.assertEqual(rerunlib.kernel_cell({"status": "ok", "figures": {"iops": 1500.0},
+                                               "functional_only": True}, m),
+                         "1500 (functional only)")
+
+    def test_kernel_paths_are_compare_paths(self):
+        self.assertEqual(set(rerunlib.KERNEL_PATHS),
+                         {"kernel-nbd", "kernel-tcmu", "kernel-loop", "guest-virtio"})
+
+
+class Programs(unittest.TestCase):
+    def test_needs(self):
+        self.assertEqual(rerunlib.needs(docs_tests.by_id("torus-ddwrite-tcmu")),
+                         ["nbd-shim", "tcmu-shim"])
+        self.assertEqual(rerunlib.needs(docs_tests.by_id("zerodisk-device")),
+                         ["nbd-shim", "redis-server"])
+
+    def test_missing(self):
+        a = types.SimpleNamespace(fio="/usr/bin/fio", engine="/nonexistent/libtorus.so",
+                                  nbd_shim="/nonexistent/nbd-shim", tcmu_shim=None,
+                                  nbdkit="/usr/bin/nbdkit", nbd_server=None, redis_server=None)
+        tests = [docs_tests.by_id("gluster-dd-1g-fsync"), docs_tests.by_id("torus-ddwrite")]
+        missing = rerunlib.check_programs(tests, a)
+        self.assertEqual(sorted(missing), ["libtorus.so", "nbd-shim"])
+        self.assertIn("ninja -C build", missing["nbd-shim"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
