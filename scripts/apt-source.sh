@@ -63,5 +63,6 @@ apt_source_fetch() {
 		tail -n 20 "$tmp/apt.log" >&2
 		die "apt-get source $pkg=$version failed (above): is that version still in the archive? (snapshot.debian.org keeps old ones)"
 	fi
+	# shellcheck disable=SC2034 # the caller's result
 	apt_source_dir=$(find "$tmp/src" -mindepth 1 -maxdepth 1 -type d -name "$pkg-*" | head -n1)
 }

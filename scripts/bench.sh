@@ -492,9 +492,9 @@ section_shim_probe() {
 
 section_shim_docs() {
 	local r sz=1G with_redis=0
-	local torus64=(--rw=randrw --rwmixread=75 --bs=64k --iodepth=64 --size=$sz)
-	local torus4=(--rw=randrw --rwmixread=75 --bs=4k --iodepth=64 --size=$sz)
-	local zeroos4=(--rw=randrw --rwmixwrite=80 --bs=4k --iodepth=4 --size=$sz)
+	local torus64=(--rw=randrw --rwmixread=75 --bs=64k --iodepth=64 "--size=$sz")
+	local torus4=(--rw=randrw --rwmixread=75 --bs=4k --iodepth=64 "--size=$sz")
+	local zeroos4=(--rw=randrw --rwmixwrite=80 --bs=4k --iodepth=4 "--size=$sz")
 
 	record section shim_doc_torus64k "torus document: 64 KiB randrw QD64 rwmixread=75 ($sz), memory backend"
 	record ratio shim_doc_torus64k iops torus standard
@@ -563,6 +563,7 @@ section_tcmu_vs_nbd_qd32() {
 	prefill "$tcmu_uri"
 	prefill "$nbd_uri"
 	for ((r = 1; r <= rounds; r++)); do
+		# shellcheck disable=SC2154 # set by start_tcmu (printf -v)
 		bench_server_pid=$tcmu_pid_tcmu_mem
 		engine_fio $sid tcmu "$r" "$tcmu_uri" "${rr[@]}"
 		bench_server_pid=$nbd_mem_pid
@@ -580,6 +581,7 @@ section_tcmu_ceiling_qd32() {
 	record ratio $sid server_cpu_us_per_io engine ring-client
 	[[ -S $T/tcmu_null.sock ]] ||
 		tcmu_start tcmu_null --backend null --size "$tcmu_size"
+	# shellcheck disable=SC2154 # set by start_tcmu (printf -v)
 	bench_server_pid=$tcmu_pid_tcmu_null
 	for ((r = 1; r <= rounds; r++)); do
 		engine_fio $sid engine "$r" "tcmu+unix:///?socket=$T/tcmu_null.sock" \

@@ -21,6 +21,10 @@ pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
 # namespaces for the multi-host test (iproute2).
 pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 
+# The scripts-shellcheck test: shellcheck over the shell scripts and the
+# guest's /init.
+pkgs+=(shellcheck)
+
 # The crash test's volatile layer: nbdfuse (libnbd-bin, above) mounts an NBD
 # export as a file and needs fusermount3 to mount and unmount it.
 pkgs+=(fuse3)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The passes of scripts/test.sh: each runs whole, its result is kept, and
 # the summary at the end names every skip with its reason. With CI=true a
 # skip fails its pass (a skipped test, or a whole pass that exits 77),

@@ -6,7 +6,15 @@
 #
 #   scripts/run.sh                                  jobs/randrw.fio, embedded server
 #   scripts/run.sh jobs/X.fio [--uri=nbd://host/export] [fio options...]
+#   scripts/run.sh --help                           this text
 set -euo pipefail
+# -h, --help: the comment above, before anything is installed or built
+case "${1:-}" in
+-h|--help)
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+	exit 0
+	;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 

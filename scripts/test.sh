@@ -1,5 +1,5 @@
 #!/bin/bash
-# The whole test suite, from nothing: install, build, then three passes:
+# The whole test suite, from nothing: install, build, then four passes:
 #   1. normal     meson test in build/ (unit, integration, shims, jobs, ...;
 #                 shim-valgrind runs nbd-shim under valgrind here)
 #   2. sanitized  the same suite again in build-san/: engine, shim and test
@@ -24,11 +24,19 @@
 #   scripts/test.sh --sanitized       the sanitized suite only (leaves build/ alone)
 #   scripts/test.sh --newer-fio       the newer-fio pass only (leaves build/ alone)
 #   scripts/test.sh --suite unit      extra arguments go to both meson test runs
+#   scripts/test.sh --help            this text
 #
 # SAN_BUILD=DIR puts the sanitized build elsewhere (default build-san);
 # NEWER_FIO_BUILD=DIR the newer-fio build (default build-fio-new),
 # NEWER_FIO_SRC=DIR that fio's tree (default .deps/fio-upstream).
 set -euo pipefail
+# -h, --help: the comment above, before anything is installed or built
+case "${1:-}" in
+-h|--help)
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+	exit 0
+	;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
