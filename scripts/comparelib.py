@@ -7,20 +7,10 @@
                   [--as-written] [--job-direct] [--engine PATH] [--fio PATH]
                   [--nbd-shim PATH] [--tcmu-shim PATH] [--list]
 
-Paths (--paths takes a comma-separated list of these; default: all):
+Paths (--paths takes a comma-separated list of these; default: all; each
+is one record of PATHS below, which --help lists):
 
-  engine-nbd    libtorus.so over NBD to the server
-  engine-tcmu   libtorus.so over a TCMU ring to tcmu-shim, whose store is
-                the server (--backend nbd:URI)
-  kernel-nbd    nbd-client attaches the export to /dev/nbdN; fio with libaio
-                and direct I/O                       (needs scripts/nbd-kernel)
-  kernel-tcmu   LIO's user backstore served by tcmu-shim --uio, exported by
-                tcm_loop as /dev/sdX; fio with libaio and direct I/O
-  kernel-loop   nbdfuse (libnbd) shows the export as a file, losetup
-                --direct-io=on makes /dev/loopN of it; fio with libaio and
-                direct I/O (one more hop, through FUSE, than kernel-nbd)
-  guest-virtio  a qemu guest with the export as a virtio disk, fio inside
-                                                     (needs scripts/guest support)
+{paths}
 
 The target: --uri names an NBD server to use; otherwise one server is
 started for all paths: the project's nbd-shim --profile standard with
@@ -72,6 +62,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import urllib.parse
 
@@ -728,16 +719,28 @@ PATHS = (
     Path("engine-tcmu", "tcmu", None, "host", (), path_engine_tcmu,
          "libtorus.so over a TCMU ring to tcmu-shim --backend nbd:<server>"),
     Path("kernel-nbd", "nbd", "engine-nbd", "native-or-guest", ("nbd",), path_kernel_nbd,
-         "nbd-client (scripts/nbd-kernel) -> /dev/nbdN, libaio"),
+         "nbd-client (scripts/nbd-kernel) attaches the export as /dev/nbdN; fio with "
+         "libaio, direct I/O"),
     Path("kernel-tcmu", "tcmu", "engine-tcmu", "native-or-guest",
          ("configfs", "target_core_mod", "target_core_user", "uio", "tcm_loop"),
-         path_kernel_tcmu, "LIO user backstore + tcmu-shim --uio, tcm_loop -> /dev/sdX, libaio"),
+         path_kernel_tcmu, "LIO's user backstore served by tcmu-shim --uio, tcm_loop's "
+         "/dev/sdX; fio with libaio, direct I/O"),
     Path("kernel-loop", "nbd", "engine-nbd", "host", ("loop", "fuse"), path_kernel_loop,
-         "nbdfuse + losetup --direct-io=on -> /dev/loopN, libaio"),
+         "nbdfuse shows the export as a file, losetup --direct-io=on makes /dev/loopN of it "
+         "(one hop more than kernel-nbd, through FUSE); fio with libaio, direct I/O"),
     Path("guest-virtio", "nbd", "engine-nbd", "guest", (), path_guest_virtio,
-         "qemu's NBD client as a virtio-blk disk, fio in the guest"),
+         "qemu's NBD client as the guest's virtio-blk disk; fio in the guest"),
 )
 BY_NAME = {p.name: p for p in PATHS}
+WHERE = {"host": "on this machine", "native-or-guest": "natively or in the guest",
+         "guest": "in the guest"}
+
+
+def paths_text():
+    """The paths for --help, from their records."""
+    return "\n".join(textwrap.fill(f"{p.name:13} {p.what} ({WHERE[p.where]})", 78,
+                                    initial_indent="  ", subsequent_indent=" " * 16)
+                      for p in PATHS)
 NAMES = [p.name for p in PATHS]
 
 
@@ -927,7 +930,8 @@ def write_picture(ctx, results):
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="compare", description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=__doc__.split("\n\n", 1)[1].replace("{paths}", paths_text()),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("job", help="the fio job file")
     t = ap.add_mutually_exclusive_group()
     t.add_argument("--uri", help="an NBD server to use (nbd://HOST[:PORT]/NAME, "

@@ -403,7 +403,15 @@ def qemu_binary():
 
 
 class Relay(threading.Thread):
-    """Copy a pipe to a file descriptor (or nowhere), keeping the tail."""
+    """Copy what qemu writes to a channel's file to a file descriptor (or
+    nowhere) as it comes, keeping the tail, until qemu has exited (set
+    .finished) and the file is read to its end.
+
+    A file, not a pipe: a pipe that this side empties too slowly (a loaded
+    machine) makes qemu hold the guest's writes back, and those still held
+    when the guest powers off are lost."""
+
+    POLL = 0.02
 
     def __init__(self, rfd, dest, keep=0, watch=None):
         super().__init__(daemon=True)
@@ -412,6 +420,7 @@ class Relay(threading.Thread):
         self.seen = {}
         self.broken = False
         self.on_broken = None
+        self.finished = threading.Event()
 
     def run(self):
         while True:
@@ -420,7 +429,15 @@ class Relay(threading.Thread):
             except OSError:
                 break
             if not data:
-                break
+                if self.finished.is_set():
+                    # qemu has gone: what it wrote is all there; one more
+                    # read ends at its end
+                    data = os.read(self.rfd, 65536)
+                    if not data:
+                        break
+                else:
+                    self.finished.wait(self.POLL)
+                    continue
             if self.dest is not None:
                 view = memoryview(data)
                 while view:
@@ -473,9 +490,13 @@ def boot(args, version, kdir, initramfs, accel, ctl, probe=False, timeout=None,
     pipes = {}
     pass_fds = []
     relays = []
+    iodir = tempfile.TemporaryDirectory(prefix="torus-guest-io.")
 
     def pipe_chardev(name, dest, keep=0, watch=None):
-        r, w = os.pipe()
+        path = os.path.join(iodir.name, name)
+        w = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        r = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        os.unlink(path)
         pipes[name] = w
         pass_fds.append(w)
         relay = Relay(r, dest, keep, watch)
@@ -550,8 +571,12 @@ def boot(args, version, kdir, initramfs, accel, ctl, probe=False, timeout=None,
         raise
     elapsed = time.monotonic() - start
     for r in relays:
-        r.join(5)
+        r.finished.set()
+    for r in relays:
+        # COMMAND's output whole; the console's and status's bounded
+        r.join(None if r.dest is not None and r is not console else 5)
     errthread.join(5)
+    iodir.cleanup()
     console.qemu_stderr = (errbuf[0] if errbuf else b"").decode(errors="replace")
     console.broken = any(r.broken for r in relays)
     return status, console, elapsed

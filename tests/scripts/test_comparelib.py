@@ -230,6 +230,13 @@ class Small(unittest.TestCase):
         self.assertEqual(e.exception.code, 0)
         self.assertEqual(out.getvalue().split(), comparelib.NAMES)
 
+    def test_help_lists_the_records(self):
+        text = comparelib.paths_text()
+        for p in comparelib.PATHS:
+            self.assertRegex(text, rf"(?m)^  {p.name} +{p.what.split()[0]}")
+        self.assertIn("(natively or in the guest)", " ".join(text.split()))
+        self.assertTrue(all(len(line) <= 78 for line in text.splitlines()), text)
+
     def test_unknown_path(self):
         with tempfile.NamedTemporaryFile("w", suffix=".fio") as job:
             import io

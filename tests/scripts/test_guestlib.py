@@ -169,9 +169,39 @@ class Relay(unittest.TestCase):
             os.write(w, part)
             time.sleep(0.05)
         os.close(w)
+        relay.finished.set()
         relay.join(5)
+        self.assertFalse(relay.is_alive())
         self.assertIn(guestlib.RUNNING, relay.seen)
         self.assertNotIn(b"Run /init", relay.seen)
+
+    def test_file_followed_to_its_end(self):
+        # as qemu appends to the channel's file: read while it grows, and
+        # everything once qemu has gone
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "out")
+            w = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            r = os.open(path, os.O_RDONLY)
+            dest = os.open(os.path.join(tmp, "copy"), os.O_WRONLY | os.O_CREAT)
+            relay = guestlib.Relay(r, dest, keep=10)
+            relay.start()
+            blob = os.urandom(1 << 20)
+            for i in range(0, len(blob), 100000):
+                os.write(w, blob[i:i + 100000])
+                if i == 0:
+                    time.sleep(0.1)
+            time.sleep(0.05)
+            self.assertTrue(relay.is_alive(), "the relay stopped before qemu had gone")
+            os.write(w, b"last")
+            os.close(w)
+            relay.finished.set()
+            relay.join(5)
+            os.close(dest)
+            self.assertFalse(relay.is_alive())
+            with open(os.path.join(tmp, "copy"), "rb") as f:
+                self.assertEqual(f.read(), blob + b"last")
+            self.assertEqual(relay.tail, (blob + b"last")[-10:])
 
 
 class Initramfs(unittest.TestCase):
