@@ -190,7 +190,7 @@ static bool tcmu_handles(const char *uri)
 	return tcmu_uri_is_tcmu(uri);
 }
 
-/* Every ts probes: say what the uri ignores once, not once per ts. */
+/* Every job probes: say what the uri ignores once, not once per job. */
 static void warn_once(const char *uri, const char *warning)
 {
 	static char last[512];
@@ -367,7 +367,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		goto fail;
 	if (dev.blocks * dev.block_size < t->size) {
 		snprintf(err, errlen,
-			 "%s: the device shrank from %" PRIu64 " to %" PRIu64 " bytes since the ts started",
+			 "%s: the device shrank from %" PRIu64 " to %" PRIu64 " bytes since the job started",
 			 ts->label, t->size, dev.blocks * dev.block_size);
 		goto fail;
 	}
