@@ -2,11 +2,12 @@
 # The engine (handshake=auto) against every profile passes fio
 # verify=crc32c with reads, writes and flushes, over a Unix socket and TCP,
 # on the memory and file backends; torus with replication and odd-sized
-# requests (read-modify-write across its 512 KiB blocks); trims verified
-# to read back zeroes where the profile has TRIM (torus, standard).
+# requests (read-modify-write across its 512 KiB blocks); the runner store
+# (a qcow2 image through tcmu-runner's plugin); trims verified to read back
+# zeroes where the profile has TRIM (torus, standard).
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
-require "$FIO"
+require "$FIO" qemu-img
 [ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
@@ -100,6 +101,18 @@ start_shim standard --size 64M --backend "file:$T/trim.img"
 trim_job standard-file-trim 64k
 verify_job standard-fua --bs=4k --fua=1
 verify_job standard-structured --bs=4k --structured_replies=1
+
+# the runner store (a tcmu-runner plugin, the same registry as
+# tcmu-shim's): a qcow2 image behind the standard profile, and the data in
+# the image where fio wrote it
+qemu-img create -q -f qcow2 "$T/r.qcow2" 64M || fail "qemu-img create failed"
+start_shim standard --backend "runner:qcow:$T/r.qcow2"
+verify_job standard-runner-qcow --bs=64k --rw=write --size=4M --iodepth=4
+kill "${_bg_pids[-1]}"
+wait "${_bg_pids[-1]}" || fail "nbd-shim over runner:qcow did not exit 0 on SIGTERM"
+qemu-img convert -O raw "$T/r.qcow2" "$T/r.raw" || fail "qemu-img convert failed"
+[ "$(head -c 4M "$T/r.raw" | tr -d '\0' | wc -c)" -gt 0 ] ||
+	fail "the runner store's qcow2 image holds none of the data fio wrote"
 
 # deep queues: the engine holds requests back and sends them in batches
 start_shim standard --size 64M

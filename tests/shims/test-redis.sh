@@ -11,6 +11,7 @@
 # - several connections each with its own copy of the block map
 #   (zeroos-conns.py: unflushed and stale entries, lost updates, a client
 #   gone without FLUSH);
+# - tcmu-shim over the same store (both shims share the registry);
 # - a read the backend fails gets 0-Disk's treatment: the success header
 #   is already out, then the connection is dropped.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -134,6 +135,17 @@ for case in "vd2" "vd3 --redis-meta $meta2"; do
 done
 [ "$(redis-cli -p "${ports[8]}" EXISTS lba:vd2)" = 0 ] ||
 	fail "lba:vd2 is on the metadata server; it belongs on the storage servers"
+
+# tcmu-shim offers the same redis store (one registry): a ring's writes
+# verified, their map under its --vdisk on the metadata server
+[ -x "$TCMU_SHIM" ] || fail "$TCMU_SHIM is not built"
+start_tcmu_shim "$T/t.sock" --backend "redis:$storage" --redis-meta "$meta" \
+	--vdisk tcmu1 --size 16M --block-size 4096
+expect_fio_ok --name=tcmu --uri="tcmu+unix:///?socket=$T/t.sock" --rw=randwrite \
+	--bs=4k --size=4M --iodepth=4 --verify=crc32c --end_fsync=1
+[ "$(redis-cli -p "${ports[8]}" EXISTS lba:tcmu1)" = 1 ] ||
+	fail "tcmu-shim's redis store kept no block map lba:tcmu1 on the metadata server"
+echo "tcmu-shim over the redis store: verified, map in lba:tcmu1"
 
 # one copy of the block map per connection
 other_shim vd4
