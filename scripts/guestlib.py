@@ -487,17 +487,17 @@ def boot(args, version, kdir, initramfs, accel, ctl, probe=False, timeout=None,
             "-smp", str(args.cpus), "-m", str(args.mem),
             "-kernel", str(kernel_image(version, kdir)), "-initrd", str(initramfs),
             "-append", " ".join(cmdline)] + (["-S"] if hang else [])
-    pipes = {}
+    writers = {}
     pass_fds = []
     relays = []
     iodir = tempfile.TemporaryDirectory(prefix="torus-guest-io.")
 
-    def pipe_chardev(name, dest, keep=0, watch=None):
+    def file_chardev(name, dest, keep=0, watch=None):
         path = os.path.join(iodir.name, name)
         w = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         r = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         os.unlink(path)
-        pipes[name] = w
+        writers[name] = w
         pass_fds.append(w)
         relay = Relay(r, dest, keep, watch)
         relays.append(relay)
@@ -506,13 +506,13 @@ def boot(args, version, kdir, initramfs, accel, ctl, probe=False, timeout=None,
                      "-chardev", f"file,id={name},path=/dev/fdset/{set_id},append=on"])
         return relay
 
-    console = pipe_chardev("console", 2 if args.verbose else None, keep=16384,
+    console = file_chardev("console", 2 if args.verbose else None, keep=16384,
                            watch=[RUNNING, b"torus-guest: probe-ok", *BOOT_MARKS])
     qemu.extend(["-serial", "chardev:console"])
     if not probe:
-        pipe_chardev("out", 1)
-        pipe_chardev("err", 2)
-        console.status = pipe_chardev("status", None, keep=4096)
+        file_chardev("out", 1)
+        file_chardev("err", 2)
+        console.status = file_chardev("status", None, keep=4096)
         qemu.extend(["-device", "virtio-serial-pci,id=vser0",
                      "-device", "virtserialport,bus=vser0.0,chardev=out,name=torus.out",
                      "-device", "virtserialport,bus=vser0.0,chardev=err,name=torus.err",
@@ -540,7 +540,7 @@ def boot(args, version, kdir, initramfs, accel, ctl, probe=False, timeout=None,
     start = time.monotonic()
     proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, pass_fds=pass_fds, start_new_session=True)
-    for w in pipes.values():
+    for w in writers.values():
         os.close(w)
 
     def stop_guest():

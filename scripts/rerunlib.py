@@ -107,8 +107,9 @@ SERVER_NEEDS = {
 
 
 # the kernel paths scripts/compare can add (--kernel-paths): its paths
-# that have an engine baseline
-KERNEL_PATHS = tuple(p.name for p in comparelib.PATHS if p.baseline)
+# that have an engine baseline, those that run on this machine first
+KERNEL_PATHS = tuple(p.name for p in sorted(comparelib.PATHS, key=lambda p: p.where != "host")
+                     if p.baseline)
 
 # and what a transport adds in front of the server
 TRANSPORT_NEEDS = {"nbd": [], "tcmu": ["tcmu-shim"]}
