@@ -124,7 +124,7 @@ expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --
 # at 4 MiB (4 MiB for each trim_mode), trimmed, then read back as zeroes
 # through the transport. The memory store promises them: LBPRZ set in READ
 # CAPACITY(16) and the logical block provisioning VPD page
-# (storage/store_file.c, shims/tcmu/scsi_pages.c). The file store does not (a file system
+# (shims/tcmu/store.c, scsi_pages.c). The file store does not (a file system
 # may keep trimmed data), but it punches a hole for UNMAP
 # (storage/backend_file.c), and for WRITE SAME, LBPRZ clear, writes the zero
 # block the command carries (FALLOC_FL_ZERO_RANGE): its file must hold
