@@ -196,10 +196,27 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
-def report(info, rows):
-    """The whole report: INFO (a dict: command, date, started, finished,
-    old, new, machine, fio, load_before, load_after, servers, pinning,
-    rounds, runtime) and the table."""
+def rounds_table(results):
+    """The markdown table of every round of RESULTS (as for summarize()),
+    round by round, naming which engine ran first."""
+    lines = ["| round | case | first | CPU/IO old (us) | CPU/IO new (us) | new/old "
+             "| IOPS old | IOPS new | new/old |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    n = max((min(len(r["old"]), len(r["new"])) for r in results.values()), default=0)
+    for i in range(n):
+        for label, r in results.items():
+            if i >= min(len(r["old"]), len(r["new"])):
+                continue
+            (oc, oi), (nc, ni) = r["old"][i], r["new"][i]
+            lines.append(f"| {i + 1} | {label} | {order(i)[0]} | {oc:.2f} | {nc:.2f} | "
+                         f"{nc / oc:.3f} | {oi:.0f} | {ni:.0f} | {ni / oi:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def report(info, rows, results=None):
+    """The whole report: INFO (a dict: command, started, finished, old, new,
+    machine, fio, load_before, load_after, servers, pinning, rounds,
+    runtime), the table of ROWS, and with RESULTS every round's figures."""
     return (f"# CPU per I/O and IOPS, old and new libtorus.so (scripts/bench-builds)\n\n"
             f"- **Command**: `{info['command']}`\n"
             f"- **Old**: {info['old']}\n"
@@ -214,7 +231,8 @@ def report(info, rows):
             "even ones; the ratio new/old is taken per round, then its median and min-max.\n"
             "- **Figures**: CPU per I/O = the fio process's usr+sys time / its I/Os (the "
             "servers' CPU excluded); IOPS = fio's.\n\n"
-            + table(rows))
+            + table(rows)
+            + (f"\n## Each round\n\n{rounds_table(results)}" if results else ""))
 
 
 def rev_dir_name(rev, commit):
@@ -428,7 +446,7 @@ def main(argv=None):
         r["old"], r["new"] = r["old"][:n], r["new"][:n]
     info["finished"] = f"{datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC"
     info["load_after"] = load_text(os.getloadavg())
-    text = report(info, summarize(results))
+    text = report(info, summarize(results), results)
     if failed:
         text += f"\nStopped early: {failed}\n"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

@@ -146,6 +146,16 @@ class Logic(unittest.TestCase):
             "| nbd 4k randread QD16 | 11.00 | 9.30 | 0.850 [0.800-0.900] | 950 | 1045 "
             "| 1.100 [1.100-1.100] |"])
 
+    def test_rounds_table(self):
+        results = {"a": {"old": [(10.0, 100.0), (8.0, 200.0)], "new": [(5.0, 300.0)]},
+                   "b": {"old": [(2.0, 50.0)], "new": [(3.0, 25.0)]}}
+        self.assertEqual(benchpair.rounds_table(results).splitlines()[2:], [
+            "| 1 | a | old | 10.00 | 5.00 | 0.500 | 100 | 300 | 3.000 |",
+            "| 1 | b | old | 2.00 | 3.00 | 1.500 | 50 | 25 | 0.500 |"])
+        results["a"]["new"].append((8.0, 100.0))
+        self.assertEqual(benchpair.rounds_table(results).splitlines()[-1],
+                         "| 2 | a | new | 8.00 | 8.00 | 1.000 | 200 | 100 | 0.500 |")
+
     def test_report_names_the_run(self):
         info = {"command": "scripts/bench-builds --old abc", "old": "abc old", "new": "def new",
                 "machine": "CPU X, 2 CPUs (nproc), Linux 6", "fio": "fio-3.33",
