@@ -9,10 +9,11 @@ merge-base of HEAD with origin/main (an error when there is no origin/main).
 A REV is built in a scratch git worktree, SCRATCH/REV-SHORTHASH (default
 SCRATCH: build/bench-builds; its .deps a link to ours), with `meson setup
 -Dfio_src=` taken from the --build directory's configuration (else
-.deps/fio), and reused when it is already built. The new engine is the
-working tree's: `ninja -C BUILD engines/libtorus.so shims/tcmu/tcmu-shim`
-first (BUILD: --build, default build); or --new REV, built like --old; or
---new-engine PATH, as it is (the tcmu-shim of the build it sits in).
+.deps/fio), and reused when that commit is already built there. The new
+engine is the working tree's: `ninja -C BUILD engines/libtorus.so
+shims/tcmu/tcmu-shim` first (BUILD: --build, default build); or --new REV,
+built like --old; or --new-engine PATH, as it is (the tcmu-shim of the
+build it sits in).
 
 Servers: `nbdkit null 4G` on a Unix socket and the NEW build's tcmu-shim
 --backend null --size 4G (the same server binary for both engines; or
@@ -39,6 +40,7 @@ run failed, 2 usage errors.
 import argparse
 import collections
 import datetime
+import glob
 import json
 import os
 import platform
@@ -302,12 +304,16 @@ def _run(argv, log):
 
 def build_rev(rev, commit, scratch, fio):
     """(libtorus.so, tcmu-shim) built at COMMIT in a worktree under SCRATCH."""
-    tree = os.path.join(os.path.abspath(scratch), rev_dir_name(rev, commit))
+    scratch = os.path.abspath(scratch)
+    # the same commit built under another name is reused
+    for tree in sorted(glob.glob(os.path.join(scratch, "*-" + commit[:12]))):
+        outs = [os.path.join(tree, "build", t) for t in TARGETS]
+        if all(os.path.exists(o) for o in outs):
+            print(f"bench-builds: {rev}: reusing {tree}/build", file=sys.stderr)
+            return outs
+    tree = os.path.join(scratch, rev_dir_name(rev, commit))
     build = os.path.join(tree, "build")
     outs = [os.path.join(build, t) for t in TARGETS]
-    if all(os.path.exists(o) for o in outs):
-        print(f"bench-builds: {rev}: reusing {build}", file=sys.stderr)
-        return outs
     os.makedirs(scratch, exist_ok=True)
     log = tree + ".log"
     if not os.path.isdir(tree):
