@@ -136,7 +136,22 @@ def parse_args(argv):
     if args.tcmu_shim and not os.access(args.tcmu_shim, os.X_OK):
         raise UsageError(f"--tcmu-shim {args.tcmu_shim}: not an executable: "
                          "name a built tcmu-shim (e.g. build/shims/tcmu/tcmu-shim)")
+    if args.new_engine and not args.tcmu_shim:
+        args.tcmu_shim = shim_beside(args.new_engine)
+        if not args.tcmu_shim and any(c.transport == "tcmu" for c in args.case_list):
+            raise UsageError(f"--new-engine {args.new_engine}: no tcmu-shim in its build: "
+                             "name the TCMU server with --tcmu-shim PATH (or leave the tcmu "
+                             "cases out with --cases)")
+    args.build, args.scratch = os.path.abspath(args.build), os.path.abspath(args.scratch)
     return args
+
+
+def shim_beside(engine):
+    """The tcmu-shim of the build directory ENGINE (BUILD/engines/X.so)
+    sits in, or None."""
+    build = os.path.dirname(os.path.dirname(os.path.abspath(engine)))
+    shim = os.path.join(build, TARGETS[1])
+    return shim if os.path.isfile(shim) and os.access(shim, os.X_OK) else None
 
 
 def order(round_index):
@@ -332,9 +347,6 @@ def build_rev(rev, commit, scratch, fio):
 
 def build_tree(build):
     """(libtorus.so, tcmu-shim) of the working tree's BUILD, brought up to date."""
-    if not os.path.isdir(os.path.join(build, "meson-info")):
-        raise UsageError(f"{build} is not a meson build directory: set one up "
-                         "(meson setup build) or name one with --build DIR")
     log = os.path.join(tempfile.gettempdir(), "bench-builds-ninja.log")
     _run(["ninja", "-C", build] + list(TARGETS), log)
     return [os.path.join(build, t) for t in TARGETS]
@@ -380,26 +392,25 @@ def main(argv=None):
         args = parse_args(argv)
         old_commit = resolve(args.old, "--old") if args.old else default_old()
         new_commit = resolve(args.new, "--new") if args.new else None
+        if not (new_commit or args.new_engine or
+                os.path.exists(os.path.join(args.build, "build.ninja"))):
+            raise UsageError(f"{args.build} is not a meson build directory: set one up "
+                             "(meson setup build), name one with --build DIR, or build the "
+                             "new engine at a commit with --new REV")
         fio = fio_src(args.build)
         old_so, _ = build_rev(args.old or "merge-base", old_commit, args.scratch, fio)
         if new_commit:
             new_so, shim = build_rev(args.new, new_commit, args.scratch, fio)
             new_text = f"{describe(new_commit)} ({new_so})"
         elif args.new_engine:
-            new_so = os.path.abspath(args.new_engine)
-            # the shim beside a build's engine, if there is one
-            shim = os.path.join(os.path.dirname(os.path.dirname(new_so)), TARGETS[1])
-            shim = shim if os.access(shim, os.X_OK) else None
+            new_so, shim = os.path.abspath(args.new_engine), None
             new_text = f"{new_so} (given)"
         else:
             new_so, shim = build_tree(args.build)
             dirty = _git("diff", "--quiet", "HEAD", check=False).returncode != 0
             new_text = (f"the working tree at {describe('HEAD')}"
                         f"{' plus uncommitted changes' if dirty else ''} ({new_so})")
-        shim = args.tcmu_shim or shim
-        if any(c.transport == "tcmu" for c in args.case_list) and not shim:
-            raise UsageError("--new-engine: name the TCMU server with --tcmu-shim PATH "
-                             "(or leave the tcmu cases out with --cases)")
+        shim = os.path.abspath(args.tcmu_shim) if args.tcmu_shim else shim
     except UsageError as e:
         print(f"bench-builds: {e}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ table."""
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
@@ -79,6 +80,24 @@ class Options(unittest.TestCase):
     def test_missing_engine(self):
         self.assertIn("--new-engine /nonexistent/libtorus.so: no such file",
                       self.error(["--new-engine", "/nonexistent/libtorus.so"]))
+
+    def test_new_engine_finds_the_shim_of_its_build(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            engine = os.path.join(tmp, "engines", "libtorus.so")
+            shim = os.path.join(tmp, "shims", "tcmu", "tcmu-shim")
+            os.makedirs(os.path.dirname(engine))
+            open(engine, "w").close()
+            msg = self.error(["--new-engine", engine, "--cases", "nbd-4k,tcmu-4k"])
+            self.assertEqual(msg, f"--new-engine {engine}: no tcmu-shim in its build: name the "
+                             "TCMU server with --tcmu-shim PATH (or leave the tcmu cases out "
+                             "with --cases)")
+            a = benchpair.parse_args(["--new-engine", engine, "--cases", "nbd-4k"])
+            self.assertIsNone(a.tcmu_shim)
+            os.makedirs(os.path.dirname(shim))
+            with open(shim, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(shim, 0o755)
+            self.assertEqual(benchpair.parse_args(["--new-engine", engine]).tcmu_shim, shim)
 
     def test_bad_case(self):
         self.assertIn("unknown case x", self.error(["--cases", "x"]))
