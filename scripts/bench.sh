@@ -12,7 +12,7 @@
 # builtin, torus, ... for --rounds rounds, so that drift on the machine hits
 # them alike; the report gives the median over rounds for each and the
 # ratios (the median of each round's own ratio: the two runs of a round
-# are back to back, which matters on these VMs, whose CPUs switch between
+# are back to back, which matters on VMs whose CPUs switch between
 # two speeds every few seconds), with PASS/MISS for each target. The
 # report is printed and written
 # to results/bench-<date>.md (--keep also keeps every fio JSON beside it).
@@ -33,7 +33,7 @@
 #     built-in engine's own spread is within the target (NOT JUDGED when
 #     both are beyond it). randread4k_qd1
 #     runs the engine as it is (no busy-polling) and with --poll_us=50
-#     (torus-poll, above the round trip to nbdkit here), beside
+#     (torus-poll, above a typical round trip to nbdkit over a Unix socket), beside
 #     pipe-probe -q 1 -p (probe-poll: busy-polling, no fio), the floor for
 #     any client of that server on this machine.
 #     ceiling_qd64: 4 KiB randread QD64 over a Unix socket to nbd-shim
