@@ -178,12 +178,20 @@ def machine_ticks():
     return sum(vals) - idle, sum(vals)
 
 
+def clat_recorded(data):
+    """False when fio kept no completion latencies (gtod_reduce=1, or
+    disable_clat=1): its JSON then says 0, which is not a latency."""
+    return any(j.get(d, {}).get("clat_ns", {}).get("N", 0)
+               for j in data.get("jobs", []) for d in ("read", "write", "trim"))
+
+
 def summarize(data, name):
     """The table's figures of one fio run (all its jobs together):
     harness.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, and the
     completion latency percentiles over every job and direction."""
     s = harness.fio_summary(data, name, all_jobs=True)
-    out = {"iops": s["iops"], "bw_mib": s["bw_mib"], "clat_mean_us": s["clat_mean_us"],
+    out = {"iops": s["iops"], "bw_mib": s["bw_mib"],
+           "clat_mean_us": s["clat_mean_us"] if clat_recorded(data) else None,
            "ios": s["ios"], "runtime_s": s["runtime_s"],
            "fio_cpu_us_per_io": s["cpu_us_per_io"]}
     pcts, how = harness.merged_clat_percentiles(data, PERCENTILES)
@@ -373,6 +381,9 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=())
             msg += ("; the job's files do not fit the filesystem on the export: make the "
                     "export larger (--size) or the job smaller (size=, or TORUS_SIZE for the "
                     "documents' jobs)")
+        elif "but the export has" in msg and not ctx.args.uri:
+            msg += (f"; compare started that server with --size {ctx.size}: pass a larger "
+                    "--size (e.g. the job's size=)")
         raise PathFailed(msg)
     wall = time.monotonic() - t0
     m1 = machine_ticks()
@@ -768,8 +779,10 @@ def run_path(ctx, path):
     dt = time.monotonic() - t0
     if res["status"] == "ok":
         f = res["figures"]
+        clat = ("not recorded by fio" if f["clat_mean_us"] is None
+                else f"{f['clat_mean_us']:.1f} us")
         log(f"{path}: {f['iops']:.0f} IOPS, {f['bw_mib']:.1f} MiB/s, "
-            f"mean clat {f['clat_mean_us']:.1f} us ({dt:.1f} s)")
+            f"mean clat {clat} ({dt:.1f} s)")
     else:
         log(f"{path}: {res['status']}: {res['reason']}")
     return res
@@ -848,7 +861,8 @@ def write_report(ctx, results, text, picture):
              f"Target: {ctx.target_desc}. {ctx.seconds} s per path "
              f"({datetime.datetime.now().isoformat(timespec='seconds')}, "
              f"kernel {os.uname().release}).", "",
-             "Latency is fio's completion latency (clat) over all directions. fio CPU: the fio "
+             "Latency is fio's completion latency (clat) over all directions ('–' where fio "
+             "recorded none: gtod_reduce=1 or disable_clat=1 in the job). fio CPU: the fio "
              "process's usr+sys per I/O; machine CPU: every CPU's busy time during the run "
              "per I/O (servers, FUSE, kernel threads included). 'vs engine' compares each "
              "kernel path with the engine on the same transport: ratio, and the extra "

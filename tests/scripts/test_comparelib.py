@@ -20,7 +20,8 @@ import comparelib  # noqa: E402
 
 def ddir(ios, iops, bw, clat_ns, bins=None):
     d = {"total_ios": ios, "iops": iops, "bw_bytes": bw, "io_bytes": bw,
-         "clat_ns": {"mean": clat_ns}, "lat_ns": {"mean": clat_ns + 1000}}
+         "clat_ns": {"mean": clat_ns, "N": ios if clat_ns else 0},
+         "lat_ns": {"mean": clat_ns + 1000}}
     if bins:
         d["clat_ns"]["bins"] = bins
     return d
@@ -123,6 +124,14 @@ class Figures(unittest.TestCase):
         self.assertAlmostEqual(s["fio_cpu_us_per_io"], 0.9 / 500 * 1e6)
         self.assertEqual((s["clat_p50_us"], s["clat_p99_us"]), (100.0, 300.0))
         self.assertEqual(s["percentiles_from"], "bins")
+
+    def test_summarize_no_latency(self):
+        # gtod_reduce=1: fio's JSON holds zeroes (N 0), which are no latency
+        data = {"jobs": [{"jobname": "a", "job_runtime": 1000, "usr_cpu": 1.0, "sys_cpu": 1.0,
+                          "read": ddir(100, 100.0, 100 * 4096, 0)}]}
+        s = comparelib.summarize(data, "x.json")
+        self.assertIsNone(s["clat_mean_us"])
+        self.assertAlmostEqual(s["iops"], 100.0)
 
     def test_summarize_refuses(self):
         with self.assertRaisesRegex(comparelib.harness.FioJsonError, "no jobs"):
