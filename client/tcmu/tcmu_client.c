@@ -77,7 +77,32 @@ static void take_down(struct tcmu_client *c, int error)
 	}
 }
 
-/* What the handler answered, as an errno; copies a read's data out. */
+/* A read's data, as much as arrived: a short one fails unless allowed. */
+static void copy_in(struct tcmu_client *c, const struct tcmu_done *td,
+		    const struct cmd_rec *r, uint32_t len,
+		    struct tcmu_completion *d)
+{
+	if (len < r->rlen && !r->short_ok) {
+		d->error = EIO;
+		snprintf(d->why, sizeof(d->why),
+			 "the handler returned %u of %u bytes", len, r->rlen);
+		return;
+	}
+	if (tcmu_sub_copy_out(&c->sub, td->cmd_id, r->rbuf, len)) {
+		d->error = EIO;
+		snprintf(d->why, sizeof(d->why),
+			 "the handler's %u bytes could not be copied out", len);
+		return;
+	}
+	d->data_len = len;
+}
+
+/*
+ * What the handler answered, as an errno, checked as the kernel checks it:
+ * UNKNOWN_OP fails the command; read_len counts only with READ_LEN and
+ * when not 0; a read's data comes back with GOOD, or with CHECK CONDITION
+ * and a valid read_len. A read succeeds only when its data was copied.
+ */
 static void on_done(void *arg, const struct tcmu_done *td)
 {
 	struct tcmu_client *c = arg;
@@ -86,33 +111,54 @@ static void on_done(void *arg, const struct tcmu_done *td)
 		.user = r->user,
 		.status = td->status,
 	};
+	bool is_read = r->rbuf && r->rlen;
+	bool len_valid = is_read && (td->uflags & TCMU_UFLAG_READ_LEN) &&
+			 td->read_len;
+	uint32_t len = r->rlen;
 
 	if (!r->busy)
 		return;		/* taken down already */
 	r->busy = false;
+	if (len_valid && td->read_len < len)
+		len = td->read_len;
+	if (td->uflags & TCMU_UFLAG_UNKNOWN_OP) {
+		/* The kernel answers CHECK CONDITION, unsupported opcode. */
+		d.status = SCSI_STATUS_CHECK_CONDITION;
+		tcmu_sense_set(&d.sense, SCSI_SK_ILLEGAL_REQUEST,
+			       SCSI_ASC_INVALID_OPCODE, 0);
+		d.has_sense = true;
+		d.error = EOPNOTSUPP;
+		snprintf(d.why, sizeof(d.why),
+			 "the handler flagged the command UNKNOWN_OP (it does not support the opcode)");
+		complete(c, &d);
+		return;
+	}
 	switch (td->status) {
 	case SCSI_STATUS_GOOD:
-		if (!r->rbuf || !r->rlen)
-			break;
-		d.data_len = r->rlen;
-		if ((td->uflags & TCMU_UFLAG_READ_LEN) &&
-		    td->read_len < r->rlen)
-			d.data_len = td->read_len;
-		/* A short read is an error to a block device. */
-		if (d.data_len < r->rlen && !r->short_ok)
-			d.error = EIO;
-		else if (tcmu_sub_copy_out(&c->sub, td->cmd_id, r->rbuf,
-					   d.data_len))
-			d.error = EIO;
+		if (is_read)
+			copy_in(c, td, r, len, &d);
 		break;
 	case SCSI_STATUS_CHECK_CONDITION:
-		if (!tcmu_sense_decode(td->sense, TCMU_SENSE_BUFFERSIZE,
-				       &d.sense)) {
-			d.has_sense = true;
-			d.error = tcmu_sense_errno(&d.sense);
-		} else {
+		if (tcmu_sense_decode(td->sense, TCMU_SENSE_BUFFERSIZE,
+				      &d.sense)) {
 			d.error = EIO;
+			snprintf(d.why, sizeof(d.why),
+				 "CHECK CONDITION with no sense data the client can read");
+			break;
 		}
+		d.has_sense = true;
+		d.error = tcmu_sense_errno(&d.sense);
+		if (d.error || !is_read)
+			break;
+		/* "No error" sense: a read's data must still have come. */
+		if (len_valid) {
+			copy_in(c, td, r, len, &d);
+			break;
+		}
+		d.error = EIO;
+		snprintf(d.why, sizeof(d.why),
+			 "CHECK CONDITION with %s sense and no data (read_len not set)",
+			 tcmu_sense_key_str(d.sense.key));
 		break;
 	default:
 		/* BUSY, TASK SET FULL, RESERVATION CONFLICT: not retried. */
@@ -357,13 +403,43 @@ int tcmu_client_submit(struct tcmu_client *c)
 	return 0;
 }
 
+/* Bytes from tail up to head, going round the ring. */
+static uint32_t ring_dist(uint32_t head, uint32_t tail, uint32_t size)
+{
+	return (head + size - tail) % size;
+}
+
+/* What is wrong with the handler's cmd_tail, or NULL. */
+static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail)
+{
+	if (tail % TCMU_OP_ALIGN_SIZE)
+		return "is not on an entry's 8-byte boundary";
+	if (tail >= s->cmdr_size)
+		return "is outside the command ring";
+	if (ring_dist(tail, s->cleaned, s->cmdr_size) >
+	    ring_dist(s->pub, s->cleaned, s->cmdr_size))
+		return "went backwards or past cmd_head";
+	return NULL;
+}
+
 static int reap_ring(struct tcmu_client *c)
 {
-	int n = tcmu_sub_reap(&c->sub, on_done, c);
+	uint32_t tail = __atomic_load_n(&c->sub.mb->cmd_tail, __ATOMIC_ACQUIRE);
+	const char *why = bad_tail(&c->sub, tail);
+	int n;
 
+	if (why) {
+		fprintf(stderr,
+			"torus: %s: the handler broke the TCMU ring: cmd_tail %u %s (ring of %u bytes, completions reclaimed up to %u, cmd_head %u); failing its outstanding I/O\n",
+			c->label, tail, why, c->sub.cmdr_size, c->sub.cleaned,
+			c->sub.pub);
+		take_down(c, EIO);
+		return -EPROTO;
+	}
+	n = tcmu_sub_reap(&c->sub, on_done, c);
 	if (n == -EPROTO) {
 		fprintf(stderr,
-			"torus: %s: the handler broke the TCMU ring (a completion that matches no command); failing its outstanding I/O\n",
+			"torus: %s: the handler broke the TCMU ring (a completion that matches no command, or cmd_tail inside an entry); failing its outstanding I/O\n",
 			c->label);
 		take_down(c, EIO);
 	}

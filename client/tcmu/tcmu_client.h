@@ -33,6 +33,7 @@ struct tcmu_completion {
 	bool has_sense;
 	struct tcmu_sense sense;	/* with has_sense */
 	uint32_t data_len;		/* data-in bytes copied out */
+	char why[96];			/* the cause, when status and sense miss it */
 };
 
 typedef void tcmu_complete_fn(void *arg, const struct tcmu_completion *done);

@@ -580,7 +580,9 @@ static void report(struct tcmu_session *ts, const struct tcmu_req *r,
 
 	if (++ts->reports > MAX_REPORTS || d->status == 0xff)
 		return;
-	if (d->has_sense)
+	if (d->why[0])
+		snprintf(why, sizeof(why), "%s", d->why);
+	else if (d->has_sense)
 		tcmu_sense_msg(&d->sense, why, sizeof(why));
 	else
 		snprintf(why, sizeof(why), "SCSI status %#x", d->status);
