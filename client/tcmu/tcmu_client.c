@@ -526,8 +526,14 @@ void tcmu_client_cancel(struct tcmu_client *c, int error)
 {
 	if (!c->down)
 		reap_ring(c);
-	if (c->inflight)
-		take_down(c, error);
+	if (!c->inflight)
+		return;
+	/* Say why: the caller only sees the errno. */
+	fprintf(stderr,
+		"torus: %s: %u command%s had no completion from the handler when cancelled (%s); failing them\n",
+		c->label, c->inflight, c->inflight == 1 ? "" : "s",
+		strerror(error));
+	take_down(c, error);
 }
 
 unsigned int tcmu_client_unpublished(const struct tcmu_client *c)

@@ -171,18 +171,22 @@ static void answer(struct fixture *f, const struct tcmu_hdl_cmd *cmd,
 					   read_len), 0);
 }
 
-/* Reaps, with stderr caught in f->log. */
-static int reap(struct fixture *f)
+/* stderr goes to a file from catch_start() to catch_end(), then to f->log. */
+static FILE *catch_start(int *saved)
 {
-	struct timespec ts = { .tv_sec = 2 };
 	FILE *tmp = tmpfile();
-	int saved = dup(2), n;
-	size_t len;
 
 	assert_non_null(tmp);
 	fflush(stderr);
+	*saved = dup(2);
 	dup2(fileno(tmp), 2);
-	n = tcmu_client_reap(f->c, 1, &ts);
+	return tmp;
+}
+
+static void catch_end(struct fixture *f, FILE *tmp, int saved)
+{
+	size_t len;
+
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -190,6 +194,16 @@ static int reap(struct fixture *f)
 	len = fread(f->log, 1, sizeof(f->log) - 1, tmp);
 	f->log[len] = 0;
 	fclose(tmp);
+}
+
+static int reap(struct fixture *f)
+{
+	struct timespec ts = { .tv_sec = 2 };
+	int saved, n;
+	FILE *tmp = catch_start(&saved);
+
+	n = tcmu_client_reap(f->c, 1, &ts);
+	catch_end(f, tmp, saved);
 	return n;
 }
 
@@ -406,6 +420,25 @@ static void tail_backwards(void **state)
 	bad_tail(f, 0, "cmd_tail 0 went backwards or past cmd_head");
 }
 
+/* A handler that never answers, when the caller gives up. */
+static void stalled_cancel(void **state)
+{
+	struct fixture *f = *state;
+	struct tcmu_hdl_cmd cmd;
+	struct iovec iov[16];
+	FILE *tmp;
+	int saved;
+
+	send_read(f, &cmd, iov);
+	tmp = catch_start(&saved);
+	tcmu_client_cancel(f->c, ECANCELED);
+	catch_end(f, tmp, saved);
+	assert_int_equal(f->ndone, 1);
+	assert_int_equal(f->done.error, ECANCELED);
+	assert_string_equal(f->log,
+			    "torus: t: 1 command had no completion from the handler when cancelled (Operation canceled); failing them\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +456,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tail_outside, setup, teardown),
 		cmocka_unit_test_setup_teardown(tail_past_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(tail_backwards, setup, teardown),
+		cmocka_unit_test_setup_teardown(stalled_cancel, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
