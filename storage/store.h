@@ -67,6 +67,11 @@ struct store_type {
 			char *err, size_t errlen);
 	struct backend *(*open)(const void *priv, const struct store_params *p,
 				char *err, size_t errlen);
+	/*
+	 * Optional: false when the open store cannot pass a trim on (an NBD
+	 * server that did not offer TRIM). NULL: every trim reaches the data.
+	 */
+	bool (*can_trim)(const struct backend *be);
 };
 
 /* The registry: every store, NULL-terminated (store.c). */
@@ -106,6 +111,13 @@ static inline bool store_has(const struct store_spec *spec,
 			     unsigned int flag)
 {
 	return spec->type->flags & flag;
+}
+
+/* Whether @be, opened from @spec, passes trims on to its data. */
+static inline bool store_can_trim(const struct store_spec *spec,
+				  const struct backend *be)
+{
+	return !spec->type->can_trim || spec->type->can_trim(be);
 }
 
 /* The parser of a store that takes no argument ("memory"). */

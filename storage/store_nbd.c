@@ -263,6 +263,13 @@ static int nbd_be_flush(struct backend *be)
 	return nbd_be_xfer(n, NBD_CMD_FLUSH, NULL, false, 0, 0, 0);
 }
 
+static bool nbd_can_trim(const struct backend *be)
+{
+	const struct nbd_be *n = container_of(be, struct nbd_be, be);
+
+	return n->exp.tflags & NBD_FLAG_SEND_TRIM;
+}
+
 static void nbd_be_close(struct backend *be)
 {
 	struct nbd_be *n = to_nbd(be);
@@ -399,4 +406,5 @@ const struct store_type store_nbd = {
 	.priv_size = sizeof(const char *),
 	.parse = nbd_parse,
 	.open = nbd_open,
+	.can_trim = nbd_can_trim,
 };

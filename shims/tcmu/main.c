@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	struct backend *be;
 	char err[512] = "";
 	uint64_t size;
-	bool lbprz;
+	bool lbprz, thin;
 	int sigfd, ret;
 
 	ret = args_parse(argc, argv, &cfg);
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	if (sigfd < 0)
 		return 1;
 
-	be = store_open_device(&cfg, &lbprz, err, sizeof(err));
+	be = store_open_device(&cfg, &lbprz, &thin, err, sizeof(err));
 	if (!be) {
 		shim_err("%s", err);
 		return 1;
@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 		backend_close(be);
 		return 1;
 	}
+	target.thin = thin;
 
 	if (cfg.socket_path)
 		ret = server_run(&cfg, &target, be, sigfd);

@@ -92,9 +92,11 @@ static int vpd_block_limits(const struct scsi_target *t, uint8_t *buf)
 	buf[4] = 0x01;			/* WSNZ: no WRITE SAME of 0 blocks */
 	put_be16(buf + 6, t->granularity);
 	put_be32(buf + 8, t->max_xfer);
+	put_be32(buf + 28, t->granularity);
+	if (!t->thin)
+		return VPD_LIMITS_LEN;
 	put_be32(buf + 20, t->max_unmap);
 	put_be32(buf + 24, SCSI_MAX_UNMAP_DESCS);
-	put_be32(buf + 28, t->granularity);
 	put_be64(buf + 36, t->max_ws);
 	return VPD_LIMITS_LEN;
 }
@@ -107,6 +109,9 @@ static int vpd_characteristics(uint8_t *buf)
 
 static int vpd_provisioning(const struct scsi_target *t, uint8_t *buf)
 {
+	/* Not thin: fully provisioned, no UNMAP, no WRITE SAME's unmap. */
+	if (!t->thin)
+		return VPD_PROV_LEN;
 	buf[5] = 0x80 | 0x40;		/* LBPU, LBPWS */
 	if (t->lbprz)
 		buf[5] |= 0x04;		/* LBPRZ 001b */
@@ -165,7 +170,8 @@ int scsi_read_capacity(const struct scsi_target *t, const struct tcmu_cdb *c,
 	memset(buf, 0, 32);
 	put_be64(buf, last);
 	put_be32(buf + 8, t->block_size);
-	buf[14] = 0x80 | (t->lbprz ? 0x40 : 0);	/* LBPME, LBPRZ */
+	if (t->thin)
+		buf[14] = 0x80 | (t->lbprz ? 0x40 : 0);	/* LBPME, LBPRZ */
 	return 32;
 }
 
@@ -327,6 +333,13 @@ static const struct opcode_info *op_find(uint8_t op, bool has_sa,
 	return NULL;
 }
 
+/* Not thin provisioned: no UNMAP, which LIO leaves out likewise. */
+static bool op_offered(const struct scsi_target *t,
+		       const struct opcode_info *o)
+{
+	return t->thin || o->op != SCSI_UNMAP;
+}
+
 /* The command timeouts descriptor: no nominal or recommended timeout. */
 static int timeouts(uint8_t *p)
 {
@@ -335,7 +348,7 @@ static int timeouts(uint8_t *p)
 	return TIMEOUTS_LEN;
 }
 
-static int rsoc_all(bool rctd, uint8_t *buf)
+static int rsoc_all(const struct scsi_target *t, bool rctd, uint8_t *buf)
 {
 	uint8_t *p = buf + 4;
 	size_t i;
@@ -343,6 +356,8 @@ static int rsoc_all(bool rctd, uint8_t *buf)
 	for (i = 0; i < NR_OPCODES; i++) {
 		const struct opcode_info *o = &opcodes[i];
 
+		if (!op_offered(t, o))
+			continue;
 		memset(p, 0, 8);
 		p[0] = o->op;
 		put_be16(p + 2, o->sa);
@@ -366,7 +381,7 @@ int scsi_report_opcodes(const struct scsi_target *t, const struct tcmu_cdb *c,
 	has_sa = op_has_sa(c->rso_opcode);
 	switch (c->rso_options) {
 	case 0:
-		return rsoc_all(rctd, buf);
+		return rsoc_all(t, rctd, buf);
 	case 1:
 		/* By operation code alone: not for one with service actions. */
 		if (has_sa)
@@ -382,13 +397,16 @@ int scsi_report_opcodes(const struct scsi_target *t, const struct tcmu_cdb *c,
 	}
 	o = op_find(c->rso_opcode, has_sa, c->rso_sa);
 	memset(buf, 0, 4);
-	if (!o) {
+	if (!o || !op_offered(t, o)) {
 		buf[1] = 0x01;		/* not supported */
 		return 4;
 	}
 	buf[1] = (rctd ? 0x80 : 0) | 0x03;	/* supported, as the standard */
 	put_be16(buf + 2, o->len);
 	memcpy(buf + 4, o->usage, o->len);
+	/* WRITE SAME's UNMAP bit is refused when not thin provisioned. */
+	if (o->op == SCSI_WRITE_SAME_16 && !t->thin)
+		buf[5] &= ~0x08;
 	len = 4 + o->len;
 	if (rctd)
 		len += timeouts(buf + len);

@@ -34,6 +34,7 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 	/* 4 KiB: the page the backends and the data area work in. */
 	t->granularity = block_size < 4096 ? 4096 / block_size : 1;
 	t->lbprz = lbprz;
+	t->thin = true;
 	t->id = id;
 	for (i = 0; i < 16; i++)
 		t->serial[i] = hex[(id >> (60 - 4 * i)) & 0xf];
@@ -319,6 +320,10 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 		return scsi_reply_sense(r, &s);
 	if (c->blocks > lu->t->max_ws)
 		return invalid_cdb(r, 10, -1);
+	/* As LIO refuses it on a device that is not thin provisioned. */
+	if ((c->flags & TCMU_CDB_F_UNMAP) && !lu->t->thin)
+		return check(r, SCSI_SK_ILLEGAL_REQUEST,
+			     SCSI_ASC_INVALID_OPCODE, 0);
 	if (c->flags & TCMU_CDB_F_NDOB) {
 		zero = true;
 	} else {
@@ -359,6 +364,10 @@ static void do_unmap(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	uint32_t blocks;
 	int n, i, ret;
 
+	/* As LIO: no UNMAP on a device that is not thin provisioned. */
+	if (!lu->t->thin)
+		return check(r, SCSI_SK_ILLEGAL_REQUEST,
+			     SCSI_ASC_INVALID_OPCODE, 0);
 	if (c->flags & TCMU_CDB_F_ANCHOR)
 		return invalid_cdb(r, 1, 0);
 	if (len > room)

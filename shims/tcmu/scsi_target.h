@@ -38,6 +38,8 @@ struct scsi_target {
 	uint32_t max_ws;		/* blocks per WRITE SAME */
 	uint32_t granularity;		/* blocks: the optimal granularity */
 	bool lbprz;			/* unmapped blocks read as zeroes */
+	/* Thin provisioned (UNMAP taken): true unless the store drops trims. */
+	bool thin;
 	uint64_t id;			/* NAA designator and serial number */
 	char serial[17];
 };

@@ -36,9 +36,13 @@ int args_parse(int argc, char **argv, struct shim_config *cfg);
 /* What args_parse() allocated. */
 void args_free(struct shim_config *cfg);
 
-/* The store the spec names, sized; @lbprz: trimmed blocks read as zeroes. */
+/*
+ * The store the spec names, sized; @lbprz: trimmed blocks read as zeroes;
+ * @thin: the store passes trims on (else the device is fully provisioned).
+ */
 struct backend *store_open_device(const struct shim_config *cfg,
-				  bool *lbprz, char *err, size_t errlen);
+				  bool *lbprz, bool *thin, char *err,
+				  size_t errlen);
 
 /* Serve rings attached over the socket until @sigfd fires: 0 or -1. */
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,

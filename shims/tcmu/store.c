@@ -8,7 +8,8 @@
 #include "shim.h"
 
 struct backend *store_open_device(const struct shim_config *cfg,
-				  bool *lbprz, char *err, size_t errlen)
+				  bool *lbprz, bool *thin, char *err,
+				  size_t errlen)
 {
 	struct store_params p = {
 		.size = cfg->size,
@@ -27,6 +28,12 @@ struct backend *store_open_device(const struct shim_config *cfg,
 	 * the data (no holes), and the others do not say.
 	 */
 	*lbprz = store_has(&cfg->store, STORE_TRIM_ZEROES);
+	/*
+	 * A store that drops trims is offered fully provisioned, so that no
+	 * UNMAP is completed for work that never reaches the data.
+	 */
+	*thin = store_can_trim(&cfg->store, be);
+	*lbprz = *lbprz && *thin;
 	if (be->size < cfg->block_size) {
 		snprintf(err, errlen,
 			 "--backend %s: the store holds %llu bytes, less than one %u-byte block",

@@ -58,6 +58,15 @@ MUTATIONS = [
         tests=["tcmu-fio-stores"],
         expect="what the job wrote is not where it wrote it",
     ),
+    Mutation(
+        name="nbd-store-thin-regardless",
+        why="tcmu-shim offers thin provisioning before an NBD server without TRIM, and drops the trims",
+        file="shims/tcmu/store.c",
+        old="\t*thin = store_can_trim(&cfg->store, be);\n",
+        new="\t*thin = true;\n",
+        tests=["tcmu-nbd-notrim"],
+        expect="fio succeeded but should have failed with: tcmu+unix",
+    ),
 ]
 
 

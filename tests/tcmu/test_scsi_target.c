@@ -870,6 +870,63 @@ static void rsoc(uint8_t cdb[12], uint8_t options, uint8_t op, uint16_t sa,
 	cdb[9] = alloc;
 }
 
+/*
+ * A store that drops trims (an NBD server without TRIM): the device is
+ * fully provisioned, and UNMAP and WRITE SAME's UNMAP bit are refused as
+ * LIO refuses them, with nothing trimmed.
+ */
+static void test_not_thin(void **state)
+{
+	uint64_t lba = 16;
+	uint32_t blocks = 8;
+	struct tcmu_capacity cap;
+	uint8_t cdb[16];
+	struct env *e;
+	size_t len;
+
+	setup_with(state, NR_BLOCKS, true);
+	e = *state;
+	e->t.thin = false;
+
+	tcmu_cdb_read_capacity16(cdb, 32);
+	assert_good(run(e, cdb, 16, 32));
+	assert_int_equal(tcmu_read_capacity16_decode(e->buf, 32, &cap, NULL),
+			 0);
+	assert_false(cap.lbpme);
+	assert_false(cap.lbprz);
+
+	inquiry(cdb, true, 0xb2, 64);
+	assert_good(run(e, cdb, 6, 64));
+	assert_int_equal(e->buf[5], 0);			/* no LBPU, LBPWS */
+	assert_int_equal(e->buf[6] & 0x07, 0);		/* fully provisioned */
+	inquiry(cdb, true, 0xb0, 64);
+	assert_good(run(e, cdb, 6, 64));
+	assert_int_equal(be32(e->buf + 20), 0);		/* no UNMAP blocks */
+	assert_int_equal(be32(e->buf + 24), 0);
+
+	len = unmap_list(e->buf, 1, &lba, &blocks);
+	tcmu_cdb_unmap(cdb, len);
+	assert_sense(run(e, cdb, 10, len), SCSI_SK_ILLEGAL_REQUEST,
+		     SCSI_ASC_INVALID_OPCODE, 0);
+	memset(e->buf, 0, BS);
+	tcmu_cdb_write_same16(cdb, 32, 16, true);
+	assert_sense(run(e, cdb, 16, BS), SCSI_SK_ILLEGAL_REQUEST,
+		     SCSI_ASC_INVALID_OPCODE, 0);
+	assert_int_equal(e->fake.trims, 0);
+	/* Without the UNMAP bit, zeroes are written. */
+	tcmu_cdb_write_same16(cdb, 32, 16, false);
+	assert_good(run(e, cdb, 16, BS));
+	assert_int_equal(e->fake.zeroes, 1);
+
+	rsoc(cdb, 1, SCSI_UNMAP, 0, 64);
+	assert_good(run(e, cdb, 12, 64));
+	assert_int_equal(e->buf[1], 0x01);		/* not supported */
+	rsoc(cdb, 1, SCSI_WRITE_SAME_16, 0, 64);
+	assert_good(run(e, cdb, 12, 64));
+	assert_int_equal(e->buf[5], 0x01);		/* NDOB, no UNMAP */
+	teardown(state);
+}
+
 static void test_report_opcodes_one(void **state)
 {
 	struct env *e = *state;
@@ -1007,6 +1064,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmap_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_same, setup, teardown),
 		cmocka_unit_test(test_write_same_no_lbprz),
+		cmocka_unit_test(test_not_thin),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_tur, setup, teardown),
