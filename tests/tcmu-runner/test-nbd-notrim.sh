@@ -16,15 +16,13 @@ start_bg "$NBD_SHIM" --profile zeroos --backend memory --listen "unix:$T/z.sock"
 wait_socket "$T/z.sock"
 start_tcmu_shim "$T/t.sock" --backend "nbd:nbd+unix:///default?socket=$T/z.sock"
 
-trim=(--rw=randtrim --size=4M --bs=4k)
-# over NBD, the server's own refusal: the reference
-expect_fio_error "the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job" \
-	--name=nbd --uri="nbd+unix:///default?socket=$T/z.sock" "${trim[@]}"
-echo "nbd: refused"
-expect_fio_error "tcmu+unix:///?socket=$T/t.sock: the device is not thin-provisioned (READ CAPACITY(16) has LBPME clear), so it takes no UNMAP; remove rw=trim/randtrim/trimwrite from the job" \
-	--name=tcmu --uri="tcmu+unix:///?socket=$T/t.sock" "${trim[@]}"
-echo "tcmu: refused"
-# writes and reads still go through
-expect_fio_ok --name=data --uri="tcmu+unix:///?socket=$T/t.sock" \
-	--rw=randwrite --size=4M --bs=4k --verify=crc32c
+# The same refusal as the job gets over NBD from this server, in the
+# transport's terms (test-errors.sh checks the NBD one: "the server does
+# not support trim (NBD_FLAG_SEND_TRIM not advertised)").
+msg="tcmu+unix:///?socket=$T/t.sock: the device is not thin-provisioned (READ CAPACITY(16) has LBPME clear), so it takes no UNMAP; remove rw=trim/randtrim/trimwrite from the job"
+rc=0
+run_fio --name=tcmu --uri="tcmu+unix:///?socket=$T/t.sock" --rw=randtrim \
+	--size=4M --bs=4k || rc=$?
+[ $rc = 1 ] && grep -qF -- "$msg" "$T/fio.out" ||
+	{ cat "$T/fio.out" >&2; fail "a trim job through a server without TRIM: expected fio to exit 1 with '$msg', got $rc"; }
 echo ok
