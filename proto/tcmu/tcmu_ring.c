@@ -144,21 +144,30 @@ static void blk_put(struct tcmu_sub *s, const uint32_t *blks, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		s->bitmap[blks[i] / 64] &= ~(1ull << (blks[i] % 64));
+		if (blks[i] / 64 < s->blk_lo)
+			s->blk_lo = blks[i] / 64;
+	}
 	s->free_blks += n;
 }
 
-/* Take @n free blocks, lowest from the hint on; the caller checked free_blks. */
+/*
+ * Take the @n lowest free blocks, as the kernel takes the first zero bit
+ * each time: blocks are reused as soon as they are free, so only as much
+ * of the data area as is in flight at once is ever touched (a memfd page
+ * costs memory from its first touch). blk_lo skips the words known to be
+ * full, which does not change which blocks are taken. The caller checked
+ * free_blks.
+ */
 static void blk_get(struct tcmu_sub *s, uint32_t *blks, uint32_t n)
 {
-	uint32_t words = (s->nr_blks + 63) / 64, w = s->blk_hint / 64;
-	uint32_t got = 0;
+	uint32_t w = s->blk_lo, got = 0;
 
 	while (got < n) {
 		uint64_t avail = ~s->bitmap[w];
 
-		if (w == words - 1 && s->nr_blks % 64)
+		if (w == s->nr_blks / 64)
 			avail &= (1ull << (s->nr_blks % 64)) - 1;
 		while (avail && got < n) {
 			uint32_t b = __builtin_ctzll(avail);
@@ -167,10 +176,11 @@ static void blk_get(struct tcmu_sub *s, uint32_t *blks, uint32_t n)
 			s->bitmap[w] |= 1ull << b;
 			blks[got++] = w * 64 + b;
 		}
-		w = (w + 1) % words;
+		if (!avail)
+			w++;
 	}
+	s->blk_lo = w;
 	s->free_blks -= n;
-	s->blk_hint = (blks[n - 1] + 1) % s->nr_blks;
 }
 
 static void ent_push(struct tcmu_sub *s, uint32_t len, bool pad)

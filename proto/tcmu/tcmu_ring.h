@@ -8,6 +8,8 @@
  * Submitter: tcmu_sub_queue() puts one CMD entry (and a PAD before it when
  * it would cross the end of the ring) with its data blocks, nothing is
  * visible to the handler until tcmu_sub_commit() publishes cmd_head.
+ * Its data goes in the lowest free blocks of the data area, as the
+ * kernel's, so only as much of the area as is in flight is ever touched.
  * tcmu_sub_reap() walks what the handler retired; with OOOC the cmd_id in
  * a retired entry names the command that completed, not the one queued
  * there, so ring space is reclaimed in ring order and data blocks by
@@ -74,7 +76,8 @@ struct tcmu_sub {
 	uint32_t pub;			/* cmd_head as last published */
 	uint32_t cleaned;		/* ring reclaimed up to here */
 	uint64_t data_off;		/* data area, from the region start */
-	uint32_t blk_size, nr_blks, free_blks, blk_hint;
+	uint32_t blk_size, nr_blks, free_blks;
+	uint32_t blk_lo;		/* no free block in the words below */
 	uint32_t max_blks;		/* per command */
 	uint64_t *bitmap;		/* set: block in use */
 	uint32_t nr_slots, nr_free;

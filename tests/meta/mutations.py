@@ -67,6 +67,24 @@ MUTATIONS = [
         tests=["tcmu-nbd-notrim"],
         expect="a trim job through a server without TRIM: expected fio to exit 1",
     ),
+    Mutation(
+        name="tcmu-blocks-rotate",
+        why="the TCMU submitter hands out data-area blocks from a hint that rotates through the whole area",
+        file="proto/tcmu/tcmu_ring.c",
+        old="\tuint32_t w = s->blk_lo, got = 0;\n",
+        new="\tuint32_t words = (s->nr_blks + 63) / 64, got = 0;\n"
+            "\tstatic uint32_t hint;\n\tuint32_t w = hint % words;\n\n"
+            "\tfor (; got < n; w = (w + 1) % words) {\n"
+            "\t\tuint64_t avail = ~s->bitmap[w];\n\n"
+            "\t\tif (w == s->nr_blks / 64)\n"
+            "\t\t\tavail &= (1ull << (s->nr_blks % 64)) - 1;\n"
+            "\t\tfor (; avail && got < n; avail &= avail - 1) {\n"
+            "\t\t\ts->bitmap[w] |= avail & -avail;\n"
+            "\t\t\tblks[got++] = w * 64 + __builtin_ctzll(avail);\n"
+            "\t\t}\n\t}\n\thint = w;\n\tw = s->blk_lo;\n\tgot = n;\n",
+        tests=["tcmu-ring-blocks", "tcmu-memory"],
+        expect="the data area is touched beyond what is in flight",
+    ),
 ]
 
 
