@@ -45,7 +45,9 @@ struct tcmu_client {
 	void *complete_arg;
 	unsigned int completed;		/* handed on by this reap() */
 	unsigned int inflight;		/* queued, not yet completed */
-	unsigned int unpublished;	/* queued since the last submit */
+	unsigned int unpublished;	/* queued, cmd_head not yet moved */
+	unsigned int unkicked;		/* queued since the last wake-up */
+	bool hold_head;			/* cmd_head moves at submit() */
 	bool down;
 	unsigned int timeout_s;
 	uint64_t next_scan_ns;
@@ -339,6 +341,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->max_cmds = cfg->max_cmds;
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
+	c->hold_head = cfg->hold_head;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	c->cmds = calloc(cfg->max_cmds + 1, sizeof(*c->cmds));
@@ -378,7 +381,12 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	r->busy = true;
 	r->short_ok = short_ok;
 	c->inflight++;
-	c->unpublished++;
+	c->unkicked++;
+	/* The kernel moves cmd_head as it queues each command. */
+	if (c->hold_head)
+		c->unpublished++;
+	else
+		tcmu_sub_commit(&c->sub);
 	return 0;
 }
 
@@ -393,10 +401,12 @@ int tcmu_client_submit(struct tcmu_client *c)
 {
 	uint64_t one = 1;
 
-	if (!c->unpublished || c->down)
+	if (!c->unkicked || c->down)
 		return 0;
+	if (c->unpublished)
+		tcmu_sub_commit(&c->sub);
 	c->unpublished = 0;
-	tcmu_sub_commit(&c->sub);
+	c->unkicked = 0;
 	/* One wake-up per batch, as the kernel's one uio_event_notify. */
 	if (write(c->kick_fd, &one, sizeof(one)) != sizeof(one))
 		return -errno;

@@ -8,10 +8,13 @@
  * nothing of fio: a command carries an opaque user pointer, handed back
  * with its completion.
  *
- * queue() puts a command in the ring, unseen; submit() publishes cmd_head
- * (release) and kicks the handler once; reap() retires what the handler
- * completed, in any order, handing each completion to the caller's
- * function as it is retired. All memory is allocated at attach.
+ * queue() puts a command in the ring and publishes cmd_head (release) at
+ * once, as the kernel does; submit() wakes the handler, once for all that
+ * was queued since the last wake-up, as the kernel notifies once per
+ * unplug. With hold_head, cmd_head only moves at submit(). reap() retires
+ * what the handler completed, in any order, handing each completion to
+ * the caller's function as it is retired. All memory is allocated at
+ * attach.
  */
 #ifndef TORUS_TCMU_CLIENT_H
 #define TORUS_TCMU_CLIENT_H
@@ -45,6 +48,7 @@ struct tcmu_client_cfg {
 	uint32_t max_data;		/* bytes of data per command */
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
+	bool hold_head;			/* publish at submit(), not at queue() */
 	/* Gets every completion, once, from reap() or cancel(). */
 	tcmu_complete_fn *complete;
 	void *complete_arg;
@@ -68,7 +72,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
 		      void *rbuf, void *user);
-/* Publishes what was queued and wakes the handler: 0 or -errno. */
+/* Publishes what is held and wakes the handler (once): 0 or -errno. */
 int tcmu_client_submit(struct tcmu_client *c);
 /*
  * Hands every completion the handler posted to cfg->complete, waiting
@@ -79,7 +83,7 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		     const struct timespec *timeout);
 /* Fails everything outstanding with error and takes the ring down. */
 void tcmu_client_cancel(struct tcmu_client *c, int error);
-/* Commands queued since the last submit. */
+/* Commands queued and held back from the handler (hold_head only). */
 unsigned int tcmu_client_unpublished(const struct tcmu_client *c);
 /* Commands queued and not yet completed. */
 unsigned int tcmu_client_inflight(const struct tcmu_client *c);

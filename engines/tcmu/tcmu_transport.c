@@ -30,7 +30,9 @@
 /* The kernel's defaults for a user backstore. */
 #define DEF_RING_SIZE		"8M"	/* cmd_ring_size_mb */
 #define DEF_DATA_SIZE		"1G"	/* max_data_area_mb */
-#define DEF_MAX_TRANSFER	"64k"	/* hw_max_sectors 128 */
+/* 0: hw_max_sectors, 128 of the device's logical blocks */
+#define DEF_MAX_TRANSFER	"0"
+#define HW_MAX_SECTORS		128u
 #define MIN_RING_SIZE		(64u << 10)
 #define MAX_RING_SIZE		(256u << 20)
 #define MIN_DATA_SIZE		TCMU_DEF_BLK_SIZE
@@ -52,6 +54,7 @@ struct tcmu_opts {
 	unsigned long long data_size;
 	unsigned long long max_transfer;
 	unsigned int trim_mode;
+	unsigned int hold_batch;
 };
 
 static struct fio_option tcmu_options[] = {
@@ -82,11 +85,11 @@ static struct fio_option tcmu_options[] = {
 	{
 		.name	= "max_transfer",
 		.lname	= "TCMU maximum transfer",
-		.help	= "Largest command in bytes, a multiple of 512; larger I/O is split as the block layer splits it; the kernel's hw_max_sectors",
+		.help	= "Largest command in bytes, a multiple of 512; larger I/O is split as the block layer splits it; 0 is the kernel's hw_max_sectors, 128 logical blocks (64k on a 512-byte device, 512k on a 4096-byte one); the handler's Block Limits page can lower it",
 		.type	= FIO_OPT_STR_VAL,
 		.off1	= offsetof(struct tcmu_opts, max_transfer),
 		.def	= DEF_MAX_TRANSFER,
-		.minval	= MIN_TRANSFER,
+		.minval	= 0,
 		.maxval	= MAX_TRANSFER,
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
@@ -104,6 +107,16 @@ static struct fio_option tcmu_options[] = {
 			{ .ival = "write_same", .oval = TRIM_WRITE_SAME,
 			  .help = "WRITE SAME(16) with the UNMAP bit" },
 		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "hold_batch",
+		.lname	= "TCMU hold commands for a batch",
+		.help	= "At iodepth 16 and more, while the handler has 8 or more commands, hold up to iodepth/8 new ones back (cmd_head unmoved, no wake-up) until fio next reaps, to send them with one wake-up; 0 publishes each command as it is queued and wakes the handler once per fio commit, as the kernel does",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct tcmu_opts, hold_batch),
+		.def	= "0",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -148,6 +161,7 @@ struct tcmu_session {
 	uint32_t trim_max;		/* bytes per trim command */
 	unsigned int trim_mode;
 	uint8_t *zero_block;		/* WRITE SAME's data-out */
+	bool hold_batch;
 	unsigned int reports;
 	char label[512];
 };
@@ -168,21 +182,29 @@ static int tcmu_check_options(const void *opts, char *err, size_t errlen)
 			 o->ring_size);
 		return -1;
 	}
-	if (o->max_transfer < MIN_TRANSFER || o->max_transfer % 512 ||
-	    o->max_transfer > MAX_TRANSFER) {
+	if (o->max_transfer && (o->max_transfer < MIN_TRANSFER ||
+				o->max_transfer % 512 ||
+				o->max_transfer > MAX_TRANSFER)) {
 		snprintf(err, errlen,
-			 "max_transfer=%llu is out of range: use a multiple of 512 bytes up to 1G (the kernel's default is 64k)",
+			 "max_transfer=%llu is out of range: use a multiple of 512 bytes up to 1G, or 0 for the kernel's default (128 of the device's logical blocks)",
 			 o->max_transfer);
 		return -1;
 	}
 	if (o->data_size < o->max_transfer || o->data_size % TCMU_DEF_BLK_SIZE ||
-	    o->data_size > MAX_DATA_SIZE) {
+	    o->data_size < MIN_DATA_SIZE || o->data_size > MAX_DATA_SIZE) {
 		snprintf(err, errlen,
 			 "data_size=%llu is out of range: use a multiple of 4k, at least max_transfer=%llu, at most 64G (the kernel's default is 1G)",
 			 o->data_size, o->max_transfer);
 		return -1;
 	}
 	return 0;
+}
+
+/* The split size asked for: max_transfer, or the kernel's default. */
+static uint64_t max_transfer(const struct tcmu_opts *o, uint32_t block_size)
+{
+	return o->max_transfer ? o->max_transfer :
+	       (uint64_t)HW_MAX_SECTORS * block_size;
 }
 
 static bool tcmu_handles(const char *uri)
@@ -288,6 +310,13 @@ static int tcmu_check(const struct torus_params *p, const struct torus_job *job,
 			 t->label, o->max_transfer, t->min_block);
 		return -1;
 	}
+	if (o->data_size < max_transfer(o, t->min_block)) {
+		snprintf(err, errlen,
+			 "%s: data_size=%llu is smaller than one command of max_transfer=%" PRIu64 " (0: 128 of the device's %u-byte blocks); raise data_size or lower max_transfer",
+			 t->label, o->data_size, max_transfer(o, t->min_block),
+			 t->min_block);
+		return -1;
+	}
 	return 0;
 }
 
@@ -316,15 +345,16 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 				       size_t errlen)
 {
 	const struct tcmu_opts *o = p->opts;
-	uint64_t per_cmd = (o->max_transfer + TCMU_DEF_BLK_SIZE - 1) /
-			   TCMU_DEF_BLK_SIZE;
+	uint64_t xfer = max_transfer(o, t->min_block);
+	uint64_t per_cmd = (xfer + TCMU_DEF_BLK_SIZE - 1) / TCMU_DEF_BLK_SIZE;
 	uint64_t fit = 4 * (o->data_size / TCMU_DEF_BLK_SIZE) / per_cmd;
 	struct tcmu_client_cfg cfg = {
 		.ring_size = o->ring_size,
 		.data_size = o->data_size,
-		.max_data = o->max_transfer,
+		.max_data = xfer,
 		.timeout_s = p->timeout_s,
 		.stop = p->stop,
+		.hold_head = o->hold_batch,
 	};
 	struct tcmu_session *ts;
 	struct tcmu_dev dev;
@@ -349,6 +379,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	ts->base.done = p->done;
 	ts->max_cmds = cfg.max_cmds;
 	ts->depth = depth;
+	ts->hold_batch = o->hold_batch;
 	cfg.complete = part_done;
 	cfg.complete_arg = ts;
 	ts->reqs = calloc(depth, sizeof(*ts->reqs));
@@ -373,7 +404,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	}
 	describe(&dev, ts->label, t);
 	ts->block_size = dev.block_size;
-	ts->part_max = o->max_transfer;
+	ts->part_max = xfer;
 	if (dev.max_transfer && dev.max_transfer < ts->part_max)
 		ts->part_max = dev.max_transfer;
 	ts->part_max = round_down(ts->part_max, dev.block_size);
@@ -536,19 +567,20 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 }
 
 /*
- * At depth 16 and more, while the handler has 8 or more commands to work
- * on anyway, up to depth/8 new ones wait for the next reap and go out
- * together with one wake-up: fio queues and commits one request per
- * completion, and each commit would otherwise cost an eventfd write here
- * and a wake-up there. fio calls ->getevents before it ever pauses, and
- * reap publishes before it waits, so nothing waits for long.
+ * hold_batch only (the kernel holds nothing back): at depth 16 and more,
+ * while the handler has 8 or more commands to work on anyway, up to
+ * depth/8 new ones wait for the next reap and go out together with one
+ * wake-up, where fio's one request per commit would cost an eventfd write
+ * here and a wake-up there each. fio calls ->getevents before it ever
+ * pauses, and reap publishes before it waits, so nothing waits for long.
  */
 static bool hold(const struct tcmu_session *ts)
 {
 	unsigned int fresh = tcmu_client_unpublished(ts->client);
 	unsigned int busy = tcmu_client_inflight(ts->client) - fresh;
 
-	return ts->depth >= 16 && busy >= 8 && fresh <= ts->depth / 8;
+	return ts->hold_batch && ts->depth >= 16 && busy >= 8 &&
+	       fresh <= ts->depth / 8;
 }
 
 static int tcmu_submit(struct torus_session *s)

@@ -64,7 +64,7 @@ expect_fio_error "the job needs 33554432 bytes (size=33554432 + offset=0) but th
 	--name=big --uri="$u" --size=32m --rw=read
 expect_fio_error "ring_size=65540 is out of range: use a multiple of 8 bytes from 64k to 256M (the kernel's default is 8M)" \
 	--name=ring --uri="$u" --size=1m --rw=read --ring_size=65540
-expect_fio_error "max_transfer=1000 is out of range: use a multiple of 512 bytes up to 1G (the kernel's default is 64k)" \
+expect_fio_error "max_transfer=1000 is out of range: use a multiple of 512 bytes up to 1G, or 0 for the kernel's default (128 of the device's logical blocks)" \
 	--name=mt --uri="$u" --size=1m --rw=read --max_transfer=1000
 expect_fio_error "data_size=65536 is out of range: use a multiple of 4k, at least max_transfer=131072, at most 64G (the kernel's default is 1G)" \
 	--name=ds --uri="$u" --size=1m --rw=read --data_size=64k --max_transfer=128k
@@ -76,6 +76,10 @@ start_tcmu_shim "$T/s4k.sock" --backend memory --size 16M --block-size 4096
 expect_fio_error "read block size 512 is not a multiple of the server's minimum block size 4096" \
 	--name=bs4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=1m --rw=read --bs=512
 expect_fio_ok --name=ok4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=8m --rw=randwrite --bs=4k --iodepth=8 --verify=crc32c
+# max_transfer's default is 128 logical blocks: 512k here, 64k on 512-byte blocks.
+expect_fio_error "data_size=262144 is smaller than one command of max_transfer=524288 (0: 128 of the device's 4096-byte blocks); raise data_size or lower max_transfer" \
+	--name=ds4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=1m --rw=read --data_size=256k
+expect_fio_ok --name=ds512 --uri="$u" --size=1m --rw=read --bs=64k --data_size=64k
 
 # ---- every storage-library store behind the handler host
 require python3

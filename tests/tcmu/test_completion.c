@@ -3,9 +3,12 @@
  * The TCMU client's completion checks against a handler that answers
  * wrongly: this test is the handler (proto/tcmu's handler side on the
  * client's own region), so each bad answer is written into the ring by
- * hand, then the client reaps it as it would any other.
+ * hand, then the client reaps it as it would any other. Also when the
+ * handler sees a command: at queue() (cmd_head) and woken once per submit,
+ * or, with hold_head, not before submit.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,14 +84,14 @@ static void on_complete(void *arg, const struct tcmu_completion *d)
 	f->ndone++;
 }
 
-static int setup(void **state)
+static int setup_with(void **state, bool hold_head)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct tcmu_client_cfg cfg = {
 		.ring_size = RING_SIZE, .data_size = DATA_SIZE,
 		.max_cmds = 4, .max_data = 64 << 10, .timeout_s = 5,
-		.complete = on_complete,
+		.complete = on_complete, .hold_head = hold_head,
 	};
 	char err[256];
 	pthread_t t;
@@ -115,6 +118,16 @@ static int setup(void **state)
 	assert_int_equal(tcmu_hdl_init(&f->hdl, f->region, f->region_size), 0);
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, false);
+}
+
+static int setup_hold(void **state)
+{
+	return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -439,6 +452,77 @@ static void stalled_cancel(void **state)
 			    "torus: t: 1 command had no completion from the handler when cancelled (Operation canceled); failing them\n");
 }
 
+/* Wake-ups the handler got since the last look (the kick eventfd's count). */
+static uint64_t kicks(struct fixture *f)
+{
+	struct pollfd p = { .fd = f->fds[TCMU_FD_KICK], .events = POLLIN };
+	uint64_t n = 0;
+
+	if (poll(&p, 1, 0) == 1)
+		assert_int_equal(read(p.fd, &n, sizeof(n)), sizeof(n));
+	return n;
+}
+
+static void queue_read(struct fixture *f)
+{
+	uint8_t cdb[10] = { SCSI_READ_10, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+
+	assert_int_equal(tcmu_client_queue(f->c, cdb, sizeof(cdb), IO_LEN,
+					   NULL, f->buf, f), 0);
+}
+
+/*
+ * As the kernel: cmd_head moves as each command is queued, the handler is
+ * woken once per submit, for all queued since.
+ */
+static void head_at_queue(void **state)
+{
+	struct fixture *f = *state;
+	struct tcmu_hdl_cmd cmd[2] = { 0 };
+	struct iovec iov[2][16];
+	int i, n = 0;
+
+	for (i = 0; i < 2; i++) {
+		queue_read(f);
+		cmd[i].iov = iov[i];
+		cmd[i].iov_max = 16;
+		assert_int_equal(tcmu_hdl_next(&f->hdl, &cmd[i]), 1);
+		assert_int_equal(kicks(f), 0);
+	}
+	assert_int_equal(tcmu_client_submit(f->c), 0);
+	assert_int_equal(kicks(f), 1);
+	assert_int_equal(tcmu_client_submit(f->c), 0);
+	assert_int_equal(kicks(f), 0);
+	for (i = 0; i < 2; i++)
+		answer(f, &cmd[i], SCSI_STATUS_GOOD, 0, -1);
+	while (n < 2)
+		n += reap(f);
+	assert_int_equal(n, 2);
+	assert_int_equal(f->done.error, 0);
+}
+
+/* hold_head: the handler sees nothing until submit. */
+static void head_held(void **state)
+{
+	struct fixture *f = *state;
+	struct tcmu_hdl_cmd cmd = { 0 };
+	struct iovec iov[16];
+
+	cmd.iov = iov;
+	cmd.iov_max = 16;
+	queue_read(f);
+	assert_int_equal(tcmu_hdl_next(&f->hdl, &cmd), 0);
+	assert_int_equal(tcmu_client_unpublished(f->c), 1);
+	assert_int_equal(kicks(f), 0);
+	assert_int_equal(tcmu_client_submit(f->c), 0);
+	assert_int_equal(tcmu_client_unpublished(f->c), 0);
+	assert_int_equal(kicks(f), 1);
+	assert_int_equal(tcmu_hdl_next(&f->hdl, &cmd), 1);
+	answer(f, &cmd, SCSI_STATUS_GOOD, 0, -1);
+	assert_int_equal(reap(f), 1);
+	assert_int_equal(f->done.error, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +541,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tail_past_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(tail_backwards, setup, teardown),
 		cmocka_unit_test_setup_teardown(stalled_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(head_at_queue, setup, teardown),
+		cmocka_unit_test_setup_teardown(head_held, setup_hold, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
