@@ -8,6 +8,7 @@
 #ifndef TORUS_STORAGE_BACKENDS_H
 #define TORUS_STORAGE_BACKENDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,7 @@ struct backend *runner_store_open(const char *handler, const char *dir,
 				  const char *cfg, uint64_t size,
 				  uint32_t block_size, char *err,
 				  size_t errlen);
+/* The write cache the plugin reported at open (tcmu_dev_set_write_cache_enabled). */
+bool runner_store_write_cache(const struct backend *be);
 
 #endif /* TORUS_STORAGE_BACKENDS_H */

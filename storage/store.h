@@ -72,6 +72,12 @@ struct store_type {
 	 * server that did not offer TRIM). NULL: every trim reaches the data.
 	 */
 	bool (*can_trim)(const struct backend *be);
+	/*
+	 * Optional: whether the open store keeps written data in a volatile
+	 * cache that a flush empties (a tcmu-runner plugin says so itself).
+	 * NULL: it does, so initiators send their flushes.
+	 */
+	bool (*write_cache)(const struct backend *be);
 };
 
 /* The registry: every store, NULL-terminated (store.c). */
@@ -118,6 +124,13 @@ static inline bool store_can_trim(const struct store_spec *spec,
 				  const struct backend *be)
 {
 	return !spec->type->can_trim || spec->type->can_trim(be);
+}
+
+/* Whether @be, opened from @spec, reports a volatile write cache. */
+static inline bool store_write_cache(const struct store_spec *spec,
+				     const struct backend *be)
+{
+	return !spec->type->write_cache || spec->type->write_cache(be);
 }
 
 /* The parser of a store that takes no argument ("memory"). */

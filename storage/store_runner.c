@@ -71,4 +71,5 @@ const struct store_type store_runner = {
 	.parse = runner_parse,
 	.set_flag = runner_set_flag,
 	.open = runner_open,
+	.write_cache = runner_store_write_cache,
 };

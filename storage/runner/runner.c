@@ -295,10 +295,22 @@ static int runner_flush(struct backend *be)
 	} else if (r->h->handle_cmd && !r->h->read) {
 		cdb10(r->cdb, SYNCHRONIZE_CACHE, 0, 0);
 		sts = scsi_cmd(r, NULL, 0);
+	} else {
+		/* tcmu-runner answers INVALID COMMAND OPERATION CODE. */
+		pthread_mutex_unlock(&r->io_lock);
+		return -EOPNOTSUPP;
 	}
 	sts = report(r, "flush", 0, 0, sts);
 	pthread_mutex_unlock(&r->io_lock);
 	return sts;
+}
+
+bool runner_store_write_cache(const struct backend *be)
+{
+	const struct runner_be *r = (const struct runner_be *)((const char *)be -
+					offsetof(struct runner_be, be));
+
+	return r->dev.write_cache;
 }
 
 static void runner_close(struct backend *be)
