@@ -3,22 +3,47 @@
 # and through it the NBD shim's profiles (build/shims/nbd/nbd-shim).
 #
 #   scripts/bench.sh [--runtime S] [--rounds N] [--quick] [--sections LIST]
+#                    [--placements LIST] [--report [PAGE]] [--build DIR]
 #                    [--engine PATH] [--engine-opt OPT]... [--size SIZE]
 #                    [--out FILE] [--keep] [--quiet-wait S]
-#                    [--tcmu-size SIZE]
+#                    [--no-speed-probe] [--tcmu-size SIZE]
 #
-# Servers are pinned to CPU 0, fio (and nbdcopy, pipe-probe) to CPU 1. In
-# every section the clients (or servers) take turns, builtin, torus,
-# builtin, torus, ... for --rounds rounds, so that drift on the machine hits
-# them alike; the report gives the median over rounds for each and the
-# ratios (the median of each round's own ratio: the two runs of a round
-# are back to back, which matters on VMs whose CPUs switch between
-# two speeds every few seconds), with PASS/MISS for each target. The
-# report is printed and written
-# to results/bench-<date>.md (--keep also keeps every fio JSON beside it).
-# Before each run it waits up to --quiet-wait seconds (default 20, 0 =
-# never) for the machine to be idle, and the report says how many runs
-# started on a busy machine.
+# --report writes the page every published figure comes from, PAGE
+# (default docs/performance.md; scripts/perfreport.py renders it): the
+# date, the machine (CPU, cores, kernel, fio, the commit), the mode and
+# rounds, and for each section its ratios (median and min-max of the
+# rounds' own), its figures, its lean probe and the command that re-runs
+# it. It runs every section (unless --sections says otherwise) in both
+# placements (unless --placements does). With --quick the page says it
+# is a smoke run.
+#
+# Placements (--placements pinned,free; default pinned): pinned runs the
+# servers on CPU 0 and the clients (fio, nbdcopy, the probes) on CPU 1;
+# free pins nothing, as users run them. Each section runs in each
+# placement in turn, its servers started afresh. One CPU: free only.
+#
+# In every section the clients (or servers) take turns, builtin, torus,
+# probe, builtin, torus, probe, ... for --rounds rounds, so that drift on
+# the machine hits them alike; the report gives the median over rounds
+# for each and the ratios (the median of each round's own ratio: the runs
+# of a round are back to back, which matters on VMs whose CPUs switch
+# between two speeds every few seconds), with PASS/MISS for each target.
+# The report is printed and written to results/bench-<date>.md (--keep
+# also keeps every fio JSON beside it). Before each run it waits up to
+# --quiet-wait seconds (default 20, 0 = never) for the machine to be idle,
+# and the report says how many runs started on a busy machine. Around each
+# fio run a fixed loop times the client CPU's speed (CPU probe ms;
+# --no-speed-probe leaves it out).
+#
+# Every section has a lean probe: the same transport on this machine
+# driven by a client that does nothing else, no fio (pipe-probe over the
+# Unix socket or TCP for NBD, at the section's block size and depth, reads
+# only; ring-client --bench over the TCMU ring), so that the engine's gap
+# to the transport's limit is reported beside its gap to fio's engine.
+#
+# --build DIR takes the engine, the shims, pipe-probe and ring-client from
+# DIR (default build; NBD_SHIM, PIPE_PROBE, TCMU_SHIM, RING_CLIENT and
+# --engine name one each).
 #
 # Sections (--sections takes ids and the groups engine, shims, all):
 #   engine (the default): the engine vs fio's nbd engine, `nbdkit null` of
@@ -26,16 +51,16 @@
 #     (nbd://127.0.0.1:PORT; the sections ending in _tcp):
 #     randread4k_qd16 randrw64k_qd64 randrw64k_qd64_r75 randread4k_qd1
 #     (each also as ..._tcp), read256k_qd64 (also vs nbdcopy --no-extents
-#     reading the whole server), ceiling_qd64. randrw64k_qd64 uses fio's
-#     50/50 mix, _r75 the torus document's 75% reads, as jobs/randrw.fio;
-#     both also report the spread of the engine's CPU per I/O over the
-#     rounds (max/min; the target wants 7 rounds), judged only where the
-#     built-in engine's own spread is within the target (NOT JUDGED when
-#     both are beyond it). randread4k_qd1
-#     runs the engine as it is (no busy-polling) and with --poll_us=50
-#     (torus-poll, above a typical round trip to nbdkit over a Unix socket), beside
-#     pipe-probe -q 1 -p (probe-poll: busy-polling, no fio), the floor for
-#     any client of that server on this machine.
+#     reading the whole server; its probe reads at random offsets),
+#     ceiling_qd64. randrw64k_qd64 uses fio's 50/50 mix, _r75 the torus
+#     document's 75% reads, as jobs/randrw.fio; both also report the
+#     spread of the engine's CPU per I/O over the rounds (max/min; the
+#     target wants 7 rounds), judged only where the built-in engine's own
+#     spread is within the target (NOT JUDGED when both are beyond it).
+#     randread4k_qd1 runs the engine as it is (no busy-polling) and with
+#     --poll_us=50 (torus-poll, above a typical round trip to nbdkit over
+#     a Unix socket), beside pipe-probe -q 1 -p (probe-poll: busy-polling,
+#     no fio), the floor for any client of that server on this machine.
 #     ceiling_qd64: 4 KiB randread QD64 over a Unix socket to nbd-shim
 #     --profile standard --backend null, the engine vs pipe-probe (a lean
 #     pipelined client, no fio): the engine's fraction of what the pair can
@@ -69,9 +94,10 @@
 # --engine-opt options apply to every run of the engine.
 #
 # Sections are functions named section_<id>; each declares itself (record
-# section), its targets (record target / ratio), starts the servers it
-# needs and runs its rounds. To add one, write the function and add its id
-# to ENGINE_SECTIONS or SHIM_SECTIONS. The machinery is in scripts/benchlib.sh.
+# section), its targets (record target / ratio), its lean probe (record
+# probe), starts the servers it needs and runs its rounds. To add one,
+# write the function and add its id to ENGINE_SECTIONS, SHIM_SECTIONS or
+# TCMU_SECTIONS. The machinery is in scripts/benchlib.sh.
 #
 # CPU per I/O = (fio usr+sys % / 100 * job runtime) / I/Os done: the CPU the
 # fio process spent (all its threads) per I/O, the server's CPU excluded.
@@ -87,17 +113,19 @@ bench_name=bench
 runtime=8
 rounds=3
 size=8G
-engine=$repo/build/engines/libtorus.so
+build=$repo/build
+engine=
 engine_opts=()
-shim_bin=${NBD_SHIM:-$repo/build/shims/nbd/nbd-shim}
-probe_bin=${PIPE_PROBE:-$repo/build/tests/shims/pipe-probe}
-tcmu_shim_bin=${TCMU_SHIM:-$repo/build/shims/tcmu/tcmu-shim}
-ring_client_bin=${RING_CLIENT:-$repo/build/tests/tcmu/ring-client}
 tcmu_size=1G
 sections=engine
 out=
 keep=0
 quiet_wait=20
+report=
+mode=full
+placements=
+sections_given=0
+argv=("$@")
 
 ENGINE_SECTIONS=(randread4k_qd16 randread4k_qd16_tcp randrw64k_qd64 randrw64k_qd64_tcp
 	randrw64k_qd64_r75 randrw64k_qd64_r75_tcp randread4k_qd1 randread4k_qd1_tcp
@@ -109,20 +137,30 @@ usage() {
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 	echo "defaults: --runtime $runtime --rounds $rounds --size $size --sections $sections (server size = nbdcopy's copy)"
 	echo "--quick: --runtime 2 --rounds 1 --size 1G (a smoke run; figures are noisy)"
+	echo "--report: --sections all --placements pinned,free; the page docs/performance.md"
 }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--runtime) runtime=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
-	--quick) runtime=2; rounds=1; size=1G ;;
-	--sections) sections=$2; shift ;;
+	--quick) runtime=2; rounds=1; size=1G; mode=quick ;;
+	--sections) sections=$2; sections_given=1; shift ;;
+	--placements) placements=$2; shift ;;
+	--report)
+		report=$repo/docs/performance.md
+		if [[ $# -ge 2 && $2 != -* ]]; then
+			report=$2
+			shift
+		fi ;;
 	--engine) engine=$(realpath "$2"); shift ;;
+	--build) build=$(realpath "$2"); shift ;;
 	--engine-opt) engine_opts+=("$2"); shift ;;
 	--size) size=$2; shift ;;
 	--out) out=$2; shift ;;
 	--keep) keep=1 ;;
 	--quiet-wait) quiet_wait=$2; shift ;;
+	--no-speed-probe) speed_probe=0 ;;
 	--tcmu-size) tcmu_size=$2; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -132,6 +170,18 @@ done
 [[ $runtime =~ ^[0-9]+$ && $runtime -gt 0 ]] || die "--runtime wants whole seconds, got '$runtime'"
 [[ $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || die "--rounds wants a positive number, got '$rounds'"
 [[ $quiet_wait =~ ^[0-9]+$ ]] || die "--quiet-wait wants whole seconds, got '$quiet_wait'"
+engine=${engine:-$build/engines/libtorus.so}
+shim_bin=${NBD_SHIM:-$build/shims/nbd/nbd-shim}
+probe_bin=${PIPE_PROBE:-$build/tests/shims/pipe-probe}
+tcmu_shim_bin=${TCMU_SHIM:-$build/shims/tcmu/tcmu-shim}
+ring_client_bin=${RING_CLIENT:-$build/tests/tcmu/ring-client}
+if [[ -n $report ]]; then
+	((sections_given)) || sections=all
+	placements=${placements:-pinned,free}
+	[[ -d $(dirname "$report") ]] ||
+		die "--report $report: no directory $(dirname "$report"): give a file in an existing directory"
+fi
+placements=${placements:-pinned}
 
 SECTIONS=()
 IFS=, read -r -a wanted <<<"$sections"
@@ -174,11 +224,18 @@ need_null_tcp_server() {
 
 # need_null_on NET: the null server over unix or tcp, started when needed
 # (here, not in a subshell, so that it is stopped at exit); its URI in
-# net_uri. net_text NET: how the report names it.
+# net_uri. net_where NET: the same for pipe-probe (after need_null_on).
+# net_text NET: how the report names it.
 need_null_on() {
 	case $1 in
 	unix) need_null_server; net_uri=$null_uri ;;
 	tcp) need_null_tcp_server; net_uri=$null_tcp_uri ;;
+	esac
+}
+net_where() {
+	case $1 in
+	unix) echo "unix:$null_sock" ;;
+	tcp) echo "tcp:${null_tcp_uri#nbd://}" ;;
 	esac
 }
 net_text() {
@@ -298,17 +355,22 @@ lean_client_record() {
 		"$(awk -v n="$iops" -v c="$cpu" 'BEGIN { printf "%.1fk IOPS %.3f us CPU/IO", n / 1000, c }')$bench_server_note"
 }
 
-# probe_run SID LABEL ROUND SOCKET: pipe-probe, 4 KiB reads at QD64; its
-# IOPS and CPU per I/O (its own user + system time), and the server's when
-# bench_server_pid is set.
+# probe_run SID LABEL ROUND WHERE [QD [BS]]: pipe-probe, reads of BS
+# (default 4096) at QD (default 64) on WHERE (unix:PATH or tcp:HOST:PORT);
+# its IOPS, bandwidth and CPU per I/O (its own user + system time), and the
+# server's when bench_server_pid is set.
 probe_run() {
-	local sid=$1 label=$2 round=$3 sock=$4 t TIMEFORMAT='%U %S'
+	local sid=$1 label=$2 round=$3 where=$4 qd=${5:-64} bs=${6:-4096} t iops
+	local TIMEFORMAT='%U %S'
 	wait_quiet
 	bench_server_begin
-	{ t=$( { time "${pin_client[@]}" "$probe_bin" "unix:$sock" -q 64 -b 4096 \
+	{ t=$( { time "${pin_client[@]}" "$probe_bin" "$where" -q "$qd" -b "$bs" \
 		-t "$runtime" >"$T/probe.out" 2>"$T/probe.err"; } 2>&1 ); } ||
 		{ cat "$T/probe.err" >&2; die "pipe-probe failed: $sid, $label, round $round"; }
-	lean_client_record "$sid" "$label" "$round" "$(<"$T/probe.out")" "$t"
+	iops=$(<"$T/probe.out")
+	record value "$sid" "$label" "$round" bw_mib \
+		"$(awk -v n="$iops" -v b="$bs" 'BEGIN { printf "%.3f", n * b / 2^20 }')"
+	lean_client_record "$sid" "$label" "$round" "$iops" "$t"
 }
 
 # probe_qd1_run SID LABEL ROUND WHERE: pipe-probe -q 1 -p (busy-polling,
@@ -343,13 +405,16 @@ ring_client_run() {
 	lean_client_record "$sid" "$label" "$round" "$iops" "$t"
 }
 
-# alternate SID URI FIO-ARGS...: builtin, torus, builtin, torus, ...
+# alternate SID URI WHERE QD BS FIO-ARGS...: builtin, torus, probe,
+# builtin, torus, probe, ... (the probe: pipe-probe on WHERE, reads of BS
+# at QD).
 alternate() {
-	local sid=$1 uri=$2 r
-	shift 2
+	local sid=$1 uri=$2 where=$3 qd=$4 bs=$5 r
+	shift 5
 	for ((r = 1; r <= rounds; r++)); do
 		run_fio "$sid" builtin "$r" "$uri" "$@"
 		run_fio "$sid" torus "$r" "$uri" "$@"
+		probe_run "$sid" probe "$r" "$where" "$qd" "$bs"
 	done
 }
 
@@ -364,8 +429,11 @@ engine_randread4k_qd16() {
 	# IOPS >= builtin; the server is the bottleneck, so 5% is left for noise.
 	record target $sid iops torus builtin ">=" 0.95
 	record ratio $sid clat_mean_us torus builtin
+	record probe $sid probe "pipe-probe over the $(net_text $net), 4 KiB reads at QD16, no fio"
+	record ratio $sid iops torus probe
 	need_null_on $net
-	alternate $sid "$net_uri" --rw=randread --bs=4k --iodepth=16
+	alternate $sid "$net_uri" "$(net_where $net)" 16 4096 \
+		--rw=randread --bs=4k --iodepth=16
 }
 
 # engine_randrw64k_qd64 SID NET [READ%]: fio's 50/50 mix, or READ% reads
@@ -378,8 +446,11 @@ engine_randrw64k_qd64() {
 	record ratio $sid iops torus builtin
 	record spread $sid cpu_us_per_io torus "<=" 1.25 builtin
 	record spread $sid cpu_us_per_io builtin
+	record probe $sid probe "pipe-probe over the $(net_text $net), 64 KiB reads at QD64 (it does no mix), no fio"
+	record ratio $sid iops torus probe
 	need_null_on $net
-	alternate $sid "$net_uri" --rw=randrw ${mix:+--rwmixread=$mix} --bs=64k --iodepth=64
+	alternate $sid "$net_uri" "$(net_where $net)" 64 65536 \
+		--rw=randrw ${mix:+--rwmixread=$mix} --bs=64k --iodepth=64
 }
 
 engine_randread4k_qd1() {
@@ -398,12 +469,11 @@ engine_randread4k_qd1() {
 	record ratio $sid cpu_us_per_io torus-poll builtin
 	# the floor: pipe-probe busy-polling, no fio (its time per read)
 	record ratio $sid lat_mean_us probe-poll builtin
+	record probe $sid probe-poll "pipe-probe -p over the $(net_text $net), busy-polling, 4 KiB reads at QD1, no fio"
+	record ratio $sid lat_mean_us torus-poll probe-poll
 	need_null_on $net
 	uri=$net_uri
-	case $net in
-	unix) where=unix:$null_sock ;;
-	tcp) where=tcp:${null_tcp_uri#nbd://} ;;
-	esac
+	where=$(net_where $net)
 	for ((r = 1; r <= rounds; r++)); do
 		run_fio $sid builtin "$r" "$uri" "${qd1[@]}"
 		run_fio $sid torus "$r" "$uri" "${qd1[@]}"
@@ -430,6 +500,7 @@ section_ceiling_qd64() {
 	record target $sid iops torus probe ">=" 0.8
 	record ratio $sid server_cpu_us_per_io torus probe
 	record ratio $sid cpu_us_per_io torus probe
+	record probe $sid probe "pipe-probe over the Unix socket, 4 KiB reads at QD64, no fio"
 	# a shim of its own, so that its CPU is this section's alone
 	shim_start ceiling_shim --profile standard --backend null --size "$size"
 	bench_server_pid=${server_pids[-1]}
@@ -437,7 +508,7 @@ section_ceiling_qd64() {
 	# pipe-probe's, about the least any fio engine can spend per I/O here
 	record ratio $sid cpu_us_per_io fio-null probe
 	for ((r = 1; r <= rounds; r++)); do
-		probe_run $sid probe "$r" "$T/ceiling_shim.sock"
+		probe_run $sid probe "$r" "unix:$T/ceiling_shim.sock"
 		engine_fio $sid torus "$r" "nbd+unix:///?socket=$T/ceiling_shim.sock" \
 			--rw=randread --bs=4k --iodepth=64
 		bench_server_pid='' bench_fio $sid fio-null "$r" --ioengine=null \
@@ -452,11 +523,14 @@ section_read256k_qd64() {
 	record target $sid bw_mib torus nbdcopy ">=" 1.0
 	record ratio $sid bw_mib torus builtin
 	record ratio $sid cpu_us_per_io torus builtin
+	record probe $sid probe "pipe-probe over the Unix socket, 256 KiB random reads at QD64, no fio"
+	record ratio $sid bw_mib torus probe
 	need_null_server
 	for ((r = 1; r <= rounds; r++)); do
 		run_fio $sid builtin "$r" "$null_uri" --rw=read --bs=256k --iodepth=64
 		run_fio $sid torus "$r" "$null_uri" --rw=read --bs=256k --iodepth=64
 		run_nbdcopy $sid "$r" "$null_uri"
+		probe_run $sid probe "$r" "unix:$null_sock" 64 262144
 	done
 }
 
@@ -468,12 +542,15 @@ section_shim_std_qd64() {
 	record section $sid "4 KiB randread QD64 through the engine: nbd-shim standard (null) vs nbdkit null"
 	record target $sid iops shim nbdkit ">=" 2.0
 	record ratio $sid cpu_us_per_io shim nbdkit
+	record probe $sid probe "pipe-probe over the Unix socket to nbd-shim standard, 4 KiB reads at QD64, no fio"
+	record ratio $sid iops shim probe
 	need_null_server
 	[[ -S $T/std_shim.sock ]] ||
 		shim_start std_shim --profile standard --backend null --size "$size"
 	for ((r = 1; r <= rounds; r++)); do
 		shim_fio $sid nbdkit "$r" "$null_uri" "${rr[@]}"
 		shim_fio $sid shim "$r" "nbd+unix:///?socket=$T/std_shim.sock" "${rr[@]}"
+		probe_run $sid probe "$r" "unix:$T/std_shim.sock"
 	done
 }
 
@@ -481,17 +558,18 @@ section_shim_probe() {
 	local sid=shim_probe r
 	record section $sid "4 KiB read QD64 by pipe-probe (no engine): nbd-shim standard (null) vs nbdkit null"
 	record ratio $sid iops shim nbdkit
+	record probe $sid shim "the section is the probe: pipe-probe over the Unix socket, 4 KiB reads at QD64, no fio"
 	need_null_server
 	[[ -S $T/std_shim.sock ]] ||
 		shim_start std_shim --profile standard --backend null --size "$size"
 	for ((r = 1; r <= rounds; r++)); do
-		probe_run $sid nbdkit "$r" "$null_sock"
-		probe_run $sid shim "$r" "$T/std_shim.sock"
+		probe_run $sid nbdkit "$r" "unix:$null_sock"
+		probe_run $sid shim "$r" "unix:$T/std_shim.sock"
 	done
 }
 
 section_shim_docs() {
-	local r sz=1G with_redis=0
+	local r sz=1G with_redis=0 qd bs
 	local torus64=(--rw=randrw --rwmixread=75 --bs=64k --iodepth=64 "--size=$sz")
 	local torus4=(--rw=randrw --rwmixread=75 --bs=4k --iodepth=64 "--size=$sz")
 	local zeroos4=(--rw=randrw --rwmixwrite=80 --bs=4k --iodepth=4 "--size=$sz")
@@ -502,6 +580,12 @@ section_shim_docs() {
 	record ratio shim_doc_torus4k iops torus standard
 	record section shim_doc_zeroos4k "0-Disk document: 4 KiB randrw QD4 rwmixwrite=80 ($sz), memory backend (and 8 + 1 redis)"
 	record ratio shim_doc_zeroos4k iops zeroos standard
+	local d
+	for d in torus64k:64:65536 torus4k:64:4096 zeroos4k:4:4096; do
+		IFS=: read -r d qd bs <<<"$d"
+		record probe shim_doc_$d probe "pipe-probe over the Unix socket to nbd-shim standard, $((bs / 1024)) KiB reads at QD$qd, no fio"
+		record ratio shim_doc_$d iops standard probe
+	done
 
 	shim_start doc_torus --profile torus --size 2G --replicas 2
 	shim_start doc_torus_1g --profile torus --size 2G --replicas 2 \
@@ -538,6 +622,9 @@ section_shim_docs() {
 				"${zeroos4[@]}"
 		fi
 		shim_fio shim_doc_zeroos4k standard "$r" "$std_uri" "${zeroos4[@]}"
+		probe_run shim_doc_torus64k probe "$r" "unix:$T/doc_std.sock" 64 65536
+		probe_run shim_doc_torus4k probe "$r" "unix:$T/doc_std.sock" 64 4096
+		probe_run shim_doc_zeroos4k probe "$r" "unix:$T/doc_std.sock" 4 4096
 	done
 }
 
@@ -553,6 +640,10 @@ section_tcmu_vs_nbd_qd32() {
 	record ratio $sid cpu_us_per_io tcmu nbd
 	record ratio $sid server_cpu_us_per_io tcmu nbd
 	record ratio $sid clat_mean_us tcmu nbd
+	record probe $sid ring-client "ring-client --bench over the ring to tcmu-shim memory, 4 KiB random reads at QD32, no fio"
+	record probe $sid nbd-probe "pipe-probe over the Unix socket to nbd-shim memory, 4 KiB reads at QD32, no fio"
+	record ratio $sid iops tcmu ring-client
+	record ratio $sid iops nbd nbd-probe
 	[[ -S $T/tcmu_mem.sock ]] ||
 		tcmu_start tcmu_mem --backend memory --size "$tcmu_size"
 	[[ -S $T/nbd_mem.sock ]] || {
@@ -566,8 +657,10 @@ section_tcmu_vs_nbd_qd32() {
 		# shellcheck disable=SC2154 # set by start_tcmu (printf -v)
 		bench_server_pid=$tcmu_pid_tcmu_mem
 		engine_fio $sid tcmu "$r" "$tcmu_uri" "${rr[@]}"
+		ring_client_run $sid ring-client "$r" "$T/tcmu_mem.sock"
 		bench_server_pid=$nbd_mem_pid
 		engine_fio $sid nbd "$r" "$nbd_uri" "${rr[@]}"
+		probe_run $sid nbd-probe "$r" "unix:$T/nbd_mem.sock" 32 4096
 	done
 	bench_server_pid=
 }
@@ -579,6 +672,7 @@ section_tcmu_ceiling_qd32() {
 	record ratio $sid iops engine ring-client
 	record ratio $sid cpu_us_per_io engine ring-client
 	record ratio $sid server_cpu_us_per_io engine ring-client
+	record probe $sid ring-client "ring-client --bench over the ring, 4 KiB random reads at QD32, no fio"
 	[[ -S $T/tcmu_null.sock ]] ||
 		tcmu_start tcmu_null --backend null --size "$tcmu_size"
 	# shellcheck disable=SC2154 # set by start_tcmu (printf -v)
@@ -600,19 +694,19 @@ needs=(fio taskset python3 numfmt)
 for s in "${SECTIONS[@]}"; do
 	case $s in
 	tcmu_*) ;;
-	*) needs+=(nbdkit) ;;	# every other section uses nbdkit null
+	# every other section uses nbdkit null, and pipe-probe as its probe
+	*) needs+=(nbdkit "$probe_bin") ;;
 	esac
 	case $s in
 	read256k_qd64) needs+=(nbdcopy) ;;
-	shim_probe | ceiling_qd64) needs+=("$shim_bin" "$probe_bin") ;;
-	shim_*) needs+=("$shim_bin") ;;
-	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$tcmu_shim_bin") ;;
+	shim_* | ceiling_qd64) needs+=("$shim_bin") ;;
+	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$probe_bin" "$tcmu_shim_bin" "$ring_client_bin") ;;
 	tcmu_ceiling_qd32) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;
 	esac
 done
 for tool in "${needs[@]}"; do
 	if [[ $tool == */* ]]; then
-		[[ -x $tool ]] || die "$tool is missing: ninja -C build"
+		[[ -x $tool ]] || die "$tool is missing: ninja -C $build"
 	else
 		command -v "$tool" >/dev/null 2>&1 || die "$tool not found: run scripts/deps.sh"
 	fi
@@ -624,6 +718,7 @@ size_bytes=$(numfmt --from=iec "$size") || die "--size: cannot parse '$size'"
 stamp=$(date +%Y%m%d-%H%M%S)
 mkdir -p "$repo/results"
 out=${out:-$repo/results/bench-$stamp.md}
+bench_placements "$placements"
 bench_setup
 
 # The engine must load before anything is measured.
@@ -632,8 +727,12 @@ if ! fio --enghelp="$engine" >"$T/enghelp.log" 2>&1; then
 	die "fio cannot load $engine (above)"
 fi
 
+# (sed -n 1p, not head: head's early exit would fail the pipeline)
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p)
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (dirty tree)')
+versions="$(fio --version), $(nbdkit --version 2>/dev/null | sed -n 1p), $(nbdcopy --version 2>/dev/null | sed -n 1p)"
 record header date "$(date -Iseconds)"
-record header commit "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
+record header commit "$commit"
 record header engine "$engine${engine_opts[*]:+ ${engine_opts[*]}} (built $(date -r "$engine" -Iseconds))"
 if [[ " ${SECTIONS[*]}" == *" shim_"* || " ${SECTIONS[*]}" == *" tcmu_vs_nbd"* ]]; then
 	record header nbd-shim "$shim_bin (built $(date -r "$shim_bin" -Iseconds))"
@@ -642,15 +741,43 @@ if [[ " ${SECTIONS[*]}" == *" tcmu_"* ]]; then
 	record header tcmu-shim "$tcmu_shim_bin (built $(date -r "$tcmu_shim_bin" -Iseconds)); stores $tcmu_size"
 	record header "server CPU per I/O" "the server's utime + stime (/proc/PID/stat, every thread) over the run / I/Os"
 fi
-record header machine "$(nproc --all) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), kernel $(uname -r)"
-record header versions "$(fio --version), $(nbdkit --version 2>/dev/null | head -n1), $(nbdcopy --version 2>/dev/null | head -n1)"
-record header runs "$rounds round(s) of ${runtime}s per client, alternating; server size $size; pinning: $pinning"
+record header machine "$(nproc --all) CPUs, $cpu_model, kernel $(uname -r)"
+record header versions "$versions"
+record header runs "$rounds round(s) of ${runtime}s per client, alternating; server size $size; placements: ${bench_places[*]} (pinned: server CPU 0, client CPU 1; free: no pinning)"
 record header "CPU per I/O" "(fio usr+sys % / 100 * runtime) / I/Os, fio process only"
+
+# What the page of --report says of the run (scripts/perfreport.py).
+record meta command "scripts/bench.sh${argv[*]:+ $(printf '%q ' "${argv[@]}" | sed 's/ $//')}"
+rerun=(--rounds "$rounds" --runtime "$runtime" --size "$size")
+[[ " ${SECTIONS[*]}" != *" tcmu_"* ]] || rerun+=(--tcmu-size "$tcmu_size")
+for o in "${engine_opts[@]}"; do
+	rerun+=(--engine-opt "$o")
+done
+record meta rerun "$(printf '%q ' "${rerun[@]}" | sed 's/ $//')"
+record meta mode "$mode"
+record meta started "$(date -u '+%Y-%m-%d %H:%M UTC')"
+record meta commit "$commit"
+record meta cpu "$cpu_model"
+record meta cores "$(nproc --all)"
+record meta kernel "$(uname -r)"
+record meta versions "$versions"
+record meta rounds "$rounds"
+record meta runtime "$runtime"
+record meta placements "${bench_places[*]}"
+record meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Other work on the machine skews the figures: say how busy it was.
 record header "load average at start" "$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$bench_name: $rounds round(s), ${runtime}s per run, sections: ${SECTIONS[*]}"
+echo "$bench_name: $rounds round(s), ${runtime}s per run, placements: ${bench_places[*]}, sections: ${SECTIONS[*]}"
+# Each section in every placement, its servers started afresh for each.
 for s in "${SECTIONS[@]}"; do
-	"section_$s"
+	bench_section=$s
+	for p in "${bench_places[@]}"; do
+		bench_place "$p" "$s"
+		null_uri='' null_tcp_uri='' null_sock=''
+		((${#bench_places[@]} == 1)) || echo "$s, $p:"
+		"section_$s"
+		bench_stop_servers
+	done
 done
 bench_report

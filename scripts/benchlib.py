@@ -10,7 +10,11 @@ scripts/harness.py (`harness.py fio-summary FIO_JSON`, which bench.sh uses).
 
 RECORDS is a tab-separated file written by bench.sh, one record a line:
   header   key        value
-  section  ID         title
+  meta     key        value     (for the page of --report: perfreport.py)
+  section  ID         title     [bench.sh section]
+  probe    ID         label     what it is
+      LABEL is the section's lean probe: the same transport driven by a
+      client that does nothing else (pipe-probe, ring-client), no fio
   value    ID         label   round   metric  value
   ratio    ID         metric  num     den                  (informational)
   target   ID         metric  num     den     op  threshold
@@ -82,32 +86,70 @@ def compare(v, op, threshold):
     return v <= threshold if op == "<=" else v >= threshold
 
 
-def report(path, md_path=None):
-    header, order, titles = [], [], {}
-    values, ratios, targets, spreads = {}, {}, {}, {}
+class Records:
+    """The records of one bench.sh run (see the module's doc). A section
+    measured in the free placement is named ID@free (split_sid)."""
+
+    def __init__(self):
+        self.header, self.meta, self.order = [], {}, []
+        self.titles, self.commands, self.probes = {}, {}, {}
+        self.values, self.ratios, self.spreads = {}, {}, {}
+
+
+def split_sid(sid):
+    """(ID, placement) of a section's name: ID@free is ID's free placement,
+    anything else the pinned one."""
+    base, _, place = sid.partition("@")
+    return base, place or "pinned"
+
+
+def load(path):
+    """The Records of the file PATH; ValueError names a bad line."""
+    r = Records()
     with open(path) as f:
-        for line in f:
-            rec = line.rstrip("\n").split("\t")
-            kind, rest = rec[0], rec[1:]
-            if kind == "header":
-                header.append((rest[0], rest[1]))
-            elif kind == "section":
-                order.append(rest[0])
-                titles[rest[0]] = rest[1]
-            elif kind == "value":
-                sid, label, _, metric, v = rest
-                values.setdefault(sid, {}).setdefault(label, {}).setdefault(metric, []).append(float(v))
-            elif kind == "ratio":
-                sid, metric, num, den = rest
-                ratios.setdefault(sid, []).append((metric, num, den, None, None))
-            elif kind == "target":
-                sid, metric, num, den, op, thr = rest
-                ratios.setdefault(sid, []).append((metric, num, den, op, float(thr)))
-            elif kind == "spread":
-                sid, metric, label = rest[:3]
-                op, thr = (rest[3], float(rest[4])) if len(rest) > 4 else (None, None)
-                ref = rest[5] if len(rest) > 5 else None
-                spreads.setdefault(sid, []).append((metric, label, op, thr, ref))
+        for n, line in enumerate(f, 1):
+            try:
+                _load_line(r, line.rstrip("\n").split("\t"))
+            except (ValueError, IndexError):
+                raise ValueError(f"{path}:{n}: not a record bench.sh writes: {line.strip()!r}")
+    return r
+
+
+def _load_line(r, rec):
+    kind, rest = rec[0], rec[1:]
+    if kind == "header":
+        r.header.append((rest[0], rest[1]))
+    elif kind == "meta":
+        r.meta[rest[0]] = rest[1]
+    elif kind == "section":
+        r.order.append(rest[0])
+        r.titles[rest[0]] = rest[1]
+        if len(rest) > 2 and rest[2]:
+            r.commands[rest[0]] = rest[2]
+    elif kind == "probe":
+        r.probes.setdefault(rest[0], []).append((rest[1], rest[2]))
+    elif kind == "value":
+        sid, label, _, metric, v = rest
+        r.values.setdefault(sid, {}).setdefault(label, {}).setdefault(metric, []).append(float(v))
+    elif kind == "ratio":
+        sid, metric, num, den = rest
+        r.ratios.setdefault(sid, []).append((metric, num, den, None, None))
+    elif kind == "target":
+        sid, metric, num, den, op, thr = rest
+        r.ratios.setdefault(sid, []).append((metric, num, den, op, float(thr)))
+    elif kind == "spread":
+        sid, metric, label = rest[:3]
+        op, thr = (rest[3], float(rest[4])) if len(rest) > 4 else (None, None)
+        ref = rest[5] if len(rest) > 5 else None
+        r.spreads.setdefault(sid, []).append((metric, label, op, thr, ref))
+    else:
+        raise ValueError(kind)
+
+
+def report(path, md_path=None):
+    r = load(path)
+    header, order, titles = r.header, r.order, r.titles
+    values, ratios, spreads = r.values, r.ratios, r.spreads
 
     out, md = [], []
     verdicts = collections.Counter()
@@ -121,12 +163,13 @@ def report(path, md_path=None):
                for l, ms in values.get(sid, {}).items()}
         rounds = max((len(vs) for ms in values.get(sid, {}).values() for vs in ms.values()), default=0)
         out.append("")
-        out.append(f"== {titles[sid]} [{sid}] (median of {rounds} round{'s' if rounds != 1 else ''})")
+        title = titles[sid] + (", free placement" if split_sid(sid)[1] == "free" else "")
+        out.append(f"== {title} [{sid}] (median of {rounds} round{'s' if rounds != 1 else ''})")
         # columns of 12, wider for a long label (torus-1gbit)
         w = max([12] + [len(l) + 2 for l in labels])
         head = f"  {'':18}" + "".join(f"{l:>{w}}" for l in labels) + "   ratio"
         out.append(head)
-        md.append(f"\n## {titles[sid]} (`{sid}`, median of {rounds} rounds)\n")
+        md.append(f"\n## {title} (`{sid}`, median of {rounds} rounds)\n")
         md.append("| metric | " + " | ".join(labels) + " | ratio | target |")
         md.append("|---|" + "---|" * len(labels) + "---|---|")
         metrics = [m for m in METRIC_ORDER if any(m in med[l] for l in labels)]

@@ -1,48 +1,93 @@
 # shellcheck shell=bash disable=SC2154,SC2034
 # (SC2154, SC2034: the variables named below are set or read by bench.sh.)
-# The machinery of scripts/bench.sh, sourced by it: pinning, the scratch
-# directory and its servers, waiting for a quiet machine, one measured fio
-# run, the records and the report (scripts/harness.py waits for the servers
-# and reads fio's JSON, scripts/benchlib.py builds the tables). What is
-# measured (the section_* functions) lives in bench.sh.
+# The machinery of scripts/bench.sh, sourced by it: the placements (pinned
+# or free), the scratch directory and its servers, waiting for a quiet
+# machine, one measured fio run, the records, the report and the page
+# (scripts/harness.py waits for the servers and reads fio's JSON,
+# scripts/benchlib.py builds the tables, scripts/perfreport.py the page).
+# What is measured (the section_* functions) lives in bench.sh.
 #
 # The sourcing script sets repo and bench_name (for messages) before it
-# sources this file, and runtime, quiet_wait, keep and out (the report;
-# empty: print only) before bench_setup.
+# sources this file, and runtime, quiet_wait, keep, out (the report;
+# empty: print only), report (the page of --report; empty: none) and
+# speed_probe (0: no CPU probe around the runs) before bench_setup; then
+# bench_placements, and bench_place before each section.
 
 bench_lib=$repo/scripts/benchlib.py
 bench_harness=$repo/scripts/harness.py
 runs_total=0
 runs_busy=0
 server_pids=()
+bench_sid_suffix=
+bench_section=
+speed_probe=1
 
 die() {
 	echo "${bench_name:-bench}: $*" >&2
 	exit 1
 }
 
-# bench_setup: pinning (server CPU 0, client CPU 1), the scratch directory
-# $T with its records file, and the cleanup of servers started into
-# server_pids.
+# bench_setup: the scratch directory $T_base with its records file, and
+# the cleanup of servers started into server_pids. Pinning is set per
+# placement by bench_place.
 bench_setup() {
-	if [[ $(nproc --all) -ge 2 ]]; then
-		pin_server=(taskset -c 0)
-		pin_client=(taskset -c 1)
-		pinning="server CPU 0, client CPU 1"
-	else
-		pin_server=()
-		pin_client=()
-		pinning="none (one CPU): figures are not comparable with pinned runs"
-		echo "$bench_name: warning: one CPU only, running unpinned" >&2
-	fi
-	T=$(mktemp -d "/tmp/$bench_name.XXXXXX")
-	records=$T/records.tsv
+	T_base=$(mktemp -d "/tmp/$bench_name.XXXXXX")
+	T=$T_base
+	records=$T_base/records.tsv
 	mkdir -p "$T/json"
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT TERM
 }
 
-bench_cleanup() {
+# bench_placements WANTED: the placements of WANTED (a comma-separated list
+# of pinned and free) this machine can run, in bench_places: pinned needs
+# two CPUs (one for the servers, one for the clients).
+bench_placements() {
+	local p
+	bench_places=()
+	IFS=, read -r -a wanted_places <<<"$1"
+	for p in "${wanted_places[@]}"; do
+		case $p in
+		pinned)
+			if [[ $(nproc --all) -ge 2 ]]; then
+				bench_places+=(pinned)
+			else
+				echo "$bench_name: warning: one CPU only, no pinned placement" >&2
+			fi ;;
+		free) bench_places+=(free) ;;
+		*) die "--placements: unknown placement '$p': use pinned, free or pinned,free" ;;
+		esac
+	done
+	if ((${#bench_places[@]} == 0)); then
+		bench_places=(free)
+	fi
+}
+
+# bench_place PLACE NAME: run what follows pinned (servers on CPU 0,
+# clients on CPU 1) or free (no pinning, as users run them), in a scratch
+# directory of its own ($T_base/NAME.PLACE, so that its servers start
+# afresh). Records of the free placement name their section SID@free.
+bench_place() {
+	bench_placement=$1
+	case $1 in
+	pinned)
+		pin_server=(taskset -c 0)
+		pin_client=(taskset -c 1)
+		pinning="server CPU 0, client CPU 1"
+		bench_sid_suffix= ;;
+	free)
+		pin_server=()
+		pin_client=()
+		pinning="none: the scheduler places servers and clients"
+		bench_sid_suffix=@free ;;
+	esac
+	T=$T_base/$2.$1
+	mkdir -p "$T/json"
+}
+
+# bench_stop_servers: stop every server started so far (between
+# placements: the next one starts its own).
+bench_stop_servers() {
 	local pid
 	for pid in "${server_pids[@]}"; do
 		kill "$pid" 2>/dev/null || true
@@ -50,11 +95,16 @@ bench_cleanup() {
 	for pid in "${server_pids[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
-	if [[ $keep -eq 1 && -n $out && -d $T/json ]]; then
+	server_pids=()
+}
+
+bench_cleanup() {
+	bench_stop_servers
+	if [[ $keep -eq 1 && -n $out ]]; then
 		mkdir -p "${out%.md}"
-		cp "$T"/json/* "${out%.md}/" 2>/dev/null || true
+		cp "$T_base"/*/json/* "${out%.md}/" 2>/dev/null || true
 	fi
-	rm -rf "$T"
+	rm -rf "$T_base"
 }
 
 # busiest_cpu_pct: the highest busy share (%) of any CPU over half a second.
@@ -87,10 +137,19 @@ wait_quiet() {
 	done
 }
 
-# record KIND FIELDS...: append one record (see benchlib.py).
+# record KIND FIELDS...: append one record (see benchlib.py). A section's
+# records in the free placement name it SID@free; a section record also
+# names the bench.sh section it comes from ($bench_section), for the
+# command that re-runs it.
 record() {
-	local IFS=$'\t'
-	echo "$*" >>"$records"
+	local kind=$1 IFS=$'\t'
+	shift
+	case $kind in
+	header | meta) ;;
+	*) set -- "$1$bench_sid_suffix" "${@:2}" ;;
+	esac
+	[[ $kind != section ]] || set -- "$@" "$bench_section"
+	echo "$kind$IFS$*" >>"$records"
 }
 
 # free_port: print a TCP port on 127.0.0.1 that nothing listens on.
@@ -177,6 +236,7 @@ bench_server_end() {
 # at. Scaling the figures by it did not make
 # them steadier (the speed also changes within a run), so it is context.
 cpu_probe() {
+	((speed_probe)) || return 0
 	"${pin_client[@]}" python3 -c 'import time
 t = time.perf_counter()
 x = 0
@@ -214,7 +274,7 @@ bench_fio() {
 	p1=$(cpu_probe)
 	metrics=$(python3 "$bench_harness" fio-summary "$json") ||
 		die "cannot read fio's JSON for $sid, $label, round $round"
-	record value "$sid" "$label" "$round" speed_probe_ms \
+	((!speed_probe)) || record value "$sid" "$label" "$round" speed_probe_ms \
 		"$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.1f", (a + b) / 2 }')"
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"
@@ -231,11 +291,15 @@ bench_say() {
 }
 
 # bench_report: the closing header records, then the report (printed, and
-# written to $out when set).
+# written to $out when set), and the page of --report ($report, when set:
+# scripts/perfreport.py).
 bench_report() {
 	record header "load average at end" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	record meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+	record meta finished "$(date -u '+%Y-%m-%d %H:%M UTC')"
 	((quiet_wait == 0)) ||
 		record header "busy machine" "$runs_busy of $runs_total runs started with a CPU over 15% busy after waiting ${quiet_wait}s"
+	record meta busy "$runs_busy $runs_total $quiet_wait"
 	echo
 	if [[ -n $out ]]; then
 		python3 "$bench_lib" report "$records" --md "$out"
@@ -243,5 +307,10 @@ bench_report() {
 		echo "$bench_name: report written to $out"
 	else
 		python3 "$bench_lib" report "$records"
+	fi
+	if [[ -n ${report:-} ]]; then
+		python3 "$repo/scripts/perfreport.py" "$records" "$report" ||
+			die "could not write the page $report (above)"
+		echo "$bench_name: page written to $report"
 	fi
 }

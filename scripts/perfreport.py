@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""The page of `scripts/bench.sh --report` (docs/performance.md by default),
+from the records of one run (benchlib.py describes them):
+
+  perfreport.py RECORDS PAGE
+
+The page says when, where (CPU, cores, kernel, fio, the commit) and how
+(mode, rounds, the command) it was measured, then for each section its
+ratios (the median of each round's own ratio, with their min-max) in every
+placement measured (pinned: servers on one CPU, clients on another; free:
+no pinning, as users run them), its absolute figures as context (medians
+with min-max), its lean probe (the same transport driven by a client that
+does nothing else: the limit on this machine), and the command that
+re-runs it. render() builds the text; nothing here runs a benchmark.
+"""
+
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+PLACES = ("pinned", "free")
+PLACE_TEXT = {
+    "pinned": "pinned: servers on CPU 0, clients (fio, the probes) on CPU 1",
+    "free": "free: no pinning, the scheduler places servers and clients, as users run them",
+}
+OPS = {"<=": "≤", ">=": "≥"}
+HISTORY = "performance-history.md"
+
+
+def ratio_range(vals, num, den, metric):
+    """(median, min, max) of NUM/DEN for METRIC over the rounds: each
+    round's own ratio when both ran every round, else the ratio of the
+    medians with no range (min and max None); None when either is
+    missing."""
+    a = vals.get(num, {}).get(metric, [])
+    b = vals.get(den, {}).get(metric, [])
+    if not a or not b:
+        return None
+    if len(a) == len(b) and all(b):
+        rs = [x / y for x, y in zip(a, b)]
+        return statistics.median(rs), min(rs), max(rs)
+    mb = statistics.median(b)
+    return (statistics.median(a) / mb, None, None) if mb else None
+
+
+def ratio_text(r):
+    if r is None:
+        return "n/a"
+    med, lo, hi = r
+    if lo is None or lo == hi:
+        return f"{med:.2f}"
+    return f"{med:.2f} [{lo:.2f}–{hi:.2f}]"
+
+
+def figure_text(metric, vs):
+    """Median [min–max] of VS in METRIC's format."""
+    if not vs:
+        return "–"
+    med = benchlib.fmt(metric, statistics.median(vs))
+    if len(vs) < 2 or min(vs) == max(vs):
+        return med
+    return f"{med} [{benchlib.fmt(metric, min(vs))}–{benchlib.fmt(metric, max(vs))}]"
+
+
+def metric_title(metric):
+    return benchlib.METRICS.get(metric, (metric,))[0]
+
+
+def verdict(value, op, thr):
+    return "PASS" if value is not None and benchlib.compare(value, op, thr) else "MISS"
+
+
+class Section:
+    """One section of the page: its id, title, bench.sh section, and per
+    placement its values, ratios, spreads and probes."""
+
+    def __init__(self, sid):
+        self.sid, self.title, self.command = sid, sid, sid
+        self.places = {}        # placement -> the run's sid in the records
+        self.probes = []        # (label, what it is)
+
+
+def sections(rec):
+    """The page's Sections in the order of the run, each with the
+    placements it was measured in."""
+    out, by_id = [], {}
+    for sid in rec.order:
+        base, place = benchlib.split_sid(sid)
+        s = by_id.get(base)
+        if s is None:
+            s = by_id[base] = Section(base)
+            out.append(s)
+        if place == "pinned" or s.title == base:
+            s.title = rec.titles[sid]
+        s.command = rec.commands.get(sid, s.command)
+        s.places[place] = sid
+        for p in rec.probes.get(sid, []):
+            if p not in s.probes:
+                s.probes.append(p)
+    return out
+
+
+class Row:
+    """One line of a section's table of ratios: TEXT, CELLS {placement:
+    text}, TARGET (text, or None), VERDICTS {placement: verdict}, PROBE
+    (a ratio to the lean probe), METRIC and DEN (its denominator)."""
+
+    def __init__(self, text, cells, target=None, verdicts=None, probe=False, metric=None,
+                 den=None):
+        self.text, self.cells, self.target = text, cells, target
+        self.verdicts, self.probe = verdicts or {}, probe
+        self.metric, self.den = metric, den
+
+
+def ratio_rows(rec, s, places):
+    """The Rows of every ratio section S declares, each once, those to
+    the lean probe last."""
+    probes = {label for label, _ in s.probes}
+    seen, rows = set(), []
+    for place in places:
+        for (m, num, den, op, thr) in rec.ratios.get(s.places[place], []):
+            if (m, num, den) in seen:
+                continue
+            seen.add((m, num, den))
+            cells = {p: ratio_range(rec.values.get(s.places[p], {}), num, den, m)
+                     for p in places}
+            text = f"{metric_title(m)}: {num} / {den}"
+            if den in probes:
+                text += " (the lean probe)"
+            elif den == "builtin":
+                text += " (fio's own engine)"
+            row = Row(text, {p: ratio_text(c) for p, c in cells.items()}, probe=den in probes,
+                      metric=m, den=den)
+            if op:
+                row.verdicts = {p: verdict(cells[p] and cells[p][0], op, thr) for p in places}
+                row.target = f"{OPS.get(op, op)} {thr:.2f}"
+            rows.append(row)
+    rows.sort(key=lambda r: r.probe)
+    return rows
+
+
+def spread_rows(rec, s, places):
+    """The Rows of section S's spreads (the largest round over the
+    smallest); a target is judged only where the reference's own spread
+    meets it (else NOT JUDGED)."""
+    seen, rows = set(), []
+    for place in places:
+        for (m, label, op, thr, ref) in rec.spreads.get(s.places[place], []):
+            if (m, label) in seen:
+                continue
+            seen.add((m, label))
+            cells, verdicts = {}, {}
+            for p in places:
+                vals = rec.values.get(s.places[p], {})
+                sp = benchlib.spread(benchlib.positive(vals, label, m))
+                cells[p] = "n/a" if sp is None else f"{sp:.2f}"
+                if op:
+                    v = verdict(sp, op, thr)
+                    rr = benchlib.spread(benchlib.positive(vals, ref, m)) if ref else None
+                    if v == "MISS" and rr is not None and not benchlib.compare(rr, op, thr):
+                        v = "NOT JUDGED"
+                    verdicts[p] = v
+            target = None
+            if op:
+                target = f"{OPS.get(op, op)} {thr:.2f}" + (f" where {ref}'s is" if ref else "")
+            rows.append(Row(f"{metric_title(m)}: {label}, max / min over the rounds", cells,
+                            target, verdicts))
+    return rows
+
+
+def target_text(row):
+    if not row.target:
+        return ""
+    return f"{row.target}: " + ", ".join(f"**{v}** {p}" for p, v in row.verdicts.items())
+
+
+def labels_of(rec, s, places):
+    out = []
+    for p in places:
+        for label in rec.values.get(s.places[p], {}):
+            if label not in out:
+                out.append(label)
+    return out
+
+
+def section_text(rec, s, rerun):
+    places = [p for p in PLACES if p in s.places]
+    lines = [f"## {s.title} (`{s.sid}`)", ""]
+    cmd = f"scripts/bench.sh --sections {s.command} --placements {','.join(places)}"
+    lines.append(f"Re-run: `{cmd}{' ' + rerun if rerun else ''}`")
+    lines.append("")
+    for label, what in s.probes:
+        lines.append(f"Lean probe (`{label}`): {what}.")
+    if s.probes:
+        lines.append("")
+    rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
+    if rows:
+        lines.append("| ratio, median [min–max] of the rounds' own | " +
+                     " | ".join(places) + " | target |")
+        lines.append("|---|" + "---|" * len(places) + "---|")
+        for row in rows:
+            lines.append(f"| {row.text} | " + " | ".join(row.cells[p] for p in places)
+                         + f" | {target_text(row)} |")
+        lines.append("")
+    labels = labels_of(rec, s, places)
+    metrics = [m for m in benchlib.METRIC_ORDER
+               if any(m in rec.values.get(s.places[p], {}).get(l, {})
+                      for p in places for l in labels)]
+    if metrics:
+        lines.append("| figure, median [min–max] | placement | " + " | ".join(labels) + " |")
+        lines.append("|---|---|" + "---|" * len(labels))
+        for m in metrics:
+            for p in places:
+                vals = rec.values.get(s.places[p], {})
+                lines.append(f"| {metric_title(m)} | {p} | " + " | ".join(
+                    figure_text(m, vals.get(l, {}).get(m, [])) for l in labels) + " |")
+        lines.append("")
+    return lines
+
+
+def summary_text(rec, secs):
+    """Every target, every ratio to a lean probe and, beside it, the ratio
+    to fio's own engine on the same metric: one line each."""
+    shown = [p for p in PLACES if any(p in s.places for s in secs)]
+    lines = ["| section | ratio | " + " | ".join(shown) + " | target |",
+             "|---|---|" + "---|" * len(shown) + "---|"]
+    tally = {p: {"PASS": 0, "MISS": 0, "NOT JUDGED": 0} for p in PLACES}
+    for s in secs:
+        places = [p for p in PLACES if p in s.places]
+        rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
+        probed = {r.metric for r in rows if r.probe}
+        for row in rows:
+            if not (row.target or row.probe or
+                    (row.den == "builtin" and row.metric in probed)):
+                continue
+            lines.append(f"| `{s.sid}` | {row.text} | " + " | ".join(
+                row.cells.get(p, "–") for p in shown) + f" | {target_text(row)} |")
+            for p, v in row.verdicts.items():
+                tally[p][v] += 1
+    lines.append("")
+    for p in PLACES:
+        t = tally[p]
+        if sum(t.values()):
+            lines.append(f"Targets, {p}: {t['PASS']} PASS, {t['MISS']} MISS"
+                         + (f", {t['NOT JUDGED']} NOT JUDGED" if t["NOT JUDGED"] else "") + ".")
+    return lines
+
+
+def mode_text(meta):
+    rounds, runtime = meta.get("rounds", "?"), meta.get("runtime", "?")
+    runs = f"{rounds} round{'s' if rounds != '1' else ''} of {runtime} s per client"
+    if meta.get("mode") == "quick":
+        return (f"quick ({runs}): a smoke run, its figures noisy and without spread; "
+                "the full mode is `scripts/bench.sh --report`")
+    return f"full ({runs})"
+
+
+def busy_text(meta):
+    parts = meta.get("busy", "").split()
+    if len(parts) != 3:
+        return "not recorded"
+    busy, total, wait = parts
+    if wait == "0":
+        return "not checked (--quiet-wait 0)"
+    return f"{busy} of {total} runs started with a CPU over 15% busy after waiting {wait} s"
+
+
+def render(rec):
+    """The page for the Records REC, as a string."""
+    m = rec.meta
+    secs = sections(rec)
+    places = [p for p in PLACES if any(p in s.places for s in secs)]
+    lines = [
+        "# Performance",
+        "",
+        "Written by `scripts/bench.sh --report`, which replaces this page each time it runs:",
+        "do not edit it, run the command. What was measured before, each figure with its",
+        f"commit, date and command, and what the figures led to: [{HISTORY}]({HISTORY}).",
+        "",
+        "## This run",
+        "",
+        f"- **Command**: `{m.get('command', 'scripts/bench.sh --report')}`",
+        f"- **Mode**: {mode_text(m)}",
+        f"- **Date**: {m.get('started', '?')} to {m.get('finished', '?')}",
+        f"- **Commit**: {m.get('commit', 'unknown')}",
+        f"- **Machine**: {m.get('cpu', 'unknown CPU')}, {m.get('cores', '?')} cores, "
+        f"Linux {m.get('kernel', '?')}",
+        f"- **Software**: {m.get('versions', '?')}",
+        "- **Placements**: " + "; ".join(PLACE_TEXT[p] for p in places),
+        f"- **Load average** (1, 5, 15 min): {m.get('load_start', '?')} at the start, "
+        f"{m.get('load_end', '?')} at the end; busy machine: {busy_text(m)}",
+        "",
+        "## Reading it",
+        "",
+        "In each section the clients take turns, round by round, so that drift on the",
+        "machine hits them alike. A ratio is the median of each round's own ratio (the two",
+        "runs of a round are back to back), with the smallest and largest in brackets: that",
+        "range is how much the figure moves here. Absolute figures (medians, [min–max]) are",
+        "context: they belong to this machine. Each section's lean probe is the physical",
+        "limit of the same transport on this machine, a client that drives it and does",
+        "nothing else (no fio): pipe-probe over a Unix socket or TCP for NBD, ring-client",
+        "over the TCMU ring. The engine's ratio to the probe is its gap to that limit,",
+        "beside its ratio to fio's own engine. CPU per I/O is the fio process's usr + sys",
+        "time over its I/Os (a probe's: its own); server CPU per I/O the server process's",
+        "utime + stime over the run, per I/O.",
+        "",
+        "## Summary: targets, the gap to each lean probe and to fio's own engine",
+        "",
+    ]
+    lines += summary_text(rec, secs)
+    lines.append("")
+    rerun = m.get("rerun", "")
+    for s in secs:
+        lines += section_text(rec, s, rerun)
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    text = render(benchlib.load(argv[0]))
+    with open(argv[1], "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except (ValueError, KeyError, OSError) as e:
+        print(f"perfreport: {e}", file=sys.stderr)
+        sys.exit(1)

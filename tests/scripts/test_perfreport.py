@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Unit tests of scripts/perfreport.py, the page of `scripts/bench.sh
+--report`, rendered from recorded figures (no fio): the run's date,
+machine, mode and command; each section in both placements with its
+ratios (median [min-max] of the rounds' own), targets, lean probe, figures
+and the command that re-runs it."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "..")
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+import benchlib  # noqa: E402
+import perfreport  # noqa: E402
+
+META = [("meta", "command", "scripts/bench.sh --report --quick"),
+        ("meta", "rerun", "--rounds 3 --runtime 8 --size 8G"),
+        ("meta", "mode", "full"), ("meta", "rounds", "3"), ("meta", "runtime", "8"),
+        ("meta", "started", "2026-11-27 04:00 UTC"), ("meta", "finished", "2026-11-27 04:30 UTC"),
+        ("meta", "commit", "abc1234"), ("meta", "cpu", "AMD EPYC 7B13"), ("meta", "cores", "2"),
+        ("meta", "kernel", "6.1.0-27-amd64"), ("meta", "versions", "fio-3.33, nbdkit 1.32.5"),
+        ("meta", "load_start", "0.10 0.20 0.30"), ("meta", "load_end", "1.00 0.50 0.40"),
+        ("meta", "busy", "2 9 20")]
+
+
+def section(sid, place, rounds, title="4 KiB randread QD16, nbdkit null, Unix socket",
+            bench_section=None):
+    """The records of one section in PLACE: ROUNDS is a list of (builtin,
+    torus, probe) IOPS and (builtin, torus) CPU per I/O."""
+    s = sid + ("@free" if place == "free" else "")
+    recs = [("section", s, title, bench_section or sid),
+            ("target", s, "cpu_us_per_io", "torus", "builtin", "<=", "0.55"),
+            ("ratio", s, "iops", "torus", "builtin"),
+            ("probe", s, "probe", "pipe-probe over the Unix socket, 4 KiB reads at QD16, no fio"),
+            ("ratio", s, "iops", "torus", "probe")]
+    for i, ((bi, ti, pi), (bc, tc)) in enumerate(rounds, 1):
+        recs += [("value", s, "builtin", i, "iops", bi), ("value", s, "builtin", i, "cpu_us_per_io", bc),
+                 ("value", s, "torus", i, "iops", ti), ("value", s, "torus", i, "cpu_us_per_io", tc),
+                 ("value", s, "probe", i, "iops", pi)]
+    return recs
+
+
+PINNED = [((100e3, 200e3, 400e3), (10, 5)), ((110e3, 198e3, 396e3), (10, 4)),
+          ((90e3, 210e3, 420e3), (10, 6))]
+FREE = [((100e3, 150e3, 300e3), (10, 7)), ((100e3, 160e3, 320e3), (10, 8)),
+        ((100e3, 140e3, 280e3), (10, 6))]
+
+
+def render(records):
+    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+        for rec in records:
+            f.write("\t".join(str(x) for x in rec) + "\n")
+    try:
+        return perfreport.render(benchlib.load(f.name))
+    finally:
+        os.unlink(f.name)
+
+
+class Page(unittest.TestCase):
+    def setUp(self):
+        self.page = render(META + section("randread4k_qd16", "pinned", PINNED)
+                           + section("randread4k_qd16", "free", FREE))
+
+    def test_the_run(self):
+        p = self.page
+        self.assertTrue(p.startswith("# Performance\n"))
+        self.assertIn("[performance-history.md](performance-history.md)", p)
+        self.assertIn("- **Command**: `scripts/bench.sh --report --quick`", p)
+        self.assertIn("- **Mode**: full (3 rounds of 8 s per client)", p)
+        self.assertIn("- **Date**: 2026-11-27 04:00 UTC to 2026-11-27 04:30 UTC", p)
+        self.assertIn("- **Commit**: abc1234", p)
+        self.assertIn("- **Machine**: AMD EPYC 7B13, 2 cores, Linux 6.1.0-27-amd64", p)
+        self.assertIn("- **Software**: fio-3.33, nbdkit 1.32.5", p)
+        self.assertIn("pinned: servers on CPU 0, clients (fio, the probes) on CPU 1; free: no "
+                      "pinning", p)
+        self.assertIn("0.10 0.20 0.30 at the start, 1.00 0.50 0.40 at the end; busy machine: "
+                      "2 of 9 runs started with a CPU over 15% busy after waiting 20 s", p)
+
+    def test_section_both_placements(self):
+        p = self.page
+        self.assertEqual(p.count("## 4 KiB randread QD16, nbdkit null, Unix socket "
+                                 "(`randread4k_qd16`)"), 1)
+        self.assertIn("Re-run: `scripts/bench.sh --sections randread4k_qd16 --placements "
+                      "pinned,free --rounds 3 --runtime 8 --size 8G`", p)
+        self.assertIn("Lean probe (`probe`): pipe-probe over the Unix socket, 4 KiB reads at "
+                      "QD16, no fio.", p)
+        # CPU per I/O torus/builtin: pinned 0.5, 0.4, 0.6; free 0.7, 0.8, 0.6
+        self.assertIn("| CPU us per I/O: torus / builtin (fio's own engine) | 0.50 [0.40–0.60] | "
+                      "0.70 [0.60–0.80] | ≤ 0.55: **PASS** pinned, **MISS** free |", p)
+        # IOPS torus/probe: 0.5 every round in both
+        self.assertIn("| IOPS: torus / probe (the lean probe) | 0.50 | 0.50 |  |", p)
+        # the probe's ratio comes after the engine's
+        sec = p[p.index("## 4 KiB"):]
+        self.assertLess(sec.index("IOPS: torus / builtin"), sec.index("IOPS: torus / probe"))
+        self.assertIn("| figure, median [min–max] | placement | builtin | torus | probe |", p)
+        self.assertIn("| IOPS | pinned | 100.0k [90.0k–110.0k] | 200.0k [198.0k–210.0k] | "
+                      "400.0k [396.0k–420.0k] |", p)
+        self.assertIn("| IOPS | free | 100.0k | 150.0k [140.0k–160.0k] | 300.0k [280.0k–320.0k] |",
+                      p)
+
+    def test_summary(self):
+        p = self.page
+        summary = p[p.index("## Summary"):p.index("## 4 KiB")]
+        self.assertIn("| `randread4k_qd16` | CPU us per I/O: torus / builtin (fio's own engine) | "
+                      "0.50 [0.40–0.60] | 0.70 [0.60–0.80] |", summary)
+        self.assertIn("| `randread4k_qd16` | IOPS: torus / probe (the lean probe) |", summary)
+        # beside the probe's, the ratio to fio's engine on the same metric
+        self.assertIn("| `randread4k_qd16` | IOPS: torus / builtin (fio's own engine) | "
+                      "2.00 [1.80–2.33] | 1.50 [1.40–1.60] |  |", summary)
+        self.assertIn("Targets, pinned: 1 PASS, 0 MISS.", summary)
+        self.assertIn("Targets, free: 0 PASS, 1 MISS.", summary)
+
+
+class Modes(unittest.TestCase):
+    def test_quick_says_so(self):
+        meta = [m for m in META if m[1] not in ("mode", "rounds", "runtime")]
+        meta += [("meta", "mode", "quick"), ("meta", "rounds", "1"), ("meta", "runtime", "2")]
+        p = render(meta + section("randread4k_qd16", "pinned", PINNED[:1]))
+        self.assertIn("- **Mode**: quick (1 round of 2 s per client): a smoke run", p)
+        # one round: figures without a range
+        self.assertIn("| IOPS | pinned | 100.0k | 200.0k | 400.0k |", p)
+
+    def test_one_placement(self):
+        p = render(META + section("randread4k_qd16", "free", FREE))
+        self.assertIn("--placements free ", p)
+        self.assertIn("| ratio, median [min–max] of the rounds' own | free | target |", p)
+        self.assertNotIn("| pinned |", p)
+        self.assertIn("Targets, free: 0 PASS, 1 MISS.", p)
+
+    def test_section_of_a_group(self):
+        # shim_docs records sections of other ids: the command names shim_docs
+        p = render(META + section("shim_doc_torus4k", "pinned", PINNED, title="torus document",
+                                  bench_section="shim_docs"))
+        self.assertIn("`scripts/bench.sh --sections shim_docs --placements pinned ", p)
+
+    def test_no_quiet_wait(self):
+        meta = [m for m in META if m[1] != "busy"] + [("meta", "busy", "0 0 0")]
+        p = render(meta + section("randread4k_qd16", "pinned", PINNED))
+        self.assertIn("busy machine: not checked (--quiet-wait 0)", p)
+
+
+class Spread(unittest.TestCase):
+    def test_spread_judged_per_placement(self):
+        recs = META + section("s", "pinned", PINNED) + section("s", "free", FREE)
+        for sid in ("s", "s@free"):
+            recs.append(("spread", sid, "cpu_us_per_io", "torus", "<=", "1.25", "builtin"))
+        p = render(recs)
+        # torus CPU per I/O: pinned 4..6 (1.50, builtin steady: MISS); free 6..8 (1.33: MISS)
+        self.assertIn("| CPU us per I/O: torus, max / min over the rounds | 1.50 | 1.33 | "
+                      "≤ 1.25 where builtin's is: **MISS** pinned, **MISS** free |", p)
+
+
+class BadRecords(unittest.TestCase):
+    def test_bad_line_named(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+            f.write("value\ts\tbuiltin\n")
+        try:
+            with self.assertRaisesRegex(ValueError, r":1: not a record bench.sh writes"):
+                benchlib.load(f.name)
+        finally:
+            os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
