@@ -207,6 +207,21 @@ static uint64_t max_transfer(const struct tcmu_opts *o, uint32_t block_size)
 	       (uint64_t)HW_MAX_SECTORS * block_size;
 }
 
+/* The data area must hold one whole command, known with the device. */
+static int check_data_size(const struct tcmu_opts *o,
+			   const struct torus_target *t, char *err,
+			   size_t errlen)
+{
+	uint64_t xfer = max_transfer(o, t->min_block);
+
+	if (o->data_size >= xfer)
+		return 0;
+	snprintf(err, errlen,
+		 "%s: data_size=%llu is smaller than one command of max_transfer=%" PRIu64 " (0: 128 of the device's %u-byte blocks); raise data_size or lower max_transfer",
+		 t->label, o->data_size, xfer, t->min_block);
+	return -1;
+}
+
 static bool tcmu_handles(const char *uri)
 {
 	return tcmu_uri_is_tcmu(uri);
@@ -310,14 +325,7 @@ static int tcmu_check(const struct torus_params *p, const struct torus_job *job,
 			 t->label, o->max_transfer, t->min_block);
 		return -1;
 	}
-	if (o->data_size < max_transfer(o, t->min_block)) {
-		snprintf(err, errlen,
-			 "%s: data_size=%llu is smaller than one command of max_transfer=%" PRIu64 " (0: 128 of the device's %u-byte blocks); raise data_size or lower max_transfer",
-			 t->label, o->data_size, max_transfer(o, t->min_block),
-			 t->min_block);
-		return -1;
-	}
-	return 0;
+	return check_data_size(o, t, err, errlen);
 }
 
 static void session_free(struct tcmu_session *ts)
@@ -345,13 +353,10 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 				       size_t errlen)
 {
 	const struct tcmu_opts *o = p->opts;
-	uint64_t xfer = max_transfer(o, t->min_block);
-	uint64_t per_cmd = (xfer + TCMU_DEF_BLK_SIZE - 1) / TCMU_DEF_BLK_SIZE;
-	uint64_t fit = 4 * (o->data_size / TCMU_DEF_BLK_SIZE) / per_cmd;
+	uint64_t xfer, per_cmd, fit;
 	struct tcmu_client_cfg cfg = {
 		.ring_size = o->ring_size,
 		.data_size = o->data_size,
-		.max_data = xfer,
 		.timeout_s = p->timeout_s,
 		.stop = p->stop,
 		.hold_head = o->hold_batch,
@@ -359,6 +364,20 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	struct tcmu_session *ts;
 	struct tcmu_dev dev;
 	unsigned int i;
+
+	/*
+	 * The default split size is the device's: a job that opens without
+	 * fio's setup (create_serialize=0, offload) asks the device first.
+	 */
+	if (!o->max_transfer && !t->min_block &&
+	    tcmu_probe(p, t, err, errlen))
+		return NULL;
+	if (check_data_size(o, t, err, errlen))
+		return NULL;
+	xfer = max_transfer(o, t->min_block);
+	per_cmd = (xfer + TCMU_DEF_BLK_SIZE - 1) / TCMU_DEF_BLK_SIZE;
+	fit = 4 * (o->data_size / TCMU_DEF_BLK_SIZE) / per_cmd;
+	cfg.max_data = xfer;
 
 	/*
 	 * Split requests need several commands each: room for 8 apiece, but
