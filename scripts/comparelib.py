@@ -4,8 +4,8 @@
                   [--paths LIST] [--results DIR] [--seconds N]
                   [--kernel auto|native|guest] [--engine-in-guest]
                   [--fs auto|none|ext4|xfs] [--mount-options OPTS]
-                  [--as-written] [--job-direct] [--engine PATH] [--fio PATH]
-                  [--nbd-shim PATH] [--tcmu-shim PATH] [--list]
+                  [--rounds N] [--as-written] [--job-direct] [--engine PATH]
+                  [--fio PATH] [--nbd-shim PATH] [--tcmu-shim PATH] [--list]
 
 Paths (--paths takes a comma-separated list of these; default: all; each
 is one record of PATHS below, which --help lists):
@@ -26,6 +26,19 @@ for the documents' filesystem tests in jobs/documents.tsv) the kernel paths
 run the job in a directory of a filesystem made on the device and mounted
 with --mount-options (default discard,noatime), with the job's direct=.
 
+Rounds: --rounds N (default 3) runs the paths in alternation, every path
+once per round (ABC ABC ABC), each round setting its path up and tearing
+it down. Each figure is the median of the rounds with its min-max; a ratio
+against another path is the median of each round's own ratio (the two runs
+of the same round) with its min-max. A path whose IOPS or mean latency
+moved more than 1.25x (max/min) between rounds is flagged in the table and
+the picture. scripts/benchlib.sh's CPU-speed probe runs before the first
+round and after each, as context for the spread.
+
+Latency: a job that turns fio's latency recording off (gtod_reduce=1,
+disable_clat=1) runs with it on (gtod_reduce=0, disable_clat=0), and the
+report says so; --as-written keeps the job's setting.
+
 kernel-nbd and kernel-tcmu run natively when the running kernel has the
 modules and we are root (--kernel native forces it, --kernel guest forces
 the guest); otherwise inside scripts/guest (guest-virtio always), where
@@ -38,12 +51,16 @@ on a Unix socket is relayed to a TCP port by socat for them.
 Output, in the results folder (default results/compare-<date-time>):
   report.md     the side-by-side table: IOPS, MiB/s, completion latency
                 (mean, p50, p99, p99.9), CPU per I/O (fio's, and the whole
-                machine's), and each kernel path's extra cost against the
-                engine on the same transport (ratio and microseconds per I/O)
-  report.png    latency percentiles and bandwidth per path
-  results.json  all of it, machine-readable
-  <path>.json   fio's JSON (json+) of each path; <path>.log its messages;
-  <path>.fio    the job as that path ran it; servers.log
+                machine's), each as median (min-max); each kernel path's
+                cost against the engine on the same transport, and
+                engine-tcmu's against engine-nbd (ratios, and microseconds
+                per I/O); every round's IOPS; the CPU-speed probe
+  report.png    latency percentiles and bandwidth per path (bars: medians,
+                error bars: min-max)
+  results.json  all of it, machine-readable, with every round's figures
+  <path>.rN.json  fio's JSON (json+) of each path in round N; .rN.log its
+                messages; .rN.fio the job as it ran; <path>.json and
+                <path>.fio: those of its median round; servers.log
 
 Progress goes to stderr; the table to stdout too. Exit status: 0 when every
 path that could be set up ran (skipped ones are listed with the reason), 1
@@ -59,6 +76,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -84,6 +102,18 @@ OVERRIDDEN = {"ioengine", "filename", "filename_format", "directory", "opendir",
               "output-format"}
 # what --as-written leaves to the job
 AS_WRITTEN = {"runtime", "time_based", "group_reporting"}
+# fio's switches that turn completion-latency recording off, and the value
+# each is run with so that the table has latencies
+LATENCY_SWITCHES = {"gtod_reduce": "0", "disable_clat": "0"}
+ROUNDS = 3
+# a path whose rounds moved more than this (max/min) is flagged
+SPREAD_LIMIT = 1.25
+# the figures its spread is judged on (bandwidth moves with IOPS)
+SPREAD_KEYS = (("iops", "IOPS"), ("clat_mean_us", "mean latency"))
+FLAG = "‡"
+# the two engines, one per transport, from the same server: the second is
+# costed against the first as the kernel paths are against their engine
+TRANSPORTS = ("engine-tcmu", "engine-nbd")
 # the environment the documents' jobs are scaled with (jobs/README.md),
 # passed on into a guest
 JOB_ENV = ("TORUS_SIZE", "TORUS_RUNTIME", "TORUS_NRFILES")
@@ -168,6 +198,31 @@ def engine_options(ctx):
     return ENGINE_OPTIONS
 
 
+def latency_off(job):
+    """The settings of the fio job file JOB that turn completion-latency
+    recording off (LATENCY_SWITCHES set to anything but false), as written
+    there, each once: ["gtod_reduce=1"], or []."""
+    found = []
+    with open(job) as f:
+        for line in f:
+            s = line.strip()
+            if not s or s.startswith((";", "#", "[")):
+                continue
+            key, _, val = s.partition("=")
+            key, val = key.strip().lower(), val.strip()
+            if key not in LATENCY_SWITCHES or val.lower() in ("0", "false", "no", "off"):
+                continue
+            text = f"{key}={val}" if val else key
+            if text not in found:
+                found.append(text)
+    return found
+
+
+def latency_on(found):
+    """The overrides that turn back on what latency_off FOUND."""
+    return {k: LATENCY_SWITCHES[k] for k in (t.split("=")[0] for t in found)}
+
+
 # ------------------------------------------------------------- figures
 
 def machine_ticks():
@@ -223,9 +278,17 @@ class Context:
         self.stack = None           # the run's tear-downs (servers, relays)
         self.fs = args.fs           # the kernel paths' filesystem, or "none"
         self._guest_target = None
+        self.round = args.round     # the round being run (1..--rounds)
+        # the job's switches that turn latency off, and what each path sets
+        self.latency_found = latency_off(args.job)
+        self.latency_on = {} if args.as_written else latency_on(self.latency_found)
 
     def out(self, name):
         return os.path.join(self.results, name)
+
+    def rout(self, path, ext):
+        """PATH's file EXT of the round being run: <path>.rN.EXT."""
+        return self.out(f"{path}.r{self.round}.{ext}")
 
     def tool(self, name):
         p = shutil.which(name) or (shutil.which(name, path="/usr/sbin:/sbin") if "/" not in name
@@ -362,10 +425,11 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=())
         keep |= AS_WRITTEN
     else:
         ov.update({"runtime": str(ctx.seconds), "time_based": "1", "group_reporting": "1"})
-    jobfile = ctx.out(f"{path}.fio")
+    ov.update(ctx.latency_on)
+    jobfile = ctx.rout(path, "fio")
     rewrite_job(ctx.args.job, jobfile, ov, drop=set(drop) | (OVERRIDDEN - keep))
-    out = ctx.out(f"{path}.json")
-    errlog = ctx.out(f"{path}.log")
+    out = ctx.rout(path, "json")
+    errlog = ctx.rout(path, "log")
     watch = [p for p in watch if p]
     before = {p: harness.proc_cpu_ticks(p) for p in watch}
     m0 = machine_ticks()
@@ -490,7 +554,8 @@ def path_kernel_loop(ctx, stack, res):
         raise Skip(f"this kernel lacks {', '.join(missing)} (modprobe loop fuse)")
     mnt = os.path.join(ctx.tmp, "fuse")
     os.makedirs(mnt, exist_ok=True)
-    flog = open(ctx.out("kernel-loop.nbdfuse.log"), "w")
+    flog_name = ctx.rout("kernel-loop", "nbdfuse.log")
+    flog = open(flog_name, "w")
     stack.callback(flog.close)
     fuse = subprocess.Popen([ctx.tool("nbdfuse"), mnt, ctx.target], stdin=subprocess.DEVNULL,
                             stdout=flog, stderr=flog)
@@ -514,7 +579,7 @@ def path_kernel_loop(ctx, stack, res):
     deadline = time.monotonic() + 15
     while not (os.path.ismount(mnt) and os.path.exists(nbdfile)):
         if fuse.poll() is not None:
-            with open(ctx.out("kernel-loop.nbdfuse.log"), errors="replace") as f:
+            with open(flog_name, errors="replace") as f:
                 said = " ".join(f.read().split())[-200:]
             raise PathFailed(f"nbdfuse exited ({harness.status_text(fuse.returncode)}) "
                              f"before mounting: {said or 'it said nothing'} (libnbd, and so "
@@ -564,7 +629,7 @@ def tcmu_kernel_native(ctx, stack, res, backend):
                     shim.kill()
                     shim.wait()
     stack.callback(teardown)
-    slog = ctx.out("kernel-tcmu.shim.log")
+    slog = ctx.rout("kernel-tcmu", "shim.log")
     argv = [ctx.args.tcmu_shim, "--uio", uio, "--backend", backend, "--log", slog]
     if backend in ("memory", "null"):
         argv += ["--size", size]
@@ -581,7 +646,8 @@ def tcmu_kernel_native(ctx, stack, res, backend):
             pass
         if shim.poll() is not None:
             raise PathFailed(f"tcmu-shim --uio {uio} exited "
-                             f"({harness.status_text(shim.returncode)}); see kernel-tcmu.shim.log")
+                             f"({harness.status_text(shim.returncode)}); see "
+                             f"{os.path.basename(slog)}")
         if time.monotonic() > deadline:
             raise PathFailed(f"tcmu-shim did not serve {uio} within 10 s")
         time.sleep(0.05)
@@ -602,6 +668,7 @@ def run_in_guest(ctx, path, res, extra, guest_opts=()):
            "--", "/usr/bin/python3", SCRIPT,
            os.path.abspath(ctx.args.job), "--in-guest", "--paths", path,
            "--results", ctx.results, "--seconds", str(ctx.seconds), "--size", str(ctx.size),
+           "--round", str(ctx.round),
            "--engine", ctx.engine, "--fio", ctx.fio, "--tcmu-shim", ctx.args.tcmu_shim,
            "--nbd-shim", ctx.args.nbd_shim or "", "--fs", ctx.fs,
            "--mount-options", ctx.args.mount_options] + extra + \
@@ -763,8 +830,8 @@ def run_path(ctx, path):
     with contextlib.ExitStack() as stack:      # tear-downs, in reverse, always
         try:
             res["figures"] = BY_NAME[path].runner(ctx, stack, res)
-            if os.path.exists(ctx.out(f"{path}.json")):
-                res["fio_json"] = f"{path}.json"
+            if os.path.exists(ctx.rout(path, "json")):
+                res["fio_json"] = os.path.basename(ctx.rout(path, "json"))
         except Skip as e:
             res["status"], res["reason"] = "skipped", str(e)
         except (PathFailed, harness.HarnessError, OSError, subprocess.SubprocessError) as e:
@@ -788,13 +855,139 @@ def run_path(ctx, path):
     return res
 
 
+# ------------------------------------------------------------- rounds
+
+def schedule(paths, rounds):
+    """The runs in order, as (round, path): every path once per round, in
+    the order asked (ABC ABC ABC), so that a slow spell of the machine
+    falls on every path rather than on one."""
+    return [(r, p) for r in range(1, rounds + 1) for p in paths]
+
+
+def cpu_probe():
+    """scripts/benchlib.sh's CPU-speed probe: the milliseconds a fixed loop
+    takes (lower is faster), or None when it cannot run."""
+    try:
+        r = subprocess.run(["bash", "-c", 'repo=$1; . "$repo/scripts/benchlib.sh" && cpu_probe',
+                            "cpu_probe", REPO], capture_output=True, text=True, timeout=60)
+        return float(r.stdout.strip()) if r.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def median_range(values):
+    """(median, [min, max]) of those of VALUES that are numbers, or
+    (None, None) when none is."""
+    vs = [v for v in values if is_number(v)]
+    if not vs:
+        return None, None
+    return statistics.median(vs), [min(vs), max(vs)]
+
+
+def combine(rounds):
+    """The figures of several rounds (dicts) as (medians, {key: [min, max]});
+    a figure that is not a number (how the percentiles were taken) is the
+    first round's that has one."""
+    keys = list(dict.fromkeys(k for r in rounds for k in r))
+    figures, ranges = {}, {}
+    for key in keys:
+        vals = [r.get(key) for r in rounds]
+        if any(is_number(v) for v in vals):
+            figures[key], ranges[key] = median_range(vals)
+        else:
+            figures[key] = next((v for v in vals if v is not None), None)
+    return figures, ranges
+
+
+def spreads(ranges):
+    """The spread (max/min) of each figure of SPREAD_KEYS that has a range
+    (None when its smallest is 0)."""
+    return {k: (ranges[k][1] / ranges[k][0] if ranges[k][0] > 0 else None)
+            for k, _ in SPREAD_KEYS if k in ranges}
+
+
+def median_round(rounds):
+    """The round (1-based) whose IOPS is the median (the lower middle one
+    for an even number of rounds): its fio JSON stands for the path."""
+    iops = [r["iops"] for r in rounds]
+    return iops.index(statistics.median_low(iops)) + 1
+
+
+def merge_rounds(runs):
+    """One path's result from its runs (run_path's results, round 1 first):
+    figures are the medians of the rounds, range their [min, max], spread
+    and flagged the headline figures' max/min and those over SPREAD_LIMIT;
+    every round's own figures are in rounds. A path that could not run in
+    some round has no figures: it is skipped (round 1) or failed (later)."""
+    res = {k: runs[0][k] for k in ("path", "transport", "where", "functional_only")}
+    res["notes"] = []
+    for r in runs:
+        res["notes"] += [n for n in r["notes"] if n not in res["notes"]]
+        res["functional_only"] = res["functional_only"] or r["functional_only"]
+        if r.get("filesystem"):
+            res["filesystem"] = r["filesystem"]
+    res["rounds"] = [{"round": i, "status": r["status"], "figures": r["figures"],
+                      "fio_json": r.get("fio_json"), "speed_probe_ms": r.get("speed_probe_ms")}
+                     for i, r in enumerate(runs, 1)]
+    bad = next(((i, r) for i, r in enumerate(runs, 1) if r["status"] != "ok"), None)
+    if bad:
+        i, r = bad
+        res["status"] = r["status"] if i == 1 else "failed"
+        res["reason"] = r["reason"] if i == 1 else f"round {i}: {r['reason']}"
+        res["figures"] = None
+        return res
+    res["status"], res["reason"] = "ok", None
+    figs = [r["figures"] for r in runs]
+    res["figures"], res["range"] = combine(figs)
+    res["spread"] = spreads(res["range"])
+    res["flagged"] = [k for k, v in res["spread"].items() if v and v > SPREAD_LIMIT]
+    res["median_round"] = median_round(figs)
+    return res
+
+
 # ------------------------------------------------------------- report
 
+COSTS = (("clat_mean_us", "latency"), ("machine_cpu_us_per_io", "cpu"),
+         ("fio_cpu_us_per_io", "fio_cpu"))
+
+
+def baseline_of(path):
+    """The path PATH is costed against: a kernel path's engine on the same
+    transport; engine-tcmu's, engine-nbd (TRANSPORTS)."""
+    spec = BY_NAME.get(path)
+    if spec and spec.baseline:
+        return spec.baseline
+    return TRANSPORTS[1] if path == TRANSPORTS[0] else None
+
+
+def round_cost(f, b):
+    """One round's cost of figures F against the baseline's B: ratios, and
+    the extra microseconds per I/O of latency and CPU."""
+    c = {}
+    for key, name in COSTS:
+        if f.get(key) is not None and b.get(key):
+            c[f"{name}_ratio"] = f[key] / b[key]
+            c[f"{name}_extra_us"] = f[key] - b[key]
+    c["iops_ratio"] = f["iops"] / b["iops"] if b.get("iops") else None
+    return c
+
+
+def round_figures(r):
+    return [x["figures"] for x in r["rounds"]] if r.get("rounds") else [r["figures"]]
+
+
 def add_costs(results):
+    """vs_engine of every path with a baseline that ran in the same place:
+    each ratio the median of the rounds' own ratios (round N against the
+    baseline's round N, run moments apart), with range [min, max] and
+    every round's in rounds."""
     by = {r["path"]: r for r in results}
     for r in results:
-        spec = BY_NAME.get(r["path"])
-        base = by.get(spec.baseline) if spec else None
+        base = by.get(baseline_of(r["path"]))
         if r["status"] != "ok" or not base or base["status"] != "ok":
             continue
         if r["where"] != base["where"]:
@@ -804,14 +997,13 @@ def add_costs(results):
                                               f"{base['path']} {base['where']} "
                                               "(--engine-in-guest compares them there)"}
             continue
-        f, b = r["figures"], base["figures"]
-        cost = {"baseline": base["path"]}
-        for key, name in (("clat_mean_us", "latency"), ("machine_cpu_us_per_io", "cpu"),
-                          ("fio_cpu_us_per_io", "fio_cpu")):
-            if f.get(key) is not None and b.get(key):
-                cost[f"{name}_ratio"] = f[key] / b[key]
-                cost[f"{name}_extra_us"] = f[key] - b[key]
-        cost["iops_ratio"] = f["iops"] / b["iops"] if b["iops"] else None
+        per = [round_cost(f, b) for f, b in zip(round_figures(r), round_figures(base))]
+        cost, ranges = {"baseline": base["path"]}, {}
+        for key in dict.fromkeys(k for c in per for k in c):
+            cost[key], rng = median_range([c.get(key) for c in per])
+            if rng:
+                ranges[key] = rng
+        cost["range"], cost["rounds"] = ranges, per
         r["vs_engine"] = cost
 
 
@@ -823,29 +1015,77 @@ def fmt(v, digits=1):
     return f"{v:.{digits}f}"
 
 
+def cell(value, rng, show, form=fmt, digits=1, unit=""):
+    """VALUE as the table shows it (FORM, DIGITS, then UNIT), with its
+    min–max when SHOW."""
+    if value is None:
+        return "–"
+    s = form(value, digits) + unit
+    if show and rng:
+        s += f" ({form(rng[0], digits)}–{form(rng[1], digits)})"
+    return s
+
+
+def fmt_extra(v, digits=1):
+    return f"{v:+.{digits}f}"
+
+
 def table(results):
-    head = ("| path | where | IOPS | MiB/s | clat mean µs | p50 | p99 | p99.9 | fio CPU µs/IO "
-            "| machine CPU µs/IO | vs engine: latency | vs engine: CPU |")
-    lines = [head, "|" + "---|" * 12]
-    for r in results:
-        if r["status"] != "ok":
-            continue
-        f = r["figures"]
+    """The report's tables: the figures (median and min–max over the rounds),
+    the costs against the engine, the spread's footnotes, every round's
+    IOPS, the paths that did not run and the notes."""
+    ok = [r for r in results if r["status"] == "ok"]
+    lines = ["| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 | p99 | p99.9 "
+             "| fio CPU µs/IO | machine CPU µs/IO |", "|" + "---|" * 11]
+    for r in ok:
+        f, rng = r["figures"], r.get("range") or {}
+        n = len(r.get("rounds") or [1])
+        flagged = r.get("flagged") or []
+
+        def c(key, digits=1):
+            return cell(f.get(key), rng.get(key), n > 1, digits=digits) + \
+                (f" {FLAG}" if key in flagged else "")
         where = r["where"] + (" **functional only**" if r["functional_only"] else "")
-        c = r.get("vs_engine")
-        lat = cpu = "–"
-        if c:
-            if "latency_ratio" in c:
-                lat = f"{c['latency_ratio']:.2f}x, {c['latency_extra_us']:+.1f} µs"
-            if "cpu_ratio" in c:
-                cpu = f"{c['cpu_ratio']:.2f}x, {c['cpu_extra_us']:+.1f} µs"
-            lat += f" ({c['baseline']})" if "none_because" not in c else \
-                f"– (not comparable: {c['baseline']} ran elsewhere)"
-        lines.append(f"| {r['path']} | {where} | {fmt(f['iops'], 0)} | {fmt(f['bw_mib'])} | "
-                     f"{fmt(f['clat_mean_us'])} | {fmt(f.get('clat_p50_us'))} | "
-                     f"{fmt(f.get('clat_p99_us'))} | {fmt(f.get('clat_p99.9_us'))} | "
-                     f"{fmt(f['fio_cpu_us_per_io'], 2)} | "
-                     f"{fmt(f.get('machine_cpu_us_per_io'), 2)} | {lat} | {cpu} |")
+        name = r["path"] + (f" {FLAG}" if flagged else "")
+        lines.append(f"| {name} | {where} | {n} | {c('iops', 0)} | {c('bw_mib')} | "
+                     f"{c('clat_mean_us')} | {c('clat_p50_us')} | {c('clat_p99_us')} | "
+                     f"{c('clat_p99.9_us')} | {c('fio_cpu_us_per_io', 2)} | "
+                     f"{c('machine_cpu_us_per_io', 2)} |")
+    costed = [r for r in ok if r.get("vs_engine")]
+    if costed:
+        lines += ["", "Against the engine (each a median of the rounds' own ratios, min–max):",
+                  "", "| path | against | IOPS | clat mean | clat extra µs | machine CPU/IO "
+                  "| CPU extra µs/IO |", "|" + "---|" * 7]
+        for r in costed:
+            cst = r["vs_engine"]
+            if "none_because" in cst:
+                lines.append(f"| {r['path']} | {cst['baseline']} | not comparable: "
+                             f"{cst['none_because']} | – | – | – | – |")
+                continue
+            rng = cst.get("range") or {}
+            show = len(cst.get("rounds") or [1]) > 1
+
+            def ratio(key):
+                return cell(cst.get(key), rng.get(key), show, form=fmt, digits=2, unit="x")
+
+            def extra(key):
+                return cell(cst.get(key), rng.get(key), show, form=fmt_extra)
+            lines.append(f"| {r['path']} | {cst['baseline']} | {ratio('iops_ratio')} | "
+                         f"{ratio('latency_ratio')} | {extra('latency_extra_us')} | "
+                         f"{ratio('cpu_ratio')} | {extra('cpu_extra_us')} |")
+    flagged = [r for r in ok if r.get("flagged")]
+    if flagged:
+        lines += ["", f"{FLAG} The rounds of these paths moved more than {SPREAD_LIMIT}x "
+                  "(max/min), so their medians say less than the others': more --rounds, a "
+                  "longer --seconds or a quieter machine narrow them.", ""]
+        for r in flagged:
+            moved = ", ".join(f"{label} {r['spread'][k]:.2f}x" for k, label in SPREAD_KEYS
+                              if k in r["flagged"])
+            lines.append(f"- {r['path']}: {moved}")
+    if any(len(r.get("rounds") or []) > 1 for r in ok):
+        lines += ["", "IOPS of every round, in the order run:", ""]
+        lines += [f"- {r['path']}: " + ", ".join(fmt(x["figures"]["iops"], 0)
+                                                  for x in r["rounds"]) for r in ok]
     other = [r for r in results if r["status"] != "ok"]
     if other:
         lines += ["", "| path | status | why |", "|---|---|---|"]
@@ -856,18 +1096,51 @@ def table(results):
     return "\n".join(lines)
 
 
-def write_report(ctx, results, text, picture):
+def latency_text(found, on):
+    """The report's line on a job that turns latency recording off, or None."""
+    if not found:
+        return None
+    said = ", ".join(found)
+    if on:
+        return (f"The job turns fio's latency recording off ({said}); compare ran it with "
+                f"{', '.join(f'{k}={v}' for k, v in on.items())}, so that every path's "
+                "latency is measured (at the cost of reading the clock per I/O).")
+    return (f"The job turns fio's latency recording off ({said}) and --as-written keeps it "
+            "so: no latency figures.")
+
+
+def probe_text(probes):
+    """The report's line on the CPU-speed probe, PROBES: [before round 1,
+    after round 1, ...] in ms (None: it did not run)."""
+    if not any(p is not None for p in probes):
+        return None
+    when = ["before round 1"] + [f"after round {i}" for i in range(1, len(probes))]
+    said = "; ".join(f"{w} {p:.0f} ms" for w, p in zip(when, probes) if p is not None)
+    return ("CPU-speed probe (scripts/benchlib.sh's cpu_probe: the milliseconds a fixed loop "
+            f"takes, lower is faster; context for the spread, figures are not scaled by it): "
+            f"{said}.")
+
+
+def write_report(ctx, results, text, picture, probes):
+    rounds = ctx.args.rounds
     lines = [f"# scripts/compare: {os.path.basename(ctx.args.job)}", "",
-             f"Target: {ctx.target_desc}. {ctx.seconds} s per path "
-             f"({datetime.datetime.now().isoformat(timespec='seconds')}, "
+             f"Target: {ctx.target_desc}. {rounds} round{'s' if rounds != 1 else ''} of "
+             f"{ctx.seconds} s per path, in alternation ({', '.join(ctx.args.paths)}, then "
+             f"again) ({datetime.datetime.now().isoformat(timespec='seconds')}, "
              f"kernel {os.uname().release}).", "",
+             "Each figure is the median of the rounds with its min–max in brackets. "
              "Latency is fio's completion latency (clat) over all directions ('–' where fio "
-             "recorded none: gtod_reduce=1 or disable_clat=1 in the job). fio CPU: the fio "
-             "process's usr+sys per I/O; machine CPU: every CPU's busy time during the run "
-             "per I/O (servers, FUSE, kernel threads included). 'vs engine' compares each "
-             "kernel path with the engine on the same transport: ratio, and the extra "
-             "microseconds per I/O. Rows marked functional only ran under software "
-             "emulation: their timings mean nothing.", ""]
+             "recorded none). fio CPU: the fio process's usr+sys per I/O; machine CPU: every "
+             "CPU's busy time during the run per I/O (servers, FUSE, kernel threads "
+             "included). 'Against the engine' compares each kernel path with the engine on "
+             "the same transport, and engine-tcmu with engine-nbd: each ratio, and the extra "
+             "microseconds per I/O, is the median of the rounds' own (round N against the "
+             "other path's round N). A path whose IOPS or mean latency moved more than "
+             f"{SPREAD_LIMIT}x (max/min) between rounds is marked {FLAG}. Rows marked "
+             "functional only ran under software emulation: their timings mean nothing.", ""]
+    for extra in (latency_text(ctx.latency_found, ctx.latency_on), probe_text(probes)):
+        if extra:
+            lines += [extra, ""]
     if ctx.fs != "none":
         lines += [f"Kernel paths ran the job in a directory of a filesystem ({ctx.fs}) made on "
                   f"the device and mounted with -o {ctx.args.mount_options}"
@@ -895,7 +1168,8 @@ def write_picture(ctx, results):
         return False
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 2.2 + 0.6 * len(ok)),
                                    gridspec_kw={"width_ratios": [3, 2]})
-    names = [r["path"] + (" (functional only)" if r["functional_only"] else "") for r in ok]
+    names = [r["path"] + (f" {FLAG}" if r.get("flagged") else "")
+             + (" (functional only)" if r["functional_only"] else "") for r in ok]
     ys = list(range(len(ok)))
     keys = [("clat_mean_us", "mean", "o"), ("clat_p50_us", "p50", "s"),
             ("clat_p99_us", "p99", "^"), ("clat_p99.9_us", "p99.9", "v")]
@@ -910,7 +1184,7 @@ def write_picture(ctx, results):
         if vals:
             ax1.plot([min(vals), max(vals)], [y, y], color="#bbbbbb", zorder=1)
     ax1.set_xscale("log")
-    ax1.set_xlabel("completion latency, µs (log)")
+    ax1.set_xlabel("completion latency, µs (log; medians of the rounds)")
     ax1.set_yticks(ys)
     ax1.set_yticklabels(names, fontsize=8)
     ax1.set_ylim(len(ok) - 0.5, -0.5)
@@ -921,17 +1195,25 @@ def write_picture(ctx, results):
     colors = ["#cccccc" if r["functional_only"] else
               ("#2a9d8f" if r["transport"] == "tcmu" else "#d9822b") for r in ok]
     bws = [r["figures"]["bw_mib"] for r in ok]
-    ax2.barh(ys, bws, color=colors, hatch=None)
-    for y, r, bw in zip(ys, ok, bws):
-        ax2.annotate(f"{bw:.0f}" + (" (functional only)" if r["functional_only"] else ""),
-                     (bw, y), xytext=(3, 0), textcoords="offset points", va="center",
+    # error bars: each bar's min–max over the rounds
+    lows = [bw - (r.get("range") or {}).get("bw_mib", [bw, bw])[0] for bw, r in zip(bws, ok)]
+    highs = [(r.get("range") or {}).get("bw_mib", [bw, bw])[1] - bw for bw, r in zip(bws, ok)]
+    ax2.barh(ys, bws, color=colors, xerr=[lows, highs], capsize=4,
+             hatch=None, error_kw={"elinewidth": 1, "ecolor": "#333333"})
+    for y, r, bw, hi in zip(ys, ok, bws, highs):
+        ax2.annotate(f"{bw:.0f}" + (f" {FLAG} spread" if r.get("flagged") else "")
+                     + (" (functional only)" if r["functional_only"] else ""),
+                     (bw + hi, y), xytext=(5, 0), textcoords="offset points", va="center",
                      fontsize=7)
     ax2.set_yticks(ys)
     ax2.set_yticklabels([])
     ax2.set_ylim(len(ok) - 0.5, -0.5)
-    ax2.set_xlabel("bandwidth, MiB/s (orange: NBD, green: TCMU, grey: emulated)")
+    ax2.set_xlabel(f"bandwidth, MiB/s: median, error bars min–max of {ctx.args.rounds} "
+                   "round(s)\n(orange: NBD, green: TCMU, grey: emulated)")
     ax2.grid(axis="x", alpha=0.3)
-    fig.suptitle(f"{os.path.basename(ctx.args.job)}: each path to the same storage",
+    fig.suptitle(f"{os.path.basename(ctx.args.job)}: each path to the same storage"
+                 + (f" ({FLAG}: rounds moved more than {SPREAD_LIMIT}x)"
+                    if any(r.get("flagged") for r in ok) else ""),
                  fontsize=10, x=0.02, ha="left")
     fig.tight_layout()
     fig.savefig(ctx.out("report.png"), dpi=100)
@@ -958,6 +1240,9 @@ def parse_args(argv):
                     help=f"comma-separated, from: {', '.join(NAMES)} (default: all)")
     ap.add_argument("--results", help="results folder (default results/compare-<date-time>)")
     ap.add_argument("--seconds", type=int, default=10, help="runtime per path (default 10)")
+    ap.add_argument("--rounds", type=int, default=ROUNDS, metavar="N",
+                    help=f"rounds of every path, run in alternation (default {ROUNDS}): each "
+                         "figure is their median with its min-max")
     ap.add_argument("--kernel", choices=("auto", "native", "guest"), default="auto",
                     help="where the kernel paths run (default auto: natively when this "
                          "kernel has the modules and we are root)")
@@ -985,6 +1270,7 @@ def parse_args(argv):
                     default=os.path.join(REPO, "build", "shims", "tcmu", "tcmu-shim"))
     ap.add_argument("--list", action="store_true", help="list the paths and exit")
     ap.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--round", type=int, default=1, help=argparse.SUPPRESS)
     if "--list" in argv:
         for p in PATHS:
             print(p.name)
@@ -998,6 +1284,9 @@ def parse_args(argv):
         ap.error(f"no job file {a.job}")
     if a.seconds < 1:
         ap.error("--seconds must be at least 1")
+    if a.rounds < 1:
+        ap.error(f"--rounds must be at least 1 (default {ROUNDS}; 1 runs every path once, "
+                 "with no spread)")
     a.engine = os.path.abspath(a.engine)
     a.job = os.path.abspath(a.job)
     a.fs, a.fs_why = resolve_fs(a.fs, a.job)
@@ -1041,6 +1330,45 @@ def main_in_guest(a):
     return 0
 
 
+def run_rounds(ctx):
+    """Every path in every round, in schedule()'s order, the CPU-speed probe
+    before round 1 and after each (ctx.probes); a path that could not run
+    in a round is not run again. Returns {path: [run_path's result, ...]}."""
+    a = ctx.args
+    runs = {p: [] for p in a.paths}
+    ctx.probes, ctx.round = [cpu_probe()], 0
+    for r, p in schedule(a.paths, a.rounds):
+        if r != ctx.round:
+            if r > 1:
+                ctx.probes.append(cpu_probe())
+            ctx.round = r
+            log(f"round {r} of {a.rounds} (CPU-speed probe {fmt(ctx.probes[-1], 0)} ms)")
+        if runs[p] and runs[p][-1]["status"] != "ok":
+            continue
+        res = run_path(ctx, p)
+        res["speed_probe_ms"] = {"before_round": ctx.probes[r - 1]}
+        runs[p].append(res)
+    ctx.probes.append(cpu_probe())
+    for rs in runs.values():
+        for i, res in enumerate(rs):
+            res["speed_probe_ms"]["after_round"] = ctx.probes[i + 1]
+    return runs
+
+
+def keep_median_round(ctx, res):
+    """<path>.json and <path>.fio: copies of the median round's, the files
+    that stand for the path."""
+    n = res.get("median_round")
+    if res["status"] != "ok" or not n:
+        return
+    for ext in ("json", "fio"):
+        src = ctx.out(f"{res['path']}.r{n}.{ext}")
+        if os.path.exists(src):
+            shutil.copyfile(src, ctx.out(f"{res['path']}.{ext}"))
+            if ext == "json":
+                res["fio_json"] = f"{res['path']}.json"
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if "--in-guest" not in argv and "-h" not in argv and "--help" not in argv:
@@ -1068,14 +1396,23 @@ def main(argv=None):
         except harness.HarnessError as e:
             log(f"cannot start the server: {e}")
             return 2
-        for p in a.paths:
-            results.append(run_path(ctx, p))
+        if ctx.latency_found:
+            log(latency_text(ctx.latency_found, ctx.latency_on))
+        runs = run_rounds(ctx)
+    results = [merge_rounds(runs[p]) for p in a.paths]
+    for r in results:
+        keep_median_round(ctx, r)
     add_costs(results)
     text = table(results)
     picture = write_picture(ctx, results)
-    write_report(ctx, results, text, picture)
+    write_report(ctx, results, text, picture, ctx.probes)
     summary = {"job": a.job, "target": ctx.target, "target_desc": ctx.target_desc,
-               "seconds": a.seconds, "size": a.size, "kernel": os.uname().release,
+               "seconds": a.seconds, "rounds": a.rounds, "order": a.paths,
+               "speed_probe_ms": ctx.probes,
+               "latency": {"job_turns_off": ctx.latency_found, "set": ctx.latency_on}
+               if ctx.latency_found else None,
+               "spread_limit": SPREAD_LIMIT,
+               "size": a.size, "kernel": os.uname().release,
                "filesystem": None if a.fs == "none" else
                {"type": a.fs, "mount_options": a.mount_options, "why": a.fs_why},
                "date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -1083,7 +1420,7 @@ def main(argv=None):
     with open(ctx.out("results.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(text)
-    log(f"results in {a.results} (report.md, report.png, results.json, <path>.json)")
+    log(f"results in {a.results} (report.md, report.png, results.json, <path>.rN.json)")
     if any(r["status"] == "failed" for r in results):
         return 1
     if not any(r["status"] == "ok" for r in results):

@@ -524,6 +524,7 @@ def run_kernel_paths(test, uri, env, args, outdir):
     cmd = [os.path.join(HERE, "compare"), os.path.join(JOBS, test["job"]), "--uri", uri,
            "--paths", ",".join(args.kernel_paths), "--results", res_dir, "--as-written",
            "--job-direct", "--fs", fs, "--seconds", str(runtime), "--kernel", args.kernel,
+           "--rounds", "1",     # one run, as the documents' own and the engine's here
            "--engine", args.engine, "--fio", args.fio, "--nbd-shim", args.nbd_shim,
            "--tcmu-shim", args.tcmu_shim]
     full_env = {k: v for k, v in os.environ.items() if k not in

@@ -9,9 +9,14 @@
                              server through the guest's network, beside the
                              engine paths on the host
 
-Each run is 2 s per path against the default nbd-shim memory server. Checks
-non-zero figures, fio's JSON per path, results.json, the picture, the table,
-and that paths asked for but not run are listed with a reason. kernel-loop
+The first run is 2 rounds of 1 s per path, the others 1 round (the guest's
+boots are slow; the default of 3 rounds is checked by
+tests/scripts/test_comparelib.py), against the default nbd-shim memory
+server. The job sets gtod_reduce=1, which compare must turn off. Checks
+non-zero figures (latencies included), fio's JSON per path and round,
+results.json with every round's figures, medians and ranges, the ratios
+from each round, the picture, the table, and that paths asked for but not
+run are listed with a reason. kernel-loop
 is only required when we are root and nbdfuse, losetup, /dev/fuse and
 /dev/loop-control are there; otherwise it must be skipped with a reason.
 Exit 77 (meson's skip) when the engine, the shims, fio or (--guest) qemu
@@ -39,6 +44,8 @@ rwmixread=70
 bs=4k
 iodepth=8
 size=32M
+; latency recording off: compare runs it on, and says so
+gtod_reduce=1
 ; the engine's option: kept for engine paths, dropped for kernel ones
 conns=1
 
@@ -80,13 +87,14 @@ def have_matplotlib():
             ["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode == 0
 
 
-def compare(tmp, name, paths, extra, timeout):
+def compare(tmp, name, paths, extra, timeout, rounds=1, seconds=2):
     """One scripts/compare run; returns (results.json, report.md, results dir)."""
     job = os.path.join(tmp, "mix.fio")
     with open(job, "w") as f:
         f.write(JOB)
     res = os.path.join(tmp, name)
-    cmd = [os.path.join(SRC, "scripts", "compare"), job, "--seconds", "2", "--size", "64M",
+    cmd = [os.path.join(SRC, "scripts", "compare"), job, "--seconds", str(seconds),
+           "--rounds", str(rounds), "--size", "64M",
            "--paths", ",".join(paths), "--results", res, "--engine", ENGINE,
            "--nbd-shim", NBD_SHIM, "--tcmu-shim", TCMU_SHIM] + extra + fio_wrapper(tmp)
     print("+", " ".join(cmd), flush=True)
@@ -110,30 +118,59 @@ def compare(tmp, name, paths, extra, timeout):
             fail(f"{p['path']} skipped without a reason")
         if p["status"] == "failed":
             fail(f"{p['path']} failed: {p['reason']}")
+    if summary["rounds"] != rounds or summary["order"] != paths:
+        fail(f"{name}: results.json says {summary['rounds']} rounds of {summary['order']}")
+    probes = summary["speed_probe_ms"]
+    if len(probes) != rounds + 1 or not all(p and p > 0 for p in probes):
+        fail(f"{name}: the CPU-speed probe before and after each round: {probes}")
+    if "CPU-speed probe (scripts/benchlib.sh's cpu_probe" not in report:
+        fail(f"{name}: report.md does not give the CPU-speed probe")
+    line = ("The job turns fio's latency recording off (gtod_reduce=1); compare ran it with "
+            "gtod_reduce=0, so that every path's latency is measured")
+    if line not in report or summary["latency"] != {"job_turns_off": ["gtod_reduce=1"],
+                                                    "set": {"gtod_reduce": "0"}}:
+        fail(f"{name}: the latency override is not reported: {summary['latency']}")
     return summary, report, res
 
 
 def check_ran(summary, report, res, must):
     by = {p["path"]: p for p in summary["paths"]}
+    rounds = summary["rounds"]
     for name in must:
         p = by.get(name)
         if not p or p["status"] != "ok":
             fail(f"{name} did not run: {p and p['reason']}")
-        fig = p["figures"]
+        if len(p["rounds"]) != rounds:
+            fail(f"{name}: {len(p['rounds'])} rounds in results.json, not {rounds}")
         for key in FIGURES:
-            if not fig.get(key) or fig[key] <= 0:
-                fail(f"{name}: {key} is {fig.get(key)!r}")
-        data_file = os.path.join(res, f"{name}.json")
-        with open(data_file) as f:
+            vals = [r["figures"].get(key) for r in p["rounds"]]
+            if not all(v and v > 0 for v in vals):
+                fail(f"{name}: {key} per round is {vals!r}")
+            lo, hi = p["range"][key]
+            if not lo <= p["figures"][key] <= hi or [lo, hi] != [min(vals), max(vals)]:
+                fail(f"{name}: {key}'s median {p['figures'][key]} and range {[lo, hi]} "
+                     f"are not those of its rounds {vals}")
+        for n in range(1, rounds + 1):
+            data_file = os.path.join(res, f"{name}.r{n}.json")
+            with open(data_file) as f:
+                if '"jobs"' not in f.read():
+                    fail(f"{data_file} holds no fio JSON")
+        with open(os.path.join(res, f"{name}.json")) as f:
             if '"jobs"' not in f.read():
-                fail(f"{data_file} holds no fio JSON")
+                fail(f"{name}.json (its median round's) holds no fio JSON")
+        with open(os.path.join(res, f"{name}.fio")) as f:
+            jobtext = f.read()
+        if "\ngtod_reduce=0\n" not in jobtext or "; (scripts/compare) gtod_reduce=1" not in jobtext:
+            fail(f"{name}.fio does not turn latency recording on:\n{jobtext}")
         if name.startswith("kernel-"):
-            with open(os.path.join(res, f"{name}.fio")) as f:
-                jobtext = f.read()
             if "ioengine=libaio" not in jobtext or "\nconns=1" in jobtext:
                 fail(f"{name}.fio was not rewritten for libaio:\n{jobtext}")
-        if f"| {name} |" not in report:
+        row = next((line for line in report.splitlines()
+                    if line.startswith(f"| {name} |") or line.startswith(f"| {name} ‡ |")), None)
+        if not row:
             fail(f"report.md has no row for {name}")
+        if (rounds > 1 and f" | {rounds} | " not in row) or (rounds > 1) != ("–" in row):
+            fail(f"report.md's row for {name} does not give {rounds} rounds' min–max: {row}")
     return by
 
 
@@ -157,16 +194,19 @@ def native():
         # --kernel native: guest-virtio (and any kernel path) must not boot a guest here
         summary, report, res = compare(
             tmp, "raw", ["engine-nbd", "engine-tcmu", "kernel-loop", "guest-virtio"],
-            ["--kernel", "native"], 150)
+            ["--kernel", "native"], 150, rounds=2, seconds=1)
         must = ["engine-nbd", "engine-tcmu"] + (["kernel-loop"] if loop_ok else [])
         by = check_ran(summary, report, res, must)
-        if loop_ok:
-            c = by["kernel-loop"].get("vs_engine") or {}
-            if c.get("baseline") != "engine-nbd" or not c.get("latency_ratio"):
-                fail(f"kernel-loop has no cost against engine-nbd: {c}")
-            if "(engine-nbd)" not in report:
-                fail("report.md shows no cost against the engine")
-        elif by["kernel-loop"]["status"] != "skipped" or not by["kernel-loop"]["reason"]:
+        for name in ["engine-tcmu"] + (["kernel-loop"] if loop_ok else []):
+            c = by[name].get("vs_engine") or {}
+            per = [x.get("latency_ratio") for x in c.get("rounds") or []]
+            if c.get("baseline") != "engine-nbd" or len(per) != 2 or not all(per) or \
+                    c["range"]["latency_ratio"] != [min(per), max(per)]:
+                fail(f"{name} has no cost against engine-nbd from each round: {c}")
+            if f"| {name} | engine-nbd | " not in report:
+                fail(f"report.md shows no cost of {name} against engine-nbd")
+        if not loop_ok and (by["kernel-loop"]["status"] != "skipped" or
+                            not by["kernel-loop"]["reason"]):
             fail("kernel-loop could not run here but was not skipped with a reason")
         if by["guest-virtio"]["status"] != "skipped":
             fail(f"guest-virtio with --kernel native on this kernel: "
@@ -178,7 +218,7 @@ def native():
             skip(f"scripts/compare ran {', '.join(must)}, but not kernel-loop: {missing}")
         # the documents' filesystem form: ext4 on the loop device, the job's files in it
         summary, report, res = compare(tmp, "fs", ["engine-nbd", "kernel-loop"],
-                                       ["--kernel", "native", "--fs", "ext4"], 150)
+                                       ["--kernel", "native", "--fs", "ext4"], 150, seconds=1)
         by = check_ran(summary, report, res, ["engine-nbd", "kernel-loop"])
         with open(os.path.join(res, "kernel-loop.fio")) as f:
             jobtext = f.read()
@@ -189,8 +229,9 @@ def native():
             fail(f"kernel-loop's filesystem in results.json: {fs}")
         if "a filesystem (ext4) made on the device" not in report:
             fail("report.md does not say the kernel paths ran on ext4")
-    print("PASS: scripts/compare ran " + ", ".join(must) + ", then engine-nbd and kernel-loop "
-          "on ext4 (-o discard,noatime); skipped paths have reasons")
+    print("PASS: scripts/compare ran " + ", ".join(must) + " in 2 rounds with gtod_reduce "
+          "turned off, then engine-nbd and kernel-loop on ext4 (-o discard,noatime); skipped "
+          "paths have reasons")
 
 
 def guest():

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/comparelib.py's own logic, without fio or a server: the paths'
-records, rewriting a job for a path, fio's figures, the costs against the
-engine, the table, the filesystem choice and why a guest run left no
-result."""
+records, rewriting a job for a path, fio's figures, the rounds (their order,
+medians, ranges, the spread's flag), the costs against the engine (each
+round's own ratio), the latency override, the table, the filesystem choice
+and why a guest run left no result."""
 
 import argparse
 import json
@@ -27,15 +28,32 @@ def ddir(ios, iops, bw, clat_ns, bins=None):
     return d
 
 
-def result(path, where="native", status="ok", clat=100.0, cpu=10.0, fio_cpu=5.0, iops=1000.0,
-           functional_only=False):
+def figures(iops=1000.0, clat=100.0, cpu=10.0, fio_cpu=5.0):
+    return {"iops": iops, "bw_mib": iops * 4 / 1024, "clat_mean_us": clat,
+            "clat_p50_us": clat, "clat_p99_us": clat * 2, "clat_p99.9_us": clat * 3,
+            "fio_cpu_us_per_io": fio_cpu, "machine_cpu_us_per_io": cpu,
+            "percentiles_from": "bins"}
+
+
+def run(path, status="ok", where="native", functional_only=False, notes=(), **fig):
+    """One round of PATH as run_path returns it."""
     return {"path": path, "transport": comparelib.BY_NAME[path].transport, "status": status,
             "reason": None if status == "ok" else f"{path} could not", "where": where,
-            "functional_only": functional_only, "notes": [],
-            "figures": {"iops": iops, "bw_mib": iops * 4 / 1024, "clat_mean_us": clat,
-                        "clat_p50_us": clat, "clat_p99_us": clat * 2,
-                        "clat_p99.9_us": clat * 3, "fio_cpu_us_per_io": fio_cpu,
-                        "machine_cpu_us_per_io": cpu} if status == "ok" else None}
+            "functional_only": functional_only, "notes": list(notes),
+            "figures": figures(**fig) if status == "ok" else None}
+
+
+def result(path, where="native", status="ok", clat=100.0, cpu=10.0, fio_cpu=5.0, iops=1000.0,
+           functional_only=False):
+    """PATH's result of one round, merged as compare merges its rounds."""
+    return comparelib.merge_rounds([run(path, status, where, functional_only, clat=clat,
+                                        cpu=cpu, fio_cpu=fio_cpu, iops=iops)])
+
+
+def rounds(path, iops, clat=None):
+    """PATH's result over rounds with these IOPS (and mean latencies)."""
+    clat = clat or [100.0] * len(iops)
+    return comparelib.merge_rounds([run(path, iops=i, clat=c) for i, c in zip(iops, clat)])
 
 
 class Records(unittest.TestCase):
@@ -155,6 +173,28 @@ class Costs(unittest.TestCase):
         self.assertAlmostEqual(c["iops_ratio"], 0.8)
         self.assertNotIn("vs_engine", rs[0])
 
+    def test_each_rounds_own_ratio(self):
+        # the median of the rounds' ratios (0.5, 1.5, 0.5), not the ratio of
+        # the medians (150 / 200)
+        rs = [rounds("engine-nbd", [100.0, 200.0, 300.0]),
+              rounds("kernel-nbd", [50.0, 300.0, 150.0], clat=[100.0, 120.0, 110.0])]
+        comparelib.add_costs(rs)
+        c = rs[1]["vs_engine"]
+        self.assertAlmostEqual(c["iops_ratio"], 0.5)
+        self.assertEqual(c["range"]["iops_ratio"], [0.5, 1.5])
+        self.assertEqual([x["iops_ratio"] for x in c["rounds"]], [0.5, 1.5, 0.5])
+        self.assertAlmostEqual(c["latency_ratio"], 1.1)
+        self.assertAlmostEqual(c["latency_extra_us"], 10.0)
+        self.assertEqual(c["range"]["latency_extra_us"], [0.0, 20.0])
+
+    def test_tcmu_against_nbd(self):
+        rs = [result("engine-nbd", iops=1000.0), result("engine-tcmu", iops=600.0)]
+        comparelib.add_costs(rs)
+        self.assertEqual(rs[1]["vs_engine"]["baseline"], "engine-nbd")
+        self.assertAlmostEqual(rs[1]["vs_engine"]["iops_ratio"], 0.6)
+        self.assertEqual(comparelib.baseline_of("kernel-tcmu"), "engine-tcmu")
+        self.assertIsNone(comparelib.baseline_of("engine-nbd"))
+
     def test_not_comparable_elsewhere(self):
         rs = [result("engine-tcmu"), result("kernel-tcmu", where="guest-tcg",
                                             functional_only=True)]
@@ -173,31 +213,189 @@ class Costs(unittest.TestCase):
         self.assertNotIn("vs_engine", rs[0])
 
 
+class Rounds(unittest.TestCase):
+    def test_alternation(self):
+        self.assertEqual(comparelib.schedule(["a", "b", "c"], 3),
+                         [(1, "a"), (1, "b"), (1, "c"), (2, "a"), (2, "b"), (2, "c"),
+                          (3, "a"), (3, "b"), (3, "c")])
+        self.assertEqual(comparelib.schedule(["a"], 1), [(1, "a")])
+
+    def test_default_three_rounds(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".fio") as job:
+            self.assertEqual(comparelib.parse_args([job.name]).rounds, 3)
+            self.assertEqual(comparelib.parse_args([job.name, "--rounds", "1"]).rounds, 1)
+            import io
+            import contextlib
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                comparelib.parse_args([job.name, "--rounds", "0"])
+            self.assertEqual(e.exception.code, 2)
+            self.assertIn("--rounds must be at least 1", err.getvalue())
+
+    def test_median_and_range(self):
+        self.assertEqual(comparelib.median_range([3.0, 1.0, 2.0]), (2.0, [1.0, 3.0]))
+        self.assertEqual(comparelib.median_range([4.0, None, 1.0, 2.0, 3.0]), (2.5, [1.0, 4.0]))
+        self.assertEqual(comparelib.median_range([None, None]), (None, None))
+        med, rng = comparelib.combine([{"iops": 10.0, "how": "bins", "clat": None},
+                                       {"iops": 30.0, "how": "read", "clat": 5.0},
+                                       {"iops": 20.0, "how": "bins", "clat": 7.0}])
+        self.assertEqual(med, {"iops": 20.0, "how": "bins", "clat": 6.0})
+        self.assertEqual(rng, {"iops": [10.0, 30.0], "clat": [5.0, 7.0]})
+
+    def test_merge(self):
+        r = rounds("engine-nbd", [1000.0, 1200.0, 1100.0], clat=[100.0, 90.0, 95.0])
+        self.assertEqual(r["status"], "ok")
+        self.assertEqual(r["figures"]["iops"], 1100.0)
+        self.assertEqual(r["figures"]["clat_mean_us"], 95.0)
+        self.assertEqual(r["range"]["iops"], [1000.0, 1200.0])
+        self.assertEqual(r["figures"]["percentiles_from"], "bins")
+        self.assertAlmostEqual(r["spread"]["iops"], 1.2)
+        self.assertEqual(r["flagged"], [])
+        self.assertEqual(r["median_round"], 3)
+        # every round's raw figures, for results.json
+        self.assertEqual([x["figures"]["iops"] for x in r["rounds"]], [1000.0, 1200.0, 1100.0])
+        self.assertEqual([x["round"] for x in r["rounds"]], [1, 2, 3])
+        # even rounds: the lower middle one stands for the path
+        self.assertEqual(rounds("engine-nbd", [4.0, 1.0, 3.0, 2.0])["median_round"], 4)
+
+    def test_spread_flag(self):
+        # exactly 1.25x is not flagged; more is, on IOPS or mean latency
+        self.assertEqual(rounds("engine-nbd", [1000.0, 1250.0])["flagged"], [])
+        self.assertEqual(rounds("engine-nbd", [1000.0, 1260.0])["flagged"], ["iops"])
+        r = rounds("engine-nbd", [1000.0, 1000.0], clat=[100.0, 140.0])
+        self.assertEqual(r["flagged"], ["clat_mean_us"])
+        self.assertAlmostEqual(r["spread"]["clat_mean_us"], 1.4)
+        self.assertEqual(result("engine-nbd")["flagged"], [])
+
+    def test_a_round_that_did_not_run(self):
+        r = comparelib.merge_rounds([run("kernel-loop", status="skipped")])
+        self.assertEqual((r["status"], r["reason"]), ("skipped", "kernel-loop could not"))
+        self.assertIsNone(r["figures"])
+        r = comparelib.merge_rounds([run("kernel-loop"), run("kernel-loop", status="skipped")])
+        self.assertEqual((r["status"], r["reason"]), ("failed", "round 2: kernel-loop could not"))
+        self.assertIsNone(r["figures"])
+        self.assertEqual(r["rounds"][0]["figures"]["iops"], 1000.0)
+
+    def test_notes_once(self):
+        r = comparelib.merge_rounds([run("kernel-loop", notes=["a", "b"]),
+                                     run("kernel-loop", notes=["a", "c"])])
+        self.assertEqual(r["notes"], ["a", "b", "c"])
+
+    def test_probe(self):
+        # scripts/benchlib.sh's own probe, run as compare runs it
+        ms = comparelib.cpu_probe()
+        self.assertIsInstance(ms, float)
+        self.assertGreater(ms, 0)
+        self.assertEqual(comparelib.probe_text([None, None]), None)
+        text = comparelib.probe_text([400.0, 250.4, None])
+        self.assertIn("scripts/benchlib.sh's cpu_probe", text)
+        self.assertTrue(text.endswith(": before round 1 400 ms; after round 1 250 ms."), text)
+
+
+class Latency(unittest.TestCase):
+    def job(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False)
+        f.write(text)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_found(self):
+        job = self.job("[global]\ngtod_reduce=1\n; disable_clat=1\n[a]\ndisable_clat = true\n"
+                       "[b]\ngtod_reduce=1\n")
+        self.assertEqual(comparelib.latency_off(job), ["gtod_reduce=1", "disable_clat=true"])
+        self.assertEqual(comparelib.latency_on(["gtod_reduce=1", "disable_clat=true"]),
+                         {"gtod_reduce": "0", "disable_clat": "0"})
+        self.assertEqual(comparelib.latency_off(self.job("[a]\ngtod_reduce\n")), ["gtod_reduce"])
+        self.assertEqual(comparelib.latency_off(
+            self.job("[a]\ngtod_reduce=0\ndisable_clat=off\ndisable_slat=1\n")), [])
+
+    def test_run_with_latency_on(self):
+        job = self.job("[global]\nbs=4k\ngtod_reduce=1\n[a]\nrw=read\n")
+        args = comparelib.parse_args([job])
+        ctx = comparelib.Context(args)
+        self.assertEqual(ctx.latency_on, {"gtod_reduce": "0"})
+        out = job + ".out"
+        self.addCleanup(os.unlink, out)
+        comparelib.rewrite_job(job, out, ctx.latency_on)
+        with open(out) as f:
+            lines = f.read().splitlines()
+        self.assertIn("; (scripts/compare) gtod_reduce=1", lines)
+        self.assertEqual(lines[lines.index("[a]") + 1], "gtod_reduce=0")
+        self.assertEqual(comparelib.latency_text(ctx.latency_found, ctx.latency_on),
+                         "The job turns fio's latency recording off (gtod_reduce=1); compare "
+                         "ran it with gtod_reduce=0, so that every path's latency is measured "
+                         "(at the cost of reading the clock per I/O).")
+        # --as-written runs the job as it is
+        ctx = comparelib.Context(comparelib.parse_args([job, "--as-written"]))
+        self.assertEqual(ctx.latency_on, {})
+        self.assertIn("--as-written keeps it so",
+                      comparelib.latency_text(ctx.latency_found, ctx.latency_on))
+        ctx = comparelib.Context(comparelib.parse_args([self.job("[a]\nrw=read\n")]))
+        self.assertEqual((ctx.latency_found, ctx.latency_on), ([], {}))
+        self.assertIsNone(comparelib.latency_text([], {}))
+
+
 class Table(unittest.TestCase):
     def test_rows(self):
         rs = [result("engine-nbd"), result("kernel-loop", clat=150.0, cpu=25.0),
               result("kernel-tcmu", where="guest-tcg", functional_only=True),
-              result("engine-tcmu"), result("guest-virtio", status="skipped")]
+              result("engine-tcmu", iops=500.0), result("guest-virtio", status="skipped")]
         rs[1]["notes"].append("nbdfuse /x")
         comparelib.add_costs(rs)
         text = comparelib.table(rs)
         lines = text.splitlines()
-        self.assertTrue(lines[0].startswith("| path | where | IOPS | MiB/s |"))
-        self.assertEqual(lines[1], "|" + "---|" * 12)
-        self.assertIn("| engine-nbd | native | 1000 | 3.9 | 100.0 | 100.0 | 200.0 | 300.0 | "
-                      "5.00 | 10.00 | – | – |", lines)
-        self.assertIn("| kernel-loop | native | 1000 | 3.9 | 150.0 | 150.0 | 300.0 | 450.0 | "
-                      "5.00 | 25.00 | 1.50x, +50.0 µs (engine-nbd) | 2.50x, +15.0 µs |", lines)
+        self.assertEqual(lines[0], "| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 "
+                         "| p99 | p99.9 | fio CPU µs/IO | machine CPU µs/IO |")
+        self.assertEqual(lines[1], "|" + "---|" * 11)
+        # one round: no min–max
+        self.assertIn("| engine-nbd | native | 1 | 1000 | 3.9 | 100.0 | 100.0 | 200.0 | 300.0 | "
+                      "5.00 | 10.00 |", lines)
         row = next(line for line in lines if line.startswith("| kernel-tcmu |"))
         self.assertIn("guest-tcg **functional only**", row)
-        self.assertIn("– (not comparable: engine-tcmu ran elsewhere)", row)
+        self.assertIn("| kernel-loop | engine-nbd | 1.00x | 1.50x | +50.0 | 2.50x | +15.0 |",
+                      lines)
+        self.assertIn("| engine-tcmu | engine-nbd | 0.50x | 1.00x | +0.0 | 1.00x | +0.0 |", lines)
+        self.assertIn("| kernel-tcmu | engine-tcmu | not comparable: kernel-tcmu ran guest-tcg, "
+                      "engine-tcmu native (--engine-in-guest compares them there) | – | – | – "
+                      "| – |", lines)
         self.assertIn("| guest-virtio | skipped | guest-virtio could not |", lines)
         self.assertEqual(lines[-1], "- kernel-loop: nbdfuse /x")
+        self.assertNotIn("IOPS of every round", text)
+
+    def test_rounds_and_flag(self):
+        rs = [rounds("engine-nbd", [1000.0, 1300.0, 1100.0]),
+              rounds("kernel-loop", [900.0, 1000.0, 950.0], clat=[110.0, 100.0, 105.0])]
+        comparelib.add_costs(rs)
+        lines = comparelib.table(rs).splitlines()
+        self.assertIn("| engine-nbd ‡ | native | 3 | 1100 (1000–1300) ‡ | 4.3 (3.9–5.1) | "
+                      "100.0 (100.0–100.0) | 100.0 (100.0–100.0) | 200.0 (200.0–200.0) | "
+                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) |", lines)
+        self.assertTrue(any(line.startswith("| kernel-loop | native | 3 | 950 (900–1000) | ")
+                            for line in lines), lines)
+        self.assertIn("‡ The rounds of these paths moved more than 1.25x (max/min), so their "
+                      "medians say less than the others': more --rounds, a longer --seconds or "
+                      "a quieter machine narrow them.", lines)
+        self.assertIn("- engine-nbd: IOPS 1.30x", lines)
+        self.assertFalse(any(line.startswith("- kernel-loop: IOPS") for line in lines))
+        self.assertIn("- engine-nbd: 1000, 1300, 1100", lines)
+        self.assertIn("- kernel-loop: 900, 1000, 950", lines)
+        # each ratio the median of the rounds' own: 0.90, 0.77, 0.86 -> 0.86
+        row = next(line for line in lines if line.startswith("| kernel-loop | engine-nbd |"))
+        self.assertTrue(row.startswith("| kernel-loop | engine-nbd | 0.86x (0.77–0.90) | "
+                                       "1.05x (1.00–1.10) | +5.0 (+0.0–+10.0) |"), row)
 
     def test_fmt(self):
         self.assertEqual(comparelib.fmt(None), "–")
         self.assertEqual(comparelib.fmt(12345.0), "12.3k")
         self.assertEqual(comparelib.fmt(1.234, 2), "1.23")
+        self.assertEqual(comparelib.cell(2.0, [1.0, 3.0], True), "2.0 (1.0–3.0)")
+        self.assertEqual(comparelib.cell(2.0, [1.0, 3.0], False), "2.0")
+        self.assertEqual(comparelib.cell(None, None, True), "–")
+        self.assertEqual(comparelib.cell(0.5, [0.25, 1.0], True, digits=2, unit="x"),
+                         "0.50x (0.25–1.00)")
+        self.assertEqual(comparelib.cell(-1.0, [-2.0, 3.0], True, form=comparelib.fmt_extra),
+                         "-1.0 (-2.0–+3.0)")
 
 
 class Small(unittest.TestCase):
@@ -238,6 +436,19 @@ class Small(unittest.TestCase):
             comparelib.parse_args(["--list"])
         self.assertEqual(e.exception.code, 0)
         self.assertEqual(out.getvalue().split(), comparelib.NAMES)
+
+    def test_help_says_rounds(self):
+        import io
+        import contextlib
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            comparelib.parse_args(["--help"])
+        text = " ".join(out.getvalue().split())
+        for said in ("--rounds N", "(default 3)", "--rounds N rounds of every path, run in alternation", "once per round (ABC ABC ABC)",
+                     "median of the rounds with its min-max", "median of each round's own ratio",
+                     "more than 1.25x (max/min)", "CPU-speed probe",
+                     "gtod_reduce=1, disable_clat=1) runs with it on (gtod_reduce=0"):
+            self.assertIn(said, text)
 
     def test_help_lists_the_records(self):
         text = comparelib.paths_text()
