@@ -10,10 +10,13 @@
 #ifndef TORUS_STORAGE_BACKEND_H
 #define TORUS_STORAGE_BACKEND_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct backend;
+struct backend_aio_ops;
 
 struct backend_ops {
 	const char *name;
@@ -37,12 +40,78 @@ struct backend_ops {
 	struct backend *(*session)(struct backend *be, char *err,
 				   size_t errlen);
 	void (*close)(struct backend *be);
+	/* Optional: requests started without waiting (see backend_io). */
+	const struct backend_aio_ops *aio;
 };
 
 struct backend {
 	const struct backend_ops *ops;
 	uint64_t size;
 };
+
+/*
+ * Asynchronous requests, for a caller that keeps many in flight from one
+ * thread (tcmu-shim's ring loop): submit() starts a request and returns;
+ * the store calls its done() later, from reap() only, in the caller's
+ * thread, so a store fed by other threads (a plugin's completion
+ * callbacks) hands them over and says so through its fd. The data stays
+ * in the caller's iovecs until done(): no copy is made that the store
+ * does not need. A store offers this in backend_ops.aio; the synchronous
+ * operations still work on the same backend, also while requests are in
+ * flight.
+ */
+enum backend_io_op {
+	BACKEND_IO_READ,
+	BACKEND_IO_WRITE,		/* durable before done() with _FUA */
+	BACKEND_IO_FLUSH,
+	BACKEND_IO_ZERO,		/* no data: len bytes read back as 0 */
+	BACKEND_IO_TRIM,
+};
+
+#define BACKEND_IO_FUA		(1u << 0)
+
+struct backend_io {
+	/* The caller's. */
+	uint8_t op;			/* enum backend_io_op */
+	uint8_t flags;			/* BACKEND_IO_* */
+	uint64_t off, len;
+	const struct iovec *iov;	/* READ, WRITE: len bytes in all */
+	uint32_t iov_cnt;
+	/* 0 or a negative errno, as the synchronous operations return. */
+	void (*done)(struct backend_io *io, int err);
+
+	/* The store's while the request is its own. */
+	struct backend_io *next;
+	uint64_t pos;			/* bytes handed on so far */
+	uint32_t parts;			/* pieces in flight */
+	uint8_t stage;
+	int error;
+};
+
+struct backend_aio_ops {
+	/*
+	 * Called once, by the thread that will submit and reap: room for
+	 * @depth requests in flight. Returns an fd that polls readable
+	 * when reap() has work, or a negative errno (then use the
+	 * synchronous operations).
+	 */
+	int (*open)(struct backend *be, unsigned int depth);
+	/* Take @io; it may wait in the store until commit(). Never fails. */
+	void (*submit)(struct backend *be, struct backend_io *io);
+	/* Send what was submitted. */
+	void (*commit)(struct backend *be);
+	/*
+	 * Finish what has finished (done() for each), send what is due, and
+	 * never wait. Call it when the fd polls readable, and at least every
+	 * BACKEND_AIO_TICK_MS while requests are in flight (the store's
+	 * timeouts). Returns how many completed.
+	 */
+	int (*reap)(struct backend *be);
+	/* Fail everything in flight with @err (done() for each): stopping. */
+	void (*cancel)(struct backend *be, int err);
+};
+
+#define BACKEND_AIO_TICK_MS	250
 
 #define REDIS_MAX_SERVERS	64
 
@@ -145,6 +214,36 @@ static inline struct backend *backend_session(struct backend *be, char *err,
 					      size_t errlen)
 {
 	return be->ops->session ? be->ops->session(be, err, errlen) : be;
+}
+
+/*
+ * Asynchronous requests on @be (see backend_aio_ops): its fd, or
+ * -EOPNOTSUPP when it has none.
+ */
+static inline int backend_aio_open(struct backend *be, unsigned int depth)
+{
+	return be->ops->aio ? be->ops->aio->open(be, depth) : -EOPNOTSUPP;
+}
+
+static inline void backend_aio_submit(struct backend *be,
+				      struct backend_io *io)
+{
+	be->ops->aio->submit(be, io);
+}
+
+static inline void backend_aio_commit(struct backend *be)
+{
+	be->ops->aio->commit(be);
+}
+
+static inline int backend_aio_reap(struct backend *be)
+{
+	return be->ops->aio->reap(be);
+}
+
+static inline void backend_aio_cancel(struct backend *be, int err)
+{
+	be->ops->aio->cancel(be, err);
 }
 
 static inline void backend_close(struct backend *be)

@@ -547,6 +547,25 @@ int nbd_client_submit(struct nbd_client *c)
 	return ret < 0 ? ret : 0;
 }
 
+int nbd_client_fd(const struct nbd_client *c)
+{
+	return c->ring.ring_fd;
+}
+
+int nbd_client_send_all(struct nbd_client *c)
+{
+	int ret;
+
+	start_sends(c, false);
+	arm_recvs(c);
+	if (!io_uring_sq_ready(&c->ring))
+		return 0;
+	do {
+		ret = io_uring_submit(&c->ring);
+	} while (ret == -EINTR);
+	return ret < 0 ? ret : 0;
+}
+
 /* Requests sent or queued whose reply has not completed (slots in use). */
 static unsigned int outstanding(struct nbd_client *c)
 {

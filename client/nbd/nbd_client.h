@@ -63,6 +63,15 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 		    const struct timespec *timeout);
 
 /*
+ * For a caller that waits in its own poll() (tcmu-shim's ring loop): an
+ * fd that polls readable when reap() has replies to parse (the io_uring's),
+ * and a send of everything queued, nothing held back, with receives armed
+ * for it, before the caller sleeps on that fd. 0 or a negative errno.
+ */
+int nbd_client_fd(const struct nbd_client *c);
+int nbd_client_send_all(struct nbd_client *c);
+
+/*
  * Fails everything outstanding with error (a positive errno), handing it to
  * the completer, and closes the connections: the job is stopping and the
  * server has not answered.

@@ -239,8 +239,7 @@ static void serve(struct client *c, const struct scsi_target *t,
 	else
 		shim_err("%s: waiting on or waking the client failed: %s; detaching",
 			 c->name, strerror(-ret));
-	shim_debug("%s: %llu commands served", c->name,
-		   (unsigned long long)ring.nr_cmds);
+	ring_report(&ring);
 	ring_free(&ring);
 out:
 	if (sess != be)

@@ -5,6 +5,11 @@
  * Over a socket these are the engine's eventfds (8-byte counters); from a
  * kernel both are the UIO fd (4-byte read to wait, 4-byte write to say
  * that commands were retired).
+ *
+ * A store with asynchronous requests (backend_ops.aio) gets the ring's
+ * I/O started, not waited for: a command in flight keeps its state in a
+ * struct ring_cmd of the ring's, one for every command the ring can hold,
+ * and completes when the store says so, in any order.
  */
 #ifndef TCMU_SHIM_RING_H
 #define TCMU_SHIM_RING_H
@@ -16,6 +21,19 @@
 #include "scsi_target.h"
 #include "tcmu_ring.h"
 
+/* A command's iovecs kept inline; one with more runs synchronously. */
+#define RING_CMD_IOV		16
+
+struct ring;
+
+struct ring_cmd {
+	struct scsi_io io;
+	struct ring *r;
+	uint16_t cmd_id;
+	uint8_t opcode;
+	struct iovec iov[RING_CMD_IOV];	/* the data area's, copied */
+};
+
 struct ring {
 	char name[64];
 	struct tcmu_hdl hdl;
@@ -26,11 +44,22 @@ struct ring {
 	bool uio;			/* 4-byte UIO reads and writes */
 	bool read_len;			/* the producer takes short reads */
 	uint64_t nr_cmds;
+
+	/* Asynchronous store requests; store_fd -1: all synchronous. */
+	int store_fd;
+	struct ring_cmd *cmds;
+	struct ring_cmd **free_cmds;	/* a stack, so few are touched */
+	uint32_t nr_slots, nr_free;
+	uint32_t inflight, max_inflight;
+	uint32_t started;		/* since the last commit */
+	uint32_t done;			/* completed since the last notify */
+	bool broken;			/* a completion could not be written */
 };
 
 /*
  * Check the mailbox of @region (@size bytes mapped) and allocate every
- * buffer the ring will need. 0, or -errno with a message in @err:
+ * buffer the ring will need; in the thread that will run it (a store's
+ * asynchronous requests are set up here). 0, or -errno with a message in @err:
  * -EPROTONOSUPPORT for a mailbox version other than 2.
  */
 int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
@@ -38,9 +67,12 @@ int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 	      size_t errlen);
 void ring_free(struct ring *r);
 
+/* The ring's figures at detach: commands, most in flight to the store. */
+void ring_report(const struct ring *r);
+
 /*
  * Serve commands until @stop_fd (a socket or a signalfd) has an event:
- * returns 1 then; -EPROTO when the producer broke the ring; -errno when
+ * returns 1 then, with what was in flight to the store cancelled; -EPROTO when the producer broke the ring; -errno when
  * waiting or notifying failed.
  */
 int ring_run(struct ring *r, int stop_fd);

@@ -2,6 +2,10 @@
 /*
  * The ring loop (see ring.h): wait for cmd_head to move, take every new
  * command, execute it, complete it, and tell the producer once per batch.
+ * Over a store with asynchronous requests, I/O commands are started and
+ * the loop waits on the store's fd too: they complete as the store
+ * finishes them, out of order, and one notify covers every completion of
+ * a pass.
  *
  * No wake-up is lost: the wait fd is a counter (eventfd, UIO event count)
  * that is read before the ring is walked, and the producer publishes
@@ -17,6 +21,7 @@
 
 #include "log.h"
 #include "ring.h"
+#include "torus_util.h"
 
 /*
  * The most iovecs a command may bring: its data cut into 512-byte pieces
@@ -32,6 +37,49 @@ static uint32_t iov_limit(const struct scsi_target *t)
 	return bytes / 512 + 2;
 }
 
+/*
+ * The most commands the ring holds at once: entries of the smallest size
+ * (no iovec, a 6-byte CDB), within the 16-bit cmd_id.
+ */
+static uint32_t ring_slots(const struct ring *r)
+{
+	uint32_t n = r->hdl.cmdr_size / tcmu_cmd_entry_size(0, 6);
+
+	return n < UINT16_MAX ? n : UINT16_MAX;
+}
+
+/*
+ * The store's asynchronous requests, when it has them: a slot for every
+ * command the ring can hold (calloc'd, so only slots used are touched).
+ * -ENOMEM, else 0 (a store without them, or that cannot, runs sync).
+ */
+static int aio_init(struct ring *r, struct backend *be)
+{
+	uint32_t i, n = ring_slots(r);
+	int fd;
+
+	r->store_fd = -1;
+	if (!be->ops->aio)
+		return 0;
+	r->cmds = calloc(n, sizeof(*r->cmds));
+	r->free_cmds = calloc(n, sizeof(*r->free_cmds));
+	if (!r->cmds || !r->free_cmds)
+		return -ENOMEM;
+	fd = backend_aio_open(be, n);
+	if (fd < 0) {
+		shim_err("%s: the store's asynchronous requests: %s; commands run one at a time",
+			 r->name, strerror(-fd));
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		r->cmds[i].r = r;
+		r->free_cmds[i] = &r->cmds[n - 1 - i];
+	}
+	r->nr_slots = r->nr_free = n;
+	r->store_fd = fd;
+	return 0;
+}
+
 int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 	      const struct scsi_target *t, struct backend *be, char *err,
 	      size_t errlen)
@@ -40,7 +88,7 @@ int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	r->wait_fd = r->notify_fd = -1;
+	r->wait_fd = r->notify_fd = r->store_fd = -1;
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	ret = tcmu_hdl_init(&r->hdl, region, size);
 	if (ret == -EPROTONOSUPPORT) {
@@ -59,7 +107,7 @@ int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 	r->read_len = mb->flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN;
 	r->cmd.iov_max = iov_limit(t);
 	r->cmd.iov = calloc(r->cmd.iov_max, sizeof(*r->cmd.iov));
-	if (!r->cmd.iov || scsi_lu_init(&r->lu, t, be)) {
+	if (!r->cmd.iov || scsi_lu_init(&r->lu, t, be) || aio_init(r, be)) {
 		ring_free(r);
 		snprintf(err, errlen, "out of memory for the ring's buffers");
 		return -ENOMEM;
@@ -71,7 +119,22 @@ void ring_free(struct ring *r)
 {
 	scsi_lu_free(&r->lu);
 	free(r->cmd.iov);
+	free(r->cmds);
+	free(r->free_cmds);
 	r->cmd.iov = NULL;
+	r->cmds = NULL;
+	r->free_cmds = NULL;
+}
+
+void ring_report(const struct ring *r)
+{
+	if (r->store_fd >= 0)
+		shim_info("%s: %llu commands, at most %u in flight to the store",
+			  r->name, (unsigned long long)r->nr_cmds,
+			  r->max_inflight);
+	else
+		shim_debug("%s: %llu commands served", r->name,
+			   (unsigned long long)r->nr_cmds);
 }
 
 /* The producer may reap: one write covers every completion so far. */
@@ -90,7 +153,7 @@ static int notify(struct ring *r)
 	return n < 0 ? -errno : 0;
 }
 
-static void log_failure(const struct ring *r, const uint8_t *cdb,
+static void log_failure(const struct ring *r, uint8_t opcode,
 			const struct scsi_reply *rep)
 {
 	struct tcmu_sense s;
@@ -101,9 +164,23 @@ static void log_failure(const struct ring *r, const uint8_t *cdb,
 	tcmu_sense_msg(&s, msg, sizeof(msg));
 	if (rep->error)
 		shim_err("%s: command 0x%02x failed: %s (%s)", r->name,
-			 cdb[0], msg, strerror(rep->error));
+			 opcode, msg, strerror(rep->error));
 	else
-		shim_debug("%s: command 0x%02x: %s", r->name, cdb[0], msg);
+		shim_debug("%s: command 0x%02x: %s", r->name, opcode, msg);
+}
+
+/* The reply into the ring, logged: 0 or tcmu_hdl_complete()'s error. */
+static int reply(struct ring *r, uint16_t cmd_id, uint8_t opcode,
+		 uint32_t iov_cnt, const struct scsi_reply *rep)
+{
+	if (rep->status != SCSI_STATUS_GOOD)
+		log_failure(r, opcode, rep);
+	else
+		shim_debug("%s: command 0x%02x (%u iovecs): good", r->name,
+			   opcode, iov_cnt);
+	return tcmu_hdl_complete(&r->hdl, cmd_id, rep->status, rep->sense,
+				 rep->sense_len,
+				 r->read_len ? rep->read_len : -1);
 }
 
 /* One command taken from the ring: executed and completed. */
@@ -114,14 +191,83 @@ static int serve(struct ring *r)
 
 	scsi_execute(&r->lu, cmd->cdb, cmd->cdb_max, cmd->iov, cmd->iov_cnt,
 		     &rep);
-	if (rep.status != SCSI_STATUS_GOOD)
-		log_failure(r, cmd->cdb, &rep);
-	else
-		shim_debug("%s: command 0x%02x (%u iovecs): good", r->name,
-			   cmd->cdb[0], cmd->iov_cnt);
-	return tcmu_hdl_complete(&r->hdl, cmd->cmd_id, rep.status, rep.sense,
-				 rep.sense_len,
-				 r->read_len ? rep.read_len : -1);
+	return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
+}
+
+/* The store finished a command's request: its reply, in any order. */
+static void cmd_done(struct backend_io *bio, int err)
+{
+	struct ring_cmd *c = container_of(bio, struct ring_cmd, io.bio);
+	struct ring *r = c->r;
+	struct scsi_reply rep;
+
+	scsi_finish(&r->lu, &c->io, err, &rep);
+	if (reply(r, c->cmd_id, c->opcode, bio->iov_cnt, &rep))
+		r->broken = true;
+	r->free_cmds[r->nr_free++] = c;
+	r->inflight--;
+	r->done++;
+}
+
+/*
+ * The command's iovecs into @c, neighbours merged (the data area is one
+ * mapping): false when more pieces remain than it holds.
+ */
+static bool copy_iov(struct ring_cmd *c, const struct tcmu_hdl_cmd *cmd)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < cmd->iov_cnt; i++) {
+		const struct iovec *v = &cmd->iov[i];
+
+		if (n && (uint8_t *)c->iov[n - 1].iov_base +
+			 c->iov[n - 1].iov_len == (uint8_t *)v->iov_base) {
+			c->iov[n - 1].iov_len += v->iov_len;
+			continue;
+		}
+		if (n == RING_CMD_IOV)
+			return false;
+		c->iov[n++] = *v;
+	}
+	c->io.bio.iov_cnt = n;
+	return true;
+}
+
+/*
+ * A command for a store with asynchronous requests: I/O is started (1),
+ * the rest answered now (0), or -EPROTO.
+ */
+static int start(struct ring *r)
+{
+	struct tcmu_hdl_cmd *cmd = &r->cmd;
+	struct ring_cmd *c;
+	struct scsi_reply rep;
+	uint32_t cnt;
+
+	if (!r->nr_free)
+		return serve(r);
+	c = r->free_cmds[r->nr_free - 1];
+	if (!copy_iov(c, cmd))
+		return serve(r);
+	cnt = c->io.bio.iov_cnt;
+	switch (scsi_prepare(&r->lu, cmd->cdb, cmd->cdb_max, c->iov, cnt,
+			     &c->io, &rep)) {
+	case SCSI_PLAN_DONE:
+		return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
+	case SCSI_PLAN_SYNC:
+		return serve(r);
+	case SCSI_PLAN_START:
+		break;
+	}
+	r->nr_free--;
+	c->cmd_id = cmd->cmd_id;
+	c->opcode = cmd->cdb[0];
+	c->io.bio.done = cmd_done;
+	if (++r->inflight > r->max_inflight)
+		r->max_inflight = r->inflight;
+	r->started++;
+	backend_aio_submit(r->lu.be, &c->io.bio);
+	return 1;
 }
 
 /* An entry whose offsets or lengths do not check out: refused alone. */
@@ -138,74 +284,89 @@ static int refuse(struct ring *r)
 				 rep.sense, rep.sense_len, -1);
 }
 
-/* Everything published so far: the count completed, or -EPROTO. */
+/* Everything published so far taken: 0, or -EPROTO. */
 static int drain(struct ring *r)
 {
-	int done = 0, ret;
+	int ret;
 
 	for (;;) {
 		ret = tcmu_hdl_next(&r->hdl, &r->cmd);
 		if (ret == 0)
-			return done;
-		if (ret == 1)
+			return 0;
+		if (ret == 1 && r->store_fd >= 0)
+			ret = start(r);
+		else if (ret == 1)
 			ret = serve(r);
 		else if (ret == -EINVAL)
 			ret = refuse(r);
-		if (ret)
+		if (ret < 0)
 			return -EPROTO;
-		done++;
+		if (ret == 0)
+			r->done++;
 		r->nr_cmds++;
 	}
 }
 
+/*
+ * Wait for a kick, the stop fd or the store. With requests in flight the
+ * store is reaped at least every BACKEND_AIO_TICK_MS (its timeouts).
+ */
 static int wait_kick(struct ring *r, int stop_fd)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = r->wait_fd, .events = POLLIN },
 		{ .fd = stop_fd, .events = POLLIN | POLLRDHUP },
+		{ .fd = r->store_fd, .events = POLLIN },
 	};
+	int nfds = r->store_fd >= 0 ? 3 : 2, ms, n;
 	uint64_t count;
 	uint32_t events;
-	ssize_t n;
 
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+	ms = r->inflight ? BACKEND_AIO_TICK_MS : -1;
+	n = poll(pfd, nfds, ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pfd[1].revents)
+		return 1;
+	if (pfd[0].revents & (POLLERR | POLLNVAL))
+		return -EIO;
+	if (pfd[0].revents & POLLIN) {
+		/* The counter is reset (eventfd) or caught up (UIO). */
+		if (r->uio)
+			n = read(r->wait_fd, &events, sizeof(events));
+		else
+			n = read(r->wait_fd, &count, sizeof(count));
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
 			return -errno;
-		}
-		if (pfd[1].revents)
-			return 1;
-		if (pfd[0].revents & (POLLERR | POLLNVAL))
-			return -EIO;
-		if (pfd[0].revents & POLLIN)
-			break;
 	}
-	/* Readable: the counter is reset (eventfd) or caught up (UIO). */
-	if (r->uio)
-		n = read(r->wait_fd, &events, sizeof(events));
-	else
-		n = read(r->wait_fd, &count, sizeof(count));
-	if (n < 0 && errno != EINTR && errno != EAGAIN)
-		return -errno;
+	if (r->inflight)
+		backend_aio_reap(r->lu.be);
 	return 0;
 }
 
 int ring_run(struct ring *r, int stop_fd)
 {
-	int ret, done;
+	int ret;
 
 	for (;;) {
-		done = drain(r);
-		if (done < 0)
-			return done;
-		if (done) {
-			ret = notify(r);
-			if (ret)
-				return ret;
+		ret = drain(r);
+		if (r->started) {
+			backend_aio_commit(r->lu.be);
+			r->started = 0;
 		}
-		ret = wait_kick(r, stop_fd);
-		if (ret)
+		if (!ret && r->broken)
+			ret = -EPROTO;
+		if (!ret && r->done) {
+			r->done = 0;
+			ret = notify(r);
+		}
+		if (!ret)
+			ret = wait_kick(r, stop_fd);
+		if (ret) {
+			/* Nothing of the store may point into the ring after. */
+			if (r->inflight)
+				backend_aio_cancel(r->lu.be, -ECANCELED);
 			return ret;
+		}
 	}
 }

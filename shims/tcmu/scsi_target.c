@@ -301,39 +301,70 @@ static bool all_zero(const uint8_t *p, size_t len)
 	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
 }
 
+/*
+ * WRITE SAME's checks: 0 with *zero set when the block is all zeroes (it
+ * is in lu->bounce unless NDOB), or -1 with the reply made.
+ */
+static int ws_checks(struct scsi_lu *lu, const struct tcmu_cdb *c,
+		     const struct iovec *iov, uint32_t cnt,
+		     struct scsi_reply *r, bool *zero)
+{
+	uint32_t bs = lu->t->block_size;
+	struct tcmu_sense s;
+
+	if (c->flags & TCMU_CDB_F_ANCHOR) {
+		invalid_cdb(r, 1, 4);
+		return -1;
+	}
+	/* WSNZ: zero blocks would mean "to the end", which we refuse. */
+	if (!c->blocks) {
+		invalid_cdb(r, 10, -1);
+		return -1;
+	}
+	if (tcmu_cdb_check_range(c, lu->t->nr_blocks, &s)) {
+		scsi_reply_sense(r, &s);
+		return -1;
+	}
+	if (c->blocks > lu->t->max_ws) {
+		invalid_cdb(r, 10, -1);
+		return -1;
+	}
+	/* As LIO refuses it on a device that is not thin provisioned. */
+	if ((c->flags & TCMU_CDB_F_UNMAP) && !lu->t->thin) {
+		check(r, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE, 0);
+		return -1;
+	}
+	if (c->flags & TCMU_CDB_F_NDOB) {
+		*zero = true;
+		return 0;
+	}
+	if (iov_total(iov, cnt) < bs) {
+		invalid_cdb(r, 10, -1);
+		return -1;
+	}
+	iov_gather(iov, cnt, lu->bounce, bs);
+	*zero = all_zero(lu->bounce, bs);
+	return 0;
+}
+
+/* Zeroes written with the UNMAP bit are a trim where a trim leaves zeroes. */
+static bool ws_trims(const struct scsi_lu *lu, const struct tcmu_cdb *c)
+{
+	return (c->flags & TCMU_CDB_F_UNMAP) && lu->t->lbprz;
+}
+
 static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 			  const struct iovec *iov, uint32_t cnt,
 			  struct scsi_reply *r)
 {
 	uint32_t bs = lu->t->block_size, per, done;
 	uint64_t off = c->lba * bs;
-	struct tcmu_sense s;
 	int ret = 0;
 	bool zero;
 
-	if (c->flags & TCMU_CDB_F_ANCHOR)
-		return invalid_cdb(r, 1, 4);
-	/* WSNZ: zero blocks would mean "to the end", which we refuse. */
-	if (!c->blocks)
-		return invalid_cdb(r, 10, -1);
-	if (tcmu_cdb_check_range(c, lu->t->nr_blocks, &s))
-		return scsi_reply_sense(r, &s);
-	if (c->blocks > lu->t->max_ws)
-		return invalid_cdb(r, 10, -1);
-	/* As LIO refuses it on a device that is not thin provisioned. */
-	if ((c->flags & TCMU_CDB_F_UNMAP) && !lu->t->thin)
-		return check(r, SCSI_SK_ILLEGAL_REQUEST,
-			     SCSI_ASC_INVALID_OPCODE, 0);
-	if (c->flags & TCMU_CDB_F_NDOB) {
-		zero = true;
-	} else {
-		if (iov_total(iov, cnt) < bs)
-			return invalid_cdb(r, 10, -1);
-		iov_gather(iov, cnt, lu->bounce, bs);
-		zero = all_zero(lu->bounce, bs);
-	}
-
-	if (zero && (c->flags & TCMU_CDB_F_UNMAP) && lu->t->lbprz)
+	if (ws_checks(lu, c, iov, cnt, r, &zero))
+		return;
+	if (zero && ws_trims(lu, c))
 		ret = trim(lu, c->lba, c->blocks);
 	else if (zero)
 		ret = backend_zero(lu->be, (size_t)c->blocks * bs, off);
@@ -354,43 +385,67 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 		backend_error(r, ret, true, c->lba);
 }
 
-static void do_unmap(struct scsi_lu *lu, const struct tcmu_cdb *c,
-		     const struct iovec *iov, uint32_t cnt,
-		     struct scsi_reply *r)
+/*
+ * UNMAP's parameter list, parsed into lu->param and checked, every
+ * descriptor before any block goes: the number of descriptors, or -1 with
+ * the reply made.
+ */
+static int unmap_checks(struct scsi_lu *lu, const struct tcmu_cdb *c,
+			const struct iovec *iov, uint32_t cnt,
+			struct scsi_reply *r)
 {
 	uint64_t room = iov_total(iov, cnt), total = 0, lba;
 	size_t len = c->alloc_len;
 	struct tcmu_sense s;
 	uint32_t blocks;
-	int n, i, ret;
+	int n, i;
 
 	/* As LIO: no UNMAP on a device that is not thin provisioned. */
-	if (!lu->t->thin)
-		return check(r, SCSI_SK_ILLEGAL_REQUEST,
-			     SCSI_ASC_INVALID_OPCODE, 0);
-	if (c->flags & TCMU_CDB_F_ANCHOR)
-		return invalid_cdb(r, 1, 0);
+	if (!lu->t->thin) {
+		check(r, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE, 0);
+		return -1;
+	}
+	if (c->flags & TCMU_CDB_F_ANCHOR) {
+		invalid_cdb(r, 1, 0);
+		return -1;
+	}
 	if (len > room)
 		len = room;
 	if (len > lu->param_len)
 		len = lu->param_len;
 	iov_gather(iov, cnt, lu->param, len);
 	n = tcmu_unmap_parse(lu->param, len, SCSI_MAX_UNMAP_DESCS, &s);
-	if (n < 0)
-		return scsi_reply_sense(r, &s);
-	/* Every descriptor is checked before any block goes. */
+	if (n < 0) {
+		scsi_reply_sense(r, &s);
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		tcmu_unmap_get(lu->param, i, &lba, &blocks);
 		if (blocks && (lba >= lu->t->nr_blocks ||
-			       blocks > lu->t->nr_blocks - lba))
-			return check(r, SCSI_SK_ILLEGAL_REQUEST,
-				     SCSI_ASC_LBA_OUT_OF_RANGE, 0);
+			       blocks > lu->t->nr_blocks - lba)) {
+			check(r, SCSI_SK_ILLEGAL_REQUEST,
+			      SCSI_ASC_LBA_OUT_OF_RANGE, 0);
+			return -1;
+		}
 		total += blocks;
 	}
 	if (total > lu->t->max_unmap) {
 		tcmu_sense_invalid_field(&s, false, 8 + 8, -1);
-		return scsi_reply_sense(r, &s);
+		scsi_reply_sense(r, &s);
+		return -1;
 	}
+	return n;
+}
+
+static void do_unmap(struct scsi_lu *lu, const struct tcmu_cdb *c,
+		     const struct iovec *iov, uint32_t cnt,
+		     struct scsi_reply *r)
+{
+	uint64_t lba;
+	uint32_t blocks;
+	int n, i, ret;
+
+	n = unmap_checks(lu, c, iov, cnt, r);
 	for (i = 0; i < n; i++) {
 		tcmu_unmap_get(lu->param, i, &lba, &blocks);
 		if (!blocks)
@@ -446,4 +501,109 @@ void scsi_execute(struct scsi_lu *lu, const uint8_t *cdb, size_t cdb_len,
 	if (len < 0)
 		return scsi_reply_sense(r, &s);
 	data_in(lu, &c, len, iov, iov_cnt, r);
+}
+
+/* ---- the asynchronous path ---- */
+
+static enum scsi_plan start(struct scsi_io *io, uint8_t op, uint64_t lba,
+			    uint64_t blocks, uint32_t bs)
+{
+	io->bio.op = op;
+	io->bio.off = lba * bs;
+	io->bio.len = blocks * bs;
+	io->lba = lba;
+	return SCSI_PLAN_START;
+}
+
+static enum scsi_plan prepare_rw(struct scsi_lu *lu, const struct tcmu_cdb *c,
+				 const struct iovec *iov, uint32_t cnt,
+				 bool write, struct scsi_io *io,
+				 struct scsi_reply *r)
+{
+	if (rw_checks(lu, c, iov_total(iov, cnt), r) || !c->blocks)
+		return SCSI_PLAN_DONE;
+	io->bio.iov = iov;
+	io->bio.iov_cnt = cnt;
+	if (write && (c->flags & TCMU_CDB_F_FUA))
+		io->bio.flags |= BACKEND_IO_FUA;
+	return start(io, write ? BACKEND_IO_WRITE : BACKEND_IO_READ, c->lba,
+		     c->blocks, lu->t->block_size);
+}
+
+static enum scsi_plan prepare_unmap(struct scsi_lu *lu,
+				    const struct tcmu_cdb *c,
+				    const struct iovec *iov, uint32_t cnt,
+				    struct scsi_io *io, struct scsi_reply *r)
+{
+	uint32_t blocks, one = 0;
+	uint64_t lba, one_lba = 0;
+	int n, i;
+
+	n = unmap_checks(lu, c, iov, cnt, r);
+	if (n < 0)
+		return SCSI_PLAN_DONE;
+	for (i = 0; i < n; i++) {
+		tcmu_unmap_get(lu->param, i, &lba, &blocks);
+		if (!blocks)
+			continue;
+		if (one)
+			return SCSI_PLAN_SYNC;	/* several ranges */
+		one = blocks;
+		one_lba = lba;
+	}
+	if (!one)
+		return SCSI_PLAN_DONE;
+	return start(io, BACKEND_IO_TRIM, one_lba, one, lu->t->block_size);
+}
+
+enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
+			    size_t cdb_len, const struct iovec *iov,
+			    uint32_t iov_cnt, struct scsi_io *io,
+			    struct scsi_reply *r)
+{
+	struct tcmu_cdb c;
+	struct tcmu_sense s;
+	bool zero;
+
+	good(r);
+	memset(&io->bio, 0, sizeof(io->bio));
+	if (tcmu_cdb_parse(cdb, cdb_len, &c, &s))
+		return SCSI_PLAN_SYNC;
+
+	switch (c.cls) {
+	case TCMU_CDB_READ:
+		return prepare_rw(lu, &c, iov, iov_cnt, false, io, r);
+	case TCMU_CDB_WRITE:
+		return prepare_rw(lu, &c, iov, iov_cnt, true, io, r);
+	case TCMU_CDB_SYNC:
+		if (tcmu_cdb_check_range(&c, lu->t->nr_blocks, &s)) {
+			scsi_reply_sense(r, &s);
+			return SCSI_PLAN_DONE;
+		}
+		return start(io, BACKEND_IO_FLUSH, c.lba, 0, 0);
+	case TCMU_CDB_UNMAP:
+		return prepare_unmap(lu, &c, iov, iov_cnt, io, r);
+	case TCMU_CDB_WRITE_SAME:
+		if (ws_checks(lu, &c, iov, iov_cnt, r, &zero))
+			return SCSI_PLAN_DONE;
+		if (!zero)
+			return SCSI_PLAN_SYNC;	/* a pattern, many writes */
+		return start(io, ws_trims(lu, &c) ? BACKEND_IO_TRIM :
+			     BACKEND_IO_ZERO, c.lba, c.blocks,
+			     lu->t->block_size);
+	default:
+		return SCSI_PLAN_SYNC;
+	}
+}
+
+void scsi_finish(const struct scsi_lu *lu, const struct scsi_io *io, int err,
+		 struct scsi_reply *r)
+{
+	(void)lu;
+	good(r);
+	/* As trim(): a store that cannot trim has done nothing wrong. */
+	if (io->bio.op == BACKEND_IO_TRIM && err == -EOPNOTSUPP)
+		err = 0;
+	if (err)
+		backend_error(r, err, io->bio.op != BACKEND_IO_READ, io->lba);
 }

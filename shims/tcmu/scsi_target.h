@@ -87,6 +87,38 @@ void scsi_execute(struct scsi_lu *lu, const uint8_t *cdb, size_t cdb_len,
 		  const struct iovec *iov, uint32_t iov_cnt,
 		  struct scsi_reply *r);
 
+/*
+ * The asynchronous path (a store with backend_ops.aio): the same decoding
+ * and checks as scsi_execute(), the store request started by the caller,
+ * the reply made from its result by scsi_finish(). Errors map to the same
+ * sense as in scsi_execute().
+ */
+enum scsi_plan {
+	SCSI_PLAN_DONE,		/* the reply is made (refused, or no data) */
+	SCSI_PLAN_START,	/* start io->bio, then scsi_finish() */
+	SCSI_PLAN_SYNC,		/* not one request: scsi_execute() it */
+};
+
+struct scsi_io {
+	struct backend_io bio;
+	uint64_t lba;		/* the first block, for the sense */
+};
+
+/*
+ * Decode @cdb: READ, WRITE, SYNCHRONIZE CACHE, UNMAP of one range and
+ * WRITE SAME of zeroes become one store request in io->bio, its data
+ * @iov (kept valid by the caller until it finishes); anything else is
+ * SCSI_PLAN_SYNC. io->bio.done is left to the caller.
+ */
+enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
+			    size_t cdb_len, const struct iovec *iov,
+			    uint32_t iov_cnt, struct scsi_io *io,
+			    struct scsi_reply *r);
+
+/* The reply to a started command whose request ended with @err (0, -errno). */
+void scsi_finish(const struct scsi_lu *lu, const struct scsi_io *io, int err,
+		 struct scsi_reply *r);
+
 /* A CHECK CONDITION reply with this sense (also for the ring's own use). */
 void scsi_reply_sense(struct scsi_reply *r, const struct tcmu_sense *s);
 

@@ -135,8 +135,7 @@ int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 			 cfg->uio_path, strerror(-ret));
 		ret = -1;
 	}
-	shim_debug("%s: %llu commands served", dev,
-		   (unsigned long long)ring.nr_cmds);
+	ring_report(&ring);
 out_ring:
 	ring_free(&ring);
 out:
