@@ -1201,10 +1201,13 @@ def write_picture(ctx, results):
     ax2.barh(ys, bws, color=colors, xerr=[lows, highs], capsize=4,
              hatch=None, error_kw={"elinewidth": 1, "ecolor": "#333333"})
     for y, r, bw, hi in zip(ys, ok, bws, highs):
-        ax2.annotate(f"{bw:.0f}" + (f" {FLAG} spread" if r.get("flagged") else "")
+        moved = max((r["spread"][k] for k in r.get("flagged") or []), default=None)
+        ax2.annotate(f"{bw:.0f}" + (f" {FLAG} {moved:.2f}x" if moved else "")
                      + (" (functional only)" if r["functional_only"] else ""),
                      (bw + hi, y), xytext=(5, 0), textcoords="offset points", va="center",
                      fontsize=7)
+    # room for the labels right of the longest error bar
+    ax2.set_xlim(0, max(bw + hi for bw, hi in zip(bws, highs)) * 1.35 or 1)
     ax2.set_yticks(ys)
     ax2.set_yticklabels([])
     ax2.set_ylim(len(ok) - 0.5, -0.5)

@@ -174,6 +174,20 @@ def check_ran(summary, report, res, must):
     return by
 
 
+def check_alternation(res, paths, rounds):
+    """The runs happened in alternation, ABAB: by the time fio's JSON of
+    each path and round says it was written."""
+    runs = [(r, p) for r in range(1, rounds + 1) for p in paths]
+    when = []
+    for r, p in runs:
+        with open(os.path.join(res, f"{p}.r{r}.json")) as f:
+            text = f.read()
+        data = json.JSONDecoder().raw_decode(text, text.index("{"))[0]
+        when.append(data["timestamp_ms"])
+    if when != sorted(when):
+        fail(f"the runs were not in alternation: {sorted(zip(when, runs))}")
+
+
 def loop_missing():
     """Why kernel-loop (raw and on ext4) cannot run here, or None."""
     if os.geteuid() != 0:
@@ -197,6 +211,7 @@ def native():
             ["--kernel", "native"], 150, rounds=2, seconds=1)
         must = ["engine-nbd", "engine-tcmu"] + (["kernel-loop"] if loop_ok else [])
         by = check_ran(summary, report, res, must)
+        check_alternation(res, must, 2)
         for name in ["engine-tcmu"] + (["kernel-loop"] if loop_ok else []):
             c = by[name].get("vs_engine") or {}
             per = [x.get("latency_ratio") for x in c.get("rounds") or []]
