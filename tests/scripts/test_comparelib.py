@@ -355,7 +355,8 @@ class Table(unittest.TestCase):
         self.assertIn("guest-tcg **functional only**", row)
         self.assertIn("| kernel-loop | engine-nbd | 1.00x | 1.50x | +50.0 | 2.50x | +15.0 |",
                       lines)
-        self.assertIn("| engine-tcmu | engine-nbd | 0.50x | 1.00x | +0.0 | 1.00x | +0.0 |", lines)
+        self.assertIn("| engine-tcmu | engine-nbd | 0.50x | 1.00x | +0.0 | 1.00x | +0.0 |",
+                      lines)
         self.assertIn("| kernel-tcmu | engine-tcmu | not comparable: kernel-tcmu ran guest-tcg, "
                       "engine-tcmu native (--engine-in-guest compares them there) | – | – | – "
                       "| – |", lines)
@@ -444,7 +445,9 @@ class Small(unittest.TestCase):
         with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
             comparelib.parse_args(["--help"])
         text = " ".join(out.getvalue().split())
-        for said in ("--rounds N", "(default 3)", "--rounds N rounds of every path, run in alternation", "once per round (ABC ABC ABC)",
+        for said in ("--rounds N", "(default 3)",
+                     "--rounds N rounds of every path, run in alternation",
+                     "once per round (ABC ABC ABC)",
                      "median of the rounds with its min-max", "median of each round's own ratio",
                      "more than 1.25x (max/min)", "CPU-speed probe",
                      "gtod_reduce=1, disable_clat=1) runs with it on (gtod_reduce=0"):
