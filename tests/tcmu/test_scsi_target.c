@@ -2,7 +2,9 @@
 /*
  * The handler host's SCSI target (shims/tcmu/scsi_target.c), byte by byte:
  * every reply it builds, every check it makes, the data it moves between
- * scattered buffers and a fake backend, and the sense it returns.
+ * scattered buffers and a fake backend, and the sense it returns; and
+ * that its asynchronous path (scsi_prepare, scsi_finish) answers as
+ * scsi_execute() does.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -1022,6 +1024,150 @@ static void test_unknown_and_tur(void **state)
 	assert_field(run(e, cdb, 6, 0), 2, 0);
 }
 
+/* ---- the asynchronous path: the same replies as scsi_execute() ---- */
+
+/* The store's part, played synchronously on the fake backend. */
+static int fake_io(struct env *e, const struct backend_io *io)
+{
+	static uint8_t tmp[MAX_XFER];
+	struct backend *be = &e->fake.be;
+	size_t done = 0;
+	uint32_t i;
+	int ret;
+
+	switch (io->op) {
+	case BACKEND_IO_READ:
+		ret = backend_pread(be, tmp, io->len, io->off);
+		for (i = 0; !ret && i < io->iov_cnt; i++) {
+			memcpy(io->iov[i].iov_base, tmp + done,
+			       io->iov[i].iov_len);
+			done += io->iov[i].iov_len;
+		}
+		return ret;
+	case BACKEND_IO_WRITE:
+		for (i = 0; i < io->iov_cnt && done < io->len; i++) {
+			memcpy(tmp + done, io->iov[i].iov_base,
+			       io->iov[i].iov_len);
+			done += io->iov[i].iov_len;
+		}
+		ret = backend_pwrite(be, tmp, io->len, io->off);
+		if (!ret && (io->flags & BACKEND_IO_FUA))
+			ret = backend_flush(be);
+		return ret;
+	case BACKEND_IO_FLUSH:
+		return backend_flush(be);
+	case BACKEND_IO_ZERO:
+		return backend_zero(be, io->len, io->off);
+	case BACKEND_IO_TRIM:
+		return backend_trim(be, io->len, io->off);
+	}
+	return -EINVAL;
+}
+
+/*
+ * @cdb through scsi_prepare()/scsi_finish() and through scsi_execute(),
+ * from the same data: the replies and the backend's data are the same.
+ * Returns what the asynchronous path planned.
+ */
+static enum scsi_plan same_reply(struct env *e, const uint8_t *cdb,
+				 size_t cdb_len, const struct iovec *iov,
+				 uint32_t cnt)
+{
+	static uint8_t data[NR_BLOCKS * BS], buf[sizeof(e->buf)];
+	struct scsi_reply sync, async;
+	enum scsi_plan plan;
+	struct scsi_io io;
+
+	memcpy(data, e->fake.data, sizeof(data));
+	memcpy(buf, e->buf, sizeof(buf));
+	plan = scsi_prepare(&e->lu, cdb, cdb_len, iov, cnt, &io, &async);
+	if (plan == SCSI_PLAN_START)
+		scsi_finish(&e->lu, &io, fake_io(e, &io.bio), &async);
+	else if (plan == SCSI_PLAN_SYNC)
+		scsi_execute(&e->lu, cdb, cdb_len, iov, cnt, &async);
+
+	memcpy(e->fake.data, data, sizeof(data));
+	memcpy(e->buf, buf, sizeof(buf));
+	scsi_execute(&e->lu, cdb, cdb_len, iov, cnt, &sync);
+	assert_memory_equal(&sync, &async, sizeof(sync));
+	return plan;
+}
+
+static void test_async_same_replies(void **state)
+{
+	struct env *e = *state;
+	struct iovec one = { e->buf, 4 * BS }, iov[3];
+	uint8_t cdb[16], list[8 + 16 * 2];
+	uint64_t lba[2] = { 8, 64 };
+	uint32_t blocks[2] = { 4, 4 };
+	size_t len;
+
+	fill(e->buf, sizeof(e->buf), 5);
+	fill(e->fake.data, NR_BLOCKS * BS, 6);
+	scattered(e, iov);
+	tcmu_cdb_write16(cdb, 10, 4, false);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	assert_int_equal(same_reply(e, cdb, 16, iov, 3), SCSI_PLAN_START);
+	tcmu_cdb_write16(cdb, 10, 4, true);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	tcmu_cdb_read16(cdb, 10, 4);
+	assert_int_equal(same_reply(e, cdb, 16, iov, 3), SCSI_PLAN_START);
+	/* Refused before the store: out of range, too long, short buffers. */
+	tcmu_cdb_read16(cdb, NR_BLOCKS - 1, 2);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_DONE);
+	rw10(cdb, SCSI_READ_10, 0, MAX_XFER / BS + 1, false);
+	assert_int_equal(same_reply(e, cdb, 10, &one, 1), SCSI_PLAN_DONE);
+	tcmu_cdb_write16(cdb, 0, 8, false);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_DONE);
+	tcmu_cdb_read16(cdb, 3, 0);
+	assert_int_equal(same_reply(e, cdb, 16, NULL, 0), SCSI_PLAN_DONE);
+
+	/* The store's errors: the same sense, the first block in it. */
+	e->fake.fail_read = -EIO;
+	tcmu_cdb_read16(cdb, 7, 1);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	e->fake.fail_write = -ENOSPC;
+	tcmu_cdb_write16(cdb, 8, 1, false);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	e->fake.fail_write = -EROFS;
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	e->fake.fail_flush = -EIO;
+	tcmu_cdb_sync16(cdb, 0, 0);
+	assert_int_equal(same_reply(e, cdb, 16, NULL, 0), SCSI_PLAN_START);
+	tcmu_cdb_sync16(cdb, NR_BLOCKS, 1);
+	assert_int_equal(same_reply(e, cdb, 16, NULL, 0), SCSI_PLAN_DONE);
+
+	/* UNMAP: one range started, two run synchronously. */
+	len = unmap_list(list, 1, lba, blocks);
+	memcpy(e->buf, list, len);
+	tcmu_cdb_unmap(cdb, len);
+	assert_int_equal(same_reply(e, cdb, 10, &one, 1), SCSI_PLAN_START);
+	e->fake.fail_trim = -EOPNOTSUPP;
+	assert_int_equal(same_reply(e, cdb, 10, &one, 1), SCSI_PLAN_START);
+	e->fake.fail_trim = -EIO;
+	assert_int_equal(same_reply(e, cdb, 10, &one, 1), SCSI_PLAN_START);
+	e->fake.fail_trim = 0;
+	len = unmap_list(list, 2, lba, blocks);
+	memcpy(e->buf, list, len);
+	tcmu_cdb_unmap(cdb, len);
+	assert_int_equal(same_reply(e, cdb, 10, &one, 1), SCSI_PLAN_SYNC);
+
+	/* WRITE SAME: zeroes (with UNMAP: a trim) started, a pattern not. */
+	memset(e->buf, 0, BS);
+	tcmu_cdb_write_same16(cdb, 32, 16, true);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	tcmu_cdb_write_same16(cdb, 32, 16, false);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_START);
+	e->buf[3] = 1;
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_SYNC);
+	tcmu_cdb_write_same16(cdb, 0, 0, false);
+	assert_int_equal(same_reply(e, cdb, 16, &one, 1), SCSI_PLAN_DONE);
+
+	/* Anything else is scsi_execute()'s. */
+	inquiry(cdb, false, 0, 96);
+	assert_int_equal(same_reply(e, cdb, 6, &one, 1), SCSI_PLAN_SYNC);
+}
+
 static void test_target_init(void **state)
 {
 	struct scsi_target t;
@@ -1069,6 +1215,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_opcodes_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_tur, setup, teardown),
 		cmocka_unit_test(test_target_init),
+		cmocka_unit_test_setup_teardown(test_async_same_replies, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
