@@ -57,7 +57,7 @@ bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
 bad_args '--backend redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
 bad_args '--backend nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --backend nbd:nbd://127.0.0.1
-bad_args '--backend tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI or runner:SUBTYPE:CFG' --profile standard --size 1M --backend tape
+bad_args '--backend tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG' --profile standard --size 1M --backend tape
 bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --backend runner:qcow:/x.qcow2 --size 1M
 bad_args '--plugin-dir is only for --backend runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
 bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2

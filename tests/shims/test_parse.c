@@ -115,7 +115,7 @@ static void test_backend(void **state)
 	assert_int_equal(store_parse(&b, "nbd:", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "runner:qcow", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "disk", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend disk: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI or runner:SUBTYPE:CFG");
+	assert_string_equal(err, "--backend disk: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG");
 
 	/* the stores' flags: only for their own store */
 	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1", err, sizeof(err)), -1);
