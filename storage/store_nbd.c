@@ -780,9 +780,10 @@ const struct store_type store_nbd = {
 	.name = "nbd",
 	.usage = "nbd:URI[,conns=N]",
 	.help = "an NBD export (nbd://HOST[:PORT][/NAME] or\n"
-		"nbd+unix:///NAME?socket=PATH), its size; requests\n"
-		"pipelined up to the ring's commands, over N connections\n"
-		"per ring (default 1; N > 1 needs a multi-conn server)",
+		"nbd+unix:///NAME?socket=PATH), its size; as many\n"
+		"requests in flight as a ring has commands, over N\n"
+		"connections a ring (default 1; more need a server\n"
+		"that offers multi-conn)",
 	.flags = STORE_OWN_SIZE | STORE_SESSIONS,
 	.priv_size = sizeof(struct nbd_spec),
 	.parse = nbd_parse,

@@ -53,6 +53,7 @@ struct ring {
 	uint32_t inflight, max_inflight;
 	uint32_t started;		/* since the last commit */
 	uint32_t done;			/* completed since the last notify */
+	bool reap_due;			/* the store may have finished some */
 	bool broken;			/* a completion could not be written */
 };
 

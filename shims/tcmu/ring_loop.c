@@ -189,6 +189,9 @@ static int serve(struct ring *r)
 	struct tcmu_hdl_cmd *cmd = &r->cmd;
 	struct scsi_reply rep;
 
+	/* A store's synchronous call may take its other replies in. */
+	if (r->inflight)
+		r->reap_due = true;
 	scsi_execute(&r->lu, cmd->cdb, cmd->cdb_max, cmd->iov, cmd->iov_cnt,
 		     &rep);
 	return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
@@ -353,6 +356,12 @@ int ring_run(struct ring *r, int stop_fd)
 		if (r->started) {
 			backend_aio_commit(r->lu.be);
 			r->started = 0;
+			r->reap_due = true;
+		}
+		/* What failed at once, or came in meanwhile, goes now. */
+		if (r->reap_due) {
+			r->reap_due = false;
+			backend_aio_reap(r->lu.be);
 		}
 		if (!ret && r->broken)
 			ret = -EPROTO;
