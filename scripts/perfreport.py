@@ -28,6 +28,8 @@ PLACE_TEXT = {
 }
 OPS = {"<=": "≤", ">=": "≥"}
 HISTORY = "performance-history.md"
+# what the summary sets against the lean probe: how much, and how fast
+LIMIT_METRICS = ("iops", "bw_mib", "lat_mean_us")
 
 
 def ratio_range(vals, num, den, metric):
@@ -157,7 +159,9 @@ def spread_rows(rec, s, places):
                 vals = rec.values.get(s.places[p], {})
                 sp = benchlib.spread(benchlib.positive(vals, label, m))
                 cells[p] = "n/a" if sp is None else f"{sp:.2f}"
-                if op:
+                if op and sp is None:
+                    verdicts[p] = "n/a"     # one round: no spread to judge
+                elif op:
                     v = verdict(sp, op, thr)
                     rr = benchlib.spread(benchlib.positive(vals, ref, m)) if ref else None
                     if v == "MISS" and rr is not None and not benchlib.compare(rr, op, thr):
@@ -174,7 +178,8 @@ def spread_rows(rec, s, places):
 def target_text(row):
     if not row.target:
         return ""
-    return f"{row.target}: " + ", ".join(f"**{v}** {p}" for p, v in row.verdicts.items())
+    return f"{row.target}: " + ", ".join(f"{v if v == 'n/a' else f'**{v}**'} {p}"
+                                         for p, v in row.verdicts.items())
 
 
 def labels_of(rec, s, places):
@@ -222,8 +227,9 @@ def section_text(rec, s, rerun):
 
 
 def summary_text(rec, secs):
-    """Every target, every ratio to a lean probe and, beside it, the ratio
-    to fio's own engine on the same metric: one line each."""
+    """Every target, every ratio to a lean probe in IOPS, bandwidth or
+    latency and, beside it, the ratio to fio's own engine on the same
+    metric: one line each."""
     shown = [p for p in PLACES if any(p in s.places for s in secs)]
     lines = ["| section | ratio | " + " | ".join(shown) + " | target |",
              "|---|---|" + "---|" * len(shown) + "---|"]
@@ -231,15 +237,15 @@ def summary_text(rec, secs):
     for s in secs:
         places = [p for p in PLACES if p in s.places]
         rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
-        probed = {r.metric for r in rows if r.probe}
+        probed = {r.metric for r in rows if r.probe and r.metric in LIMIT_METRICS}
         for row in rows:
-            if not (row.target or row.probe or
-                    (row.den == "builtin" and row.metric in probed)):
+            if not (row.target or row.metric in probed and (row.probe or row.den == "builtin")):
                 continue
             lines.append(f"| `{s.sid}` | {row.text} | " + " | ".join(
                 row.cells.get(p, "–") for p in shown) + f" | {target_text(row)} |")
             for p, v in row.verdicts.items():
-                tally[p][v] += 1
+                if v in tally[p]:
+                    tally[p][v] += 1
     lines.append("")
     for p in PLACES:
         t = tally[p]

@@ -152,6 +152,27 @@ class Spread(unittest.TestCase):
         self.assertIn("| CPU us per I/O: torus, max / min over the rounds | 1.50 | 1.33 | "
                       "≤ 1.25 where builtin's is: **MISS** pinned, **MISS** free |", p)
 
+    def test_one_round_not_judged(self):
+        recs = META + section("s", "pinned", PINNED[:1])
+        recs.append(("spread", "s", "cpu_us_per_io", "torus", "<=", "1.25", "builtin"))
+        p = render(recs)
+        self.assertIn("| CPU us per I/O: torus, max / min over the rounds | n/a | "
+                      "≤ 1.25 where builtin's is: n/a pinned |", p)
+        # counted neither way
+        self.assertIn("Targets, pinned: 1 PASS, 0 MISS.", p)
+
+
+class Summary(unittest.TestCase):
+    def test_cpu_against_the_probe_stays_in_its_section(self):
+        recs = META + section("s", "pinned", PINNED)
+        recs.append(("ratio", "s", "cpu_us_per_io", "torus", "probe"))
+        recs += [("value", "s", "probe", i, "cpu_us_per_io", 2) for i in (1, 2, 3)]
+        p = render(recs)
+        summary = p[p.index("## Summary"):p.index("## 4 KiB")]
+        self.assertNotIn("CPU us per I/O: torus / probe", summary)
+        self.assertIn("| CPU us per I/O: torus / probe (the lean probe) | 2.50 [2.00–3.00] |  |",
+                      p)
+
 
 class BadRecords(unittest.TestCase):
     def test_bad_line_named(self):
