@@ -251,7 +251,7 @@ print(f"{(time.perf_counter() - t) * 1e3:.1f}")'
 bench_fio() {
 	local sid=$1 label=$2 round=$3 json attempt rc metrics metric value p0 p1
 	shift 3
-	json=$T/json/$sid-$label-$round.json
+	json=$T/json/$sid$bench_sid_suffix-$label-$round.json
 	for attempt in 1 2; do
 		wait_quiet
 		p0=$(cpu_probe)
