@@ -28,8 +28,9 @@
 # for each and the ratios (the median of each round's own ratio: the runs
 # of a round are back to back, which matters on VMs whose CPUs switch
 # between two speeds every few seconds), with PASS/MISS for each target.
-# The report is printed and written to results/bench-<date>.md (--keep
-# also keeps every fio JSON beside it). Before each run it waits up to
+# The report is printed and written to results/bench-<date>.md, its
+# records beside it as .tsv (`scripts/perfreport.py RECORDS PAGE` renders
+# the page from them again; --keep also keeps every fio JSON). Before each run it waits up to
 # --quiet-wait seconds (default 20, 0 = never) for the machine to be idle,
 # and the report says how many runs started on a busy machine. Around each
 # fio run a fixed loop times the client CPU's speed (CPU probe ms;

@@ -291,8 +291,9 @@ bench_say() {
 }
 
 # bench_report: the closing header records, then the report (printed, and
-# written to $out when set), and the page of --report ($report, when set:
-# scripts/perfreport.py).
+# written to $out when set, the records beside it as .tsv), and the page of
+# --report ($report, when set: scripts/perfreport.py, which renders it
+# again from those records).
 bench_report() {
 	record header "load average at end" "$(cut -d' ' -f1-3 /proc/loadavg)"
 	record meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -303,8 +304,9 @@ bench_report() {
 	echo
 	if [[ -n $out ]]; then
 		python3 "$bench_lib" report "$records" --md "$out"
+		cp "$records" "${out%.md}.tsv"
 		echo
-		echo "$bench_name: report written to $out"
+		echo "$bench_name: report written to $out, its records to ${out%.md}.tsv"
 	else
 		python3 "$bench_lib" report "$records"
 	fi

@@ -198,9 +198,7 @@ def section_text(rec, s, rerun):
     lines.append(f"Re-run: `{cmd}{' ' + rerun if rerun else ''}`")
     lines.append("")
     for label, what in s.probes:
-        lines.append(f"Lean probe (`{label}`): {what}.")
-    if s.probes:
-        lines.append("")
+        lines += [f"Lean probe (`{label}`): {what}.", ""]
     rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
     if rows:
         lines.append("| ratio, median [min–max] of the rounds' own | " +

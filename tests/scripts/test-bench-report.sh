@@ -3,7 +3,8 @@
 # (4 KiB randread QD16 over a Unix socket: fio's nbd engine, the engine and
 # pipe-probe against nbdkit null), in both placements: the page has the
 # run's command, mode and machine, the section in each placement, its lean
-# probe and the command that re-runs it. The rendering of every kind of
+# probe and the command that re-runs it; the records kept beside the
+# report render the same page again. The rendering of every kind of
 # section is unit-tested in test_perfreport.py.
 
 : "${TORUS_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -47,4 +48,11 @@ expect "| figure, median [min–max] | placement | builtin | torus | probe |"
 for p in ${places//,/ }; do
 	expect "| IOPS | $p | "
 done
+# the records kept beside the report render the same page again
+python3 "$TORUS_SRC/scripts/perfreport.py" "$T/report.tsv" "$T/again.md" ||
+	fail "perfreport.py could not render $T/report.tsv (above)"
+cmp -s "$page" "$T/again.md" || {
+	diff "$page" "$T/again.md" >&2
+	fail "the page rendered again from the records differs (above)"
+}
 echo "PASS: bench.sh --report wrote the page with its section in $places ($((SECONDS - start)) s)"
