@@ -13,7 +13,7 @@ require "$FIO"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
 LIMIT_KB=$((64 * 1024))
-RUNTIME=${MEMORY_RUNTIME:-4}
+RUNTIME=${MEMORY_RUNTIME:-3}
 
 # shmem_kb PID: its RssShmem, in kB
 shmem_kb() {
