@@ -43,6 +43,7 @@ struct ring {
 	int notify_fd;			/* written: cmd_tail moved */
 	bool uio;			/* 4-byte UIO reads and writes */
 	bool read_len;			/* the producer takes short reads */
+	bool ooo;			/* and completions out of order */
 	uint64_t nr_cmds;
 
 	/* Asynchronous store requests; store_fd -1: all synchronous. */

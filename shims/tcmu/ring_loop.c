@@ -59,7 +59,8 @@ static int aio_init(struct ring *r, struct backend *be)
 	int fd;
 
 	r->store_fd = -1;
-	if (!be->ops->aio)
+	/* Completions out of order need a producer that takes them. */
+	if (!be->ops->aio || !r->ooo)
 		return 0;
 	r->cmds = calloc(n, sizeof(*r->cmds));
 	r->free_cmds = calloc(n, sizeof(*r->free_cmds));
@@ -71,10 +72,9 @@ static int aio_init(struct ring *r, struct backend *be)
 			 r->name, strerror(-fd));
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		r->cmds[i].r = r;
+	/* Not the slots themselves: only those used are touched. */
+	for (i = 0; i < n; i++)
 		r->free_cmds[i] = &r->cmds[n - 1 - i];
-	}
 	r->nr_slots = r->nr_free = n;
 	r->store_fd = fd;
 	return 0;
@@ -105,6 +105,7 @@ int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 		return ret;
 	}
 	r->read_len = mb->flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN;
+	r->ooo = mb->flags & TCMU_MAILBOX_FLAG_CAP_OOOC;
 	r->cmd.iov_max = iov_limit(t);
 	r->cmd.iov = calloc(r->cmd.iov_max, sizeof(*r->cmd.iov));
 	if (!r->cmd.iov || scsi_lu_init(&r->lu, t, be) || aio_init(r, be)) {
@@ -263,6 +264,7 @@ static int start(struct ring *r)
 		break;
 	}
 	r->nr_free--;
+	c->r = r;
 	c->cmd_id = cmd->cmd_id;
 	c->opcode = cmd->cdb[0];
 	c->io.bio.done = cmd_done;
