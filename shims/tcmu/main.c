@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	struct backend *be;
 	char err[512] = "";
 	uint64_t size;
-	bool lbprz, thin;
+	struct store_caps caps;
 	int sigfd, ret;
 
 	ret = args_parse(argc, argv, &cfg);
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	if (sigfd < 0)
 		return 1;
 
-	be = store_open_device(&cfg, &lbprz, &thin, err, sizeof(err));
+	be = store_open_device(&cfg, &caps, err, sizeof(err));
 	if (!be) {
 		shim_err("%s", err);
 		return 1;
@@ -68,13 +68,14 @@ int main(int argc, char **argv)
 			  (unsigned long long)size, cfg.block_size,
 			  (unsigned long long)(size % cfg.block_size));
 	if (scsi_target_init(&target, size, cfg.block_size, cfg.max_command_data,
-			     lbprz, unit_id(&cfg))) {
+			     caps.lbprz, unit_id(&cfg))) {
 		shim_err("the store's %llu bytes do not make a device of %u-byte blocks",
 			 (unsigned long long)size, cfg.block_size);
 		backend_close(be);
 		return 1;
 	}
-	target.thin = thin;
+	target.thin = caps.thin;
+	target.write_cache = caps.write_cache;
 
 	if (cfg.socket_path)
 		ret = server_run(&cfg, &target, be, sigfd);

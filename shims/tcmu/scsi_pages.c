@@ -177,13 +177,14 @@ int scsi_read_capacity(const struct scsi_target *t, const struct tcmu_cdb *c,
 
 /* ---- MODE SENSE ---- */
 
-/* Caching (0x08): write-back cache on; nothing is changeable. */
-static int page_caching(uint8_t *p, bool changeable)
+/* Caching (0x08): WCE as the store has it; nothing is changeable. */
+static int page_caching(const struct scsi_target *t, uint8_t *p,
+			bool changeable)
 {
 	memset(p, 0, 20);
 	p[0] = 0x08;
 	p[1] = 0x12;
-	if (!changeable)
+	if (!changeable && t->write_cache)
 		p[2] = 0x04;		/* WCE */
 	return 20;
 }
@@ -240,7 +241,7 @@ int scsi_mode_sense(const struct scsi_target *t, const struct tcmu_cdb *c,
 		len += bd;
 	}
 	if (c->page == 0x08 || c->page == 0x3f)
-		len += page_caching(buf + len, changeable);
+		len += page_caching(t, buf + len, changeable);
 	if (c->page == 0x0a || c->page == 0x3f)
 		len += page_control(buf + len, changeable);
 

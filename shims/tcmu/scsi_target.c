@@ -35,6 +35,7 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 	t->granularity = block_size < 4096 ? 4096 / block_size : 1;
 	t->lbprz = lbprz;
 	t->thin = true;
+	t->write_cache = true;
 	t->id = id;
 	for (i = 0; i < 16; i++)
 		t->serial[i] = hex[(id >> (60 - 4 * i)) & 0xf];
@@ -168,6 +169,20 @@ static void backend_error(struct scsi_reply *r, int err, bool write,
 	scsi_reply_sense(r, &s);
 }
 
+/*
+ * A store with no flush at all (a tcmu-runner plugin without the callout)
+ * is answered as tcmu-runner answers it: the opcode is not supported.
+ */
+static void flush_error(struct scsi_reply *r, int err, uint64_t lba)
+{
+	if (err == -EOPNOTSUPP) {
+		r->error = EOPNOTSUPP;
+		return check(r, SCSI_SK_ILLEGAL_REQUEST,
+			     SCSI_ASC_INVALID_OPCODE, 0);
+	}
+	backend_error(r, err, true, lba);
+}
+
 /* Data-in built in lu->resp: truncated to the allocation length. */
 static void data_in(struct scsi_lu *lu, const struct tcmu_cdb *c, int len,
 		    const struct iovec *iov, uint32_t cnt,
@@ -266,8 +281,12 @@ static void do_write(struct scsi_lu *lu, const struct tcmu_cdb *c,
 		iov_gather(iov, cnt, lu->bounce, len);
 		ret = backend_pwrite(lu->be, lu->bounce, len, off);
 	}
-	if (!ret && (c->flags & TCMU_CDB_F_FUA))
+	/* A store with no flush has no cache for FUA to write through. */
+	if (!ret && (c->flags & TCMU_CDB_F_FUA)) {
 		ret = backend_flush(lu->be);
+		if (ret == -EOPNOTSUPP)
+			ret = 0;
+	}
 	if (ret)
 		backend_error(r, ret, true, c->lba);
 }
@@ -284,7 +303,7 @@ static void do_sync(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	}
 	ret = backend_flush(lu->be);
 	if (ret)
-		backend_error(r, ret, true, c->lba);
+		flush_error(r, ret, c->lba);
 }
 
 /* Trim is advisory: a backend that cannot has done nothing wrong. */
@@ -604,6 +623,8 @@ void scsi_finish(const struct scsi_lu *lu, const struct scsi_io *io, int err,
 	/* As trim(): a store that cannot trim has done nothing wrong. */
 	if (io->bio.op == BACKEND_IO_TRIM && err == -EOPNOTSUPP)
 		err = 0;
-	if (err)
+	if (err && io->bio.op == BACKEND_IO_FLUSH)
+		flush_error(r, err, io->lba);
+	else if (err)
 		backend_error(r, err, io->bio.op != BACKEND_IO_READ, io->lba);
 }

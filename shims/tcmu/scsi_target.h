@@ -40,6 +40,8 @@ struct scsi_target {
 	bool lbprz;			/* unmapped blocks read as zeroes */
 	/* Thin provisioned (UNMAP taken): true unless the store drops trims. */
 	bool thin;
+	/* MODE SENSE's WCE: true unless the store says it has no cache. */
+	bool write_cache;
 	uint64_t id;			/* NAA designator and serial number */
 	char serial[17];
 };

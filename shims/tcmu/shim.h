@@ -36,12 +36,16 @@ int args_parse(int argc, char **argv, struct shim_config *cfg);
 /* What args_parse() allocated. */
 void args_free(struct shim_config *cfg);
 
-/*
- * The store the spec names, sized; @lbprz: trimmed blocks read as zeroes;
- * @thin: the store passes trims on (else the device is fully provisioned).
- */
+/* What the open store lets the device offer. */
+struct store_caps {
+	bool lbprz;		/* trimmed blocks read as zeroes */
+	bool thin;		/* trims reach the data (else fully provisioned) */
+	bool write_cache;	/* a volatile cache that flushes empty */
+};
+
+/* The store the spec names, sized, and what it can do. */
 struct backend *store_open_device(const struct shim_config *cfg,
-				  bool *lbprz, bool *thin, char *err,
+				  struct store_caps *caps, char *err,
 				  size_t errlen);
 
 /* Serve rings attached over the socket until @sigfd fires: 0 or -1. */

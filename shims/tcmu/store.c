@@ -8,7 +8,7 @@
 #include "shim.h"
 
 struct backend *store_open_device(const struct shim_config *cfg,
-				  bool *lbprz, bool *thin, char *err,
+				  struct store_caps *caps, char *err,
 				  size_t errlen)
 {
 	struct store_params p = {
@@ -27,13 +27,15 @@ struct backend *store_open_device(const struct shim_config *cfg,
 	 * Only where a trim is known to leave zeroes: a file system may keep
 	 * the data (no holes), and the others do not say.
 	 */
-	*lbprz = store_has(&cfg->store, STORE_TRIM_ZEROES);
+	caps->lbprz = store_has(&cfg->store, STORE_TRIM_ZEROES);
 	/*
 	 * A store that drops trims is offered fully provisioned, so that no
 	 * UNMAP is completed for work that never reaches the data.
 	 */
-	*thin = store_can_trim(&cfg->store, be);
-	*lbprz = *lbprz && *thin;
+	caps->thin = store_can_trim(&cfg->store, be);
+	caps->lbprz = caps->lbprz && caps->thin;
+	/* MODE SENSE's WCE, so that initiators flush when it matters. */
+	caps->write_cache = store_write_cache(&cfg->store, be);
 	if (be->size < cfg->block_size) {
 		snprintf(err, errlen,
 			 "--backend %s: the store holds %llu bytes, less than one %u-byte block",

@@ -2,15 +2,16 @@
 /*
  * The tcmu-runner store: a struct backend over one of tcmu-runner's
  * handler plugins, loaded unmodified (plugin.c), on a device this host
- * fakes (runner_dev.h, tcmu_api.c). Each call is synchronous: one command
- * at a time under a lock (qcow runs one at a time anyway), its struct
- * tcmur_cmd preallocated, and when the handler completes asynchronously
- * (tcmur_cmd_complete()) the caller waits for the done callback.
+ * fakes (runner_dev.h, tcmu_api.c). Here: opening the device, and the
+ * synchronous operations, one command at a time under a lock, its struct
+ * tcmur_cmd preallocated; when the handler completes asynchronously
+ * (tcmur_cmd_complete()) the caller waits for the done callback. A ring
+ * drives the plugin at depth through runner_aio.c instead.
  *
  * Handlers with read/write callouts (qcow, rbd) are called directly;
- * handlers that only take SCSI commands (fbo, zbc) get READ(10)/WRITE(10)
- * and SYNCHRONIZE CACHE(10) CDBs, and READ CAPACITY at open.
- */
+ * handlers that only take SCSI commands (fbo, zbc) get READ/WRITE(10)
+ * (16 when 10 cannot carry the request) and SYNCHRONIZE CACHE(10) CDBs,
+ * and READ CAPACITY at open. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,6 +25,7 @@
 #include "backends.h"
 #include "plugin.h"
 #include "runner_dev.h"
+#include "runner_store.h"
 #include "storage_log.h"
 
 #define RUNNER_ZERO_BUF		(256u << 10)
@@ -32,31 +34,6 @@
 /* The most blocks a 10-byte CDB carries. */
 #define CDB10_MAX_BLOCKS	0xffffu
 
-struct runner_be {
-	struct backend be;
-	struct tcmu_device dev;
-	struct tcmur_handler *h;
-	char label[4200];		/* "qcow//tmp/x.qcow2", for messages */
-	uint8_t *zeroes;
-	/* One command at a time; its state lives here (no allocation). */
-	pthread_mutex_t io_lock;
-	struct tcmur_cmd cmd;
-	struct tcmulib_cmd lib;
-	struct iovec iov;
-	uint8_t cdb[16];
-	/* The asynchronous completion. */
-	pthread_mutex_t done_lock;
-	pthread_cond_t done_cond;
-	bool done;
-	int status;
-};
-
-static const struct backend_ops runner_ops;
-
-static struct runner_be *to_runner(struct backend *be)
-{
-	return (struct runner_be *)((char *)be - offsetof(struct runner_be, be));
-}
 
 static struct runner_be *dev_to_runner(struct tcmu_device *dev)
 {
@@ -148,17 +125,16 @@ static int sts_errno(int sts)
 	return -EIO;
 }
 
-/* One line naming the device and the request; the errno for the caller. */
-static int report(struct runner_be *r, const char *what, size_t len,
-		  uint64_t off, int sts)
+int runner_report(struct runner_be *r, const char *what, size_t len,
+		  uint64_t off, int sts, const uint8_t *sense)
 {
 	if (sts == TCMU_STS_OK)
 		return 0;
 	if (sts == TCMU_STS_PASSTHROUGH_ERR)
 		storage_err("tcmu-runner %s: %s of %zu bytes at %llu: %s (sense key 0x%x, asc/ascq 0x%02x/0x%02x)",
 			    r->label, what, len, (unsigned long long)off,
-			    status_name(sts), r->lib.sense_buf[2] & 0xf,
-			    r->lib.sense_buf[12], r->lib.sense_buf[13]);
+			    status_name(sts), sense[2] & 0xf, sense[12],
+			    sense[13]);
 	else
 		storage_err("tcmu-runner %s: %s of %zu bytes at %llu: %s (TCMU status %d)",
 			    r->label, what, len, (unsigned long long)off,
@@ -166,24 +142,51 @@ static int report(struct runner_be *r, const char *what, size_t len,
 	return sts_errno(sts);
 }
 
+static int report(struct runner_be *r, const char *what, size_t len,
+		  uint64_t off, int sts)
+{
+	return runner_report(r, what, len, off, sts, r->lib.sense_buf);
+}
+
 /* A SCSI command through handle_cmd, io_lock held. */
 static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
 {
 	struct tcmur_cmd *c = prep(r, buf, len);
 
-	return finish(r, r->h->handle_cmd(&r->dev, c), false);
+	int sts;
+
+	runner_call_begin(r);
+	sts = r->h->handle_cmd(&r->dev, c);
+	runner_call_end(r);
+	return finish(r, sts, false);
 }
 
-static void cdb10(uint8_t *cdb, uint8_t op, uint32_t lba, uint16_t blocks)
+static void put_be(uint8_t *p, uint64_t v, int n)
+{
+	while (n--) {
+		p[n] = v;
+		v >>= 8;
+	}
+}
+
+void runner_cdb_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t blocks)
 {
 	memset(cdb, 0, 16);
-	cdb[0] = op;
-	cdb[2] = lba >> 24;
-	cdb[3] = lba >> 16;
-	cdb[4] = lba >> 8;
-	cdb[5] = lba;
-	cdb[7] = blocks >> 8;
-	cdb[8] = blocks;
+	if (lba + blocks - 1 <= UINT32_MAX && blocks <= CDB10_MAX_BLOCKS) {
+		cdb[0] = write ? WRITE_10 : READ_10;
+		put_be(cdb + 2, lba, 4);
+		put_be(cdb + 7, blocks, 2);
+	} else {
+		cdb[0] = write ? WRITE_16 : READ_16;
+		put_be(cdb + 2, lba, 8);
+		put_be(cdb + 10, blocks, 4);
+	}
+}
+
+void runner_cdb_sync(uint8_t *cdb)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = SYNCHRONIZE_CACHE;
 }
 
 /* READ(10)/WRITE(10) in pieces a 10-byte CDB can carry, io_lock held. */
@@ -196,11 +199,9 @@ static int scsi_rw(struct runner_be *r, bool write, void *buf, size_t len,
 	int sts;
 
 	while (len) {
-		if (lba + len / bs - 1 > UINT32_MAX)
-			return TCMU_STS_RANGE;
 		n = len / bs > CDB10_MAX_BLOCKS ? (size_t)CDB10_MAX_BLOCKS * bs :
 						  len;
-		cdb10(r->cdb, write ? WRITE_10 : READ_10, lba, n / bs);
+		runner_cdb_rw(r->cdb, write, lba, n / bs);
 		sts = scsi_cmd(r, buf, n);
 		if (sts != TCMU_STS_OK)
 			return sts;
@@ -224,8 +225,10 @@ static int rw(struct runner_be *r, bool write, void *buf, size_t len,
 	pthread_mutex_lock(&r->io_lock);
 	if (r->h->read && r->h->write) {
 		c = prep(r, buf, len);
+		runner_call_begin(r);
 		sts = write ? r->h->write(&r->dev, c, &r->iov, 1, len, off) :
 			      r->h->read(&r->dev, c, &r->iov, 1, len, off);
+		runner_call_end(r);
 		sts = finish(r, sts, true);
 	} else {
 		sts = scsi_rw(r, write, buf, len, off);
@@ -276,7 +279,10 @@ static int runner_trim(struct backend *be, size_t len, uint64_t off)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&r->io_lock);
 	c = prep(r, NULL, 0);
-	sts = finish(r, r->h->unmap(&r->dev, c, off, len), true);
+	runner_call_begin(r);
+	sts = r->h->unmap(&r->dev, c, off, len);
+	runner_call_end(r);
+	sts = finish(r, sts, true);
 	sts = report(r, "unmap", len, off, sts);
 	pthread_mutex_unlock(&r->io_lock);
 	return sts;
@@ -291,9 +297,12 @@ static int runner_flush(struct backend *be)
 	pthread_mutex_lock(&r->io_lock);
 	if (r->h->flush) {
 		c = prep(r, NULL, 0);
-		sts = finish(r, r->h->flush(&r->dev, c), true);
-	} else if (r->h->handle_cmd && !r->h->read) {
-		cdb10(r->cdb, SYNCHRONIZE_CACHE, 0, 0);
+		runner_call_begin(r);
+		sts = r->h->flush(&r->dev, c);
+		runner_call_end(r);
+		sts = finish(r, sts, true);
+	} else if (runner_scsi_only(r)) {
+		runner_cdb_sync(r->cdb);
 		sts = scsi_cmd(r, NULL, 0);
 	} else {
 		/* tcmu-runner answers INVALID COMMAND OPERATION CODE. */
@@ -305,10 +314,107 @@ static int runner_flush(struct backend *be)
 	return sts;
 }
 
+void runner_call_begin(struct runner_be *r)
+{
+	if (r->h->nr_threads)
+		while (sem_wait(&r->calls) && errno == EINTR)
+			;
+	else
+		pthread_mutex_lock(&r->call_lock);
+}
+
+void runner_call_end(struct runner_be *r)
+{
+	if (r->h->nr_threads)
+		sem_post(&r->calls);
+	else
+		pthread_mutex_unlock(&r->call_lock);
+}
+
+static const struct backend_ops runner_sess_ops;
+
+struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio)
+{
+	struct runner_sess *sess;
+
+	if (be->ops == &runner_ops) {
+		if (aio)
+			*aio = &to_runner(be)->aio;
+		return to_runner(be);
+	}
+	sess = (struct runner_sess *)((char *)be -
+				      offsetof(struct runner_sess, be));
+	if (aio)
+		*aio = &sess->aio;
+	return sess->r;
+}
+
+/* A session forwards to the device; only its asynchronous state is its own. */
+static int sess_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	return runner_pread(&runner_port(be, NULL)->be, buf, len, off);
+}
+
+static int sess_pwrite(struct backend *be, const void *buf, size_t len,
+		       uint64_t off)
+{
+	return runner_pwrite(&runner_port(be, NULL)->be, buf, len, off);
+}
+
+static int sess_zero(struct backend *be, size_t len, uint64_t off)
+{
+	return runner_zero(&runner_port(be, NULL)->be, len, off);
+}
+
+static int sess_trim(struct backend *be, size_t len, uint64_t off)
+{
+	return runner_trim(&runner_port(be, NULL)->be, len, off);
+}
+
+static int sess_flush(struct backend *be)
+{
+	return runner_flush(&runner_port(be, NULL)->be);
+}
+
+static void sess_close(struct backend *be)
+{
+	struct runner_aio **aio;
+
+	runner_port(be, &aio);
+	runner_aio_free(*aio);
+	free((char *)be - offsetof(struct runner_sess, be));
+}
+
+static const struct backend_ops runner_sess_ops = {
+	.name = "tcmu-runner",
+	.pread = sess_pread,
+	.pwrite = sess_pwrite,
+	.zero = sess_zero,
+	.trim = sess_trim,
+	.flush = sess_flush,
+	.close = sess_close,
+	.aio = &runner_aio_ops,
+};
+
+/* Each ring its own handle, so that each has its own commands in flight. */
+struct backend *runner_session(struct backend *be, char *err, size_t errlen)
+{
+	struct runner_sess *sess = calloc(1, sizeof(*sess));
+
+	if (!sess) {
+		snprintf(err, errlen, "tcmu-runner %s: out of memory",
+			 to_runner(be)->label);
+		return NULL;
+	}
+	sess->be.ops = &runner_sess_ops;
+	sess->be.size = be->size;
+	sess->r = to_runner(be);
+	return &sess->be;
+}
+
 bool runner_store_write_cache(const struct backend *be)
 {
-	const struct runner_be *r = (const struct runner_be *)((const char *)be -
-					offsetof(struct runner_be, be));
+	struct runner_be *r = runner_port((struct backend *)be, NULL);
 
 	return r->dev.write_cache;
 }
@@ -317,7 +423,11 @@ static void runner_close(struct backend *be)
 {
 	struct runner_be *r = to_runner(be);
 
+	runner_aio_free(r->aio);
+	runner_wq_stop(r);
 	r->h->close(&r->dev);
+	pthread_mutex_destroy(&r->call_lock);
+	sem_destroy(&r->calls);
 	pthread_mutex_destroy(&r->io_lock);
 	pthread_mutex_destroy(&r->done_lock);
 	pthread_cond_destroy(&r->done_cond);
@@ -326,14 +436,16 @@ static void runner_close(struct backend *be)
 	free(r);
 }
 
-static const struct backend_ops runner_ops = {
+const struct backend_ops runner_ops = {
 	.name = "tcmu-runner",
 	.pread = runner_pread,
 	.pwrite = runner_pwrite,
 	.zero = runner_zero,
 	.trim = runner_trim,
 	.flush = runner_flush,
+	.session = runner_session,
 	.close = runner_close,
+	.aio = &runner_aio_ops,
 };
 
 /*
@@ -438,7 +550,7 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 		return -1;
 	}
 	/* A SCSI handler states its capacity; ask it as an initiator would. */
-	if (r->h->handle_cmd && !r->h->read) {
+	if (runner_scsi_only(r)) {
 		if (read_capacity(r, &lbas, &bs)) {
 			snprintf(err, errlen, "tcmu-runner %s (%s): READ CAPACITY failed after open (sense key 0x%x)",
 				 r->label, path, r->lib.sense_buf[2] & 0xf);
@@ -505,6 +617,8 @@ struct backend *runner_store_open(const char *handler, const char *dir,
 	pthread_mutex_init(&r->io_lock, NULL);
 	pthread_mutex_init(&r->done_lock, NULL);
 	pthread_cond_init(&r->done_cond, NULL);
+	pthread_mutex_init(&r->call_lock, NULL);
+	sem_init(&r->calls, 0, r->h->nr_threads > 0 ? r->h->nr_threads : 1);
 	dev = &r->dev;
 	dev->rdev.dev = dev;
 	dev->handler = r->h;
@@ -517,6 +631,8 @@ struct backend *runner_store_open(const char *handler, const char *dir,
 		pthread_mutex_destroy(&r->io_lock);
 		pthread_mutex_destroy(&r->done_lock);
 		pthread_cond_destroy(&r->done_cond);
+		pthread_mutex_destroy(&r->call_lock);
+		sem_destroy(&r->calls);
 		free(r->dev.cfgstring);
 		free(r->zeroes);
 		free(r);

@@ -703,6 +703,24 @@ static void test_sync_cache(void **state)
 	assert_sense(run(e, cdb, 16, 0), SCSI_SK_ILLEGAL_REQUEST,
 		     SCSI_ASC_LBA_OUT_OF_RANGE, 0);
 	assert_int_equal(e->fake.flushes, 1);
+	/* A store with no flush at all: the opcode, as tcmu-runner says. */
+	e->fake.fail_flush = -EOPNOTSUPP;
+	tcmu_cdb_sync16(cdb, 0, 0);
+	assert_sense(run(e, cdb, 16, 0), SCSI_SK_ILLEGAL_REQUEST,
+		     SCSI_ASC_INVALID_OPCODE, 0);
+}
+
+/* A store without a volatile cache: MODE SENSE says WCE is off. */
+static void test_no_write_cache(void **state)
+{
+	struct env *e = *state;
+	uint8_t cdb[6];
+
+	e->t.write_cache = false;
+	mode_sense6(cdb, true, 0, 0x08, 255);
+	assert_good(run(e, cdb, 6, 255));
+	assert_int_equal(e->buf[4], 0x08);
+	assert_int_equal(e->buf[6] & 0x04, 0);		/* no WCE */
 }
 
 /* ---- UNMAP and WRITE SAME ---- */
@@ -1211,6 +1229,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_same, setup, teardown),
 		cmocka_unit_test(test_write_same_no_lbprz),
 		cmocka_unit_test(test_not_thin),
+		cmocka_unit_test_setup_teardown(test_no_write_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_tur, setup, teardown),
