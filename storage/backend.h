@@ -77,6 +77,13 @@ struct backend_io {
 	uint64_t off, len;
 	const struct iovec *iov;	/* READ, WRITE: len bytes in all */
 	uint32_t iov_cnt;
+	/*
+	 * The initiator's SCSI command when the request is exactly one
+	 * (tcmu-shim), for a store that takes whole commands; else NULL.
+	 * Only valid during submit(): a store keeps a copy.
+	 */
+	const uint8_t *cdb;
+	uint32_t cdb_max;		/* bytes readable at cdb */
 	/* 0 or a negative errno, as the synchronous operations return. */
 	void (*done)(struct backend_io *io, int err);
 

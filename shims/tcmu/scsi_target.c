@@ -586,6 +586,8 @@ enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
 
 	good(r);
 	memset(&io->bio, 0, sizeof(io->bio));
+	io->bio.cdb = cdb;
+	io->bio.cdb_max = cdb_len;
 	if (tcmu_cdb_parse(cdb, cdb_len, &c, &s))
 		return SCSI_PLAN_SYNC;
 

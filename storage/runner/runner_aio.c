@@ -18,6 +18,7 @@
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <scsi/scsi.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -33,7 +34,8 @@ struct runner_slot {
 	struct tcmur_cmd cmd;
 	struct tcmulib_cmd lib;
 	struct iovec iov[RUNNER_AIO_IOV];
-	uint8_t cdb[16];
+	uint8_t cdb[16];		/* what the handler gets */
+	uint8_t init_cdb[16];		/* the READ/WRITE it was asked */
 	struct runner_aio *aio;
 	struct backend_io *io;
 	bool flushing;			/* the flush after a FUA write */
@@ -95,6 +97,46 @@ static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
 					offsetof(struct runner_slot, cmd)), rc);
 }
 
+/* The initiator's SYNCHRONIZE CACHE, else one of the whole device. */
+static void take_sync_cdb(struct runner_slot *s)
+{
+	const struct backend_io *io = s->io;
+	int len = io->cdb ? tcmu_cdb_get_length((uint8_t *)io->cdb) : -1;
+
+	if (len > 0 && len <= (int)sizeof(s->cdb) &&
+	    (uint32_t)len <= io->cdb_max &&
+	    (io->cdb[0] == SYNCHRONIZE_CACHE ||
+	     io->cdb[0] == SYNCHRONIZE_CACHE_16)) {
+		memset(s->init_cdb, 0, sizeof(s->init_cdb));
+		memcpy(s->init_cdb, io->cdb, len);
+		return;
+	}
+	runner_cdb_sync(s->init_cdb);
+}
+
+/*
+ * The initiator's READ/WRITE for a handler that takes whole commands, as
+ * tcmu-runner passes it on, copied now (it lives in the ring) and checked
+ * to ask for what was validated; else one built from the request.
+ */
+static void take_cdb(struct runner_slot *s)
+{
+	const struct backend_io *io = s->io;
+	uint32_t bs = s->aio->r->dev.block_size;
+	int len = io->cdb ? tcmu_cdb_get_length((uint8_t *)io->cdb) : -1;
+
+	if (len > 0 && len <= (int)sizeof(s->cdb) &&
+	    (uint32_t)len <= io->cdb_max) {
+		memcpy(s->cdb, io->cdb, len);
+		if ((uint64_t)tcmu_cdb_get_lba(s->cdb) * bs == io->off &&
+		    (uint64_t)tcmu_cdb_get_xfer_length(s->cdb) * bs == io->len &&
+		    len > 6)
+			return;
+	}
+	runner_cdb_rw(s->cdb, io->op == BACKEND_IO_WRITE, io->off / bs,
+		      io->len / bs);
+}
+
 /*
  * The callout for @s's request, as tcmu-runner's generic handling makes
  * it; *callout says whether a read/write/flush/unmap callout was used
@@ -105,7 +147,6 @@ static int call(struct runner_slot *s, bool *callout)
 	struct runner_be *r = s->aio->r;
 	struct tcmur_handler *h = r->h;
 	const struct backend_io *io = s->io;
-	uint32_t bs = r->dev.block_size;
 
 	*callout = true;
 	if (s->flushing || io->op == BACKEND_IO_FLUSH) {
@@ -113,7 +154,10 @@ static int call(struct runner_slot *s, bool *callout)
 			return h->flush(&r->dev, &s->cmd);
 		if (!runner_scsi_only(r))
 			return TCMU_STS_NOT_HANDLED;
-		runner_cdb_sync(s->cdb);
+		if (s->flushing)
+			runner_cdb_sync(s->cdb);
+		else
+			memcpy(s->cdb, s->init_cdb, sizeof(s->cdb));
 	} else if (io->op == BACKEND_IO_TRIM) {
 		if (!h->unmap)
 			return TCMU_STS_NOT_HANDLED;
@@ -125,8 +169,7 @@ static int call(struct runner_slot *s, bool *callout)
 		return h->read(&r->dev, &s->cmd, s->lib.iovec, s->lib.iov_cnt,
 			       io->len, io->off);
 	} else {
-		runner_cdb_rw(s->cdb, io->op == BACKEND_IO_WRITE, io->off / bs,
-			      io->len / bs);
+		memcpy(s->cdb, s->init_cdb, sizeof(s->cdb));
 	}
 	*callout = false;
 	return h->handle_cmd(&r->dev, &s->cmd);
@@ -323,8 +366,14 @@ static void aio_submit(struct backend *be, struct backend_io *io)
 	if (io->op == BACKEND_IO_READ || io->op == BACKEND_IO_WRITE) {
 		memcpy(s->iov, io->iov, io->iov_cnt * sizeof(*s->iov));
 		s->lib.iov_cnt = io->iov_cnt;
+		if (runner_scsi_only(r)) {
+			take_cdb(s);
+			memcpy(s->init_cdb, s->cdb, sizeof(s->cdb));
+		}
 	} else {
 		s->lib.iov_cnt = 0;
+		if (io->op == BACKEND_IO_FLUSH && runner_scsi_only(r))
+			take_sync_cdb(s);
 	}
 	dispatch(s);
 }

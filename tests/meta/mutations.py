@@ -12,6 +12,24 @@ Mutation = collections.namedtuple("Mutation", "name why file old new tests expec
 
 MUTATIONS = [
     Mutation(
+        name="runner-one-at-a-time",
+        why="the plugin host drives every plugin one command at a time (no asynchronous requests)",
+        file="storage/runner/runner.c",
+        old="\t.close = sess_close,\n\t.aio = &runner_aio_ops,\n",
+        new="\t.close = sess_close,\n",
+        tests=["tcmu-runner-host"],
+        expect="fio at iodepth 32: the plugin held at most '1' commands at once",
+    ),
+    Mutation(
+        name="runner-flush-missing-ok",
+        why="a plugin without a flush callout reports a flush that never happened as done",
+        file="shims/tcmu/scsi_target.c",
+        old="\tif (err == -EOPNOTSUPP) {\n\t\tr->error = EOPNOTSUPP;\n",
+        new="\tif (err == -EOPNOTSUPP) {\n\t\tgood(r);\n\t\treturn;\n",
+        tests=["tcmu-runner-host"],
+        expect="fio succeeded but should have failed with: ILLEGAL REQUEST: invalid command operation code",
+    ),
+    Mutation(
         name="tcmu-check-condition-ok",
         why="the TCMU client takes a CHECK CONDITION for success",
         file="client/tcmu/tcmu_client.c",
@@ -62,8 +80,8 @@ MUTATIONS = [
         name="nbd-store-thin-regardless",
         why="tcmu-shim offers thin provisioning before an NBD server without TRIM, and drops the trims",
         file="shims/tcmu/store.c",
-        old="\t*thin = store_can_trim(&cfg->store, be);\n",
-        new="\t*thin = true;\n",
+        old="\tcaps->thin = store_can_trim(&cfg->store, be);\n",
+        new="\tcaps->thin = true;\n",
         tests=["tcmu-nbd-notrim"],
         expect="a trim job through a server without TRIM: expected fio to exit 1",
     ),

@@ -12,7 +12,9 @@
  *   delay_us=N  hold each command N microseconds before completing it
  *   wc=0|1      the write cache it reports (tcmu_dev_set_write_cache_enabled)
  *   noflush     no flush callout, as a handler without one
- * At close it writes "max_inflight N\ncommands N\nflushes N\n" to STATSFILE.
+ *   scsi        whole SCSI commands only (handle_cmd), as fbo and zbc
+ * At close it writes "max_inflight N\ncommands N\nflushes N\nopcodes
+ * OP...\n" to STATSFILE, the opcodes (hex) that handle_cmd was given.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -41,6 +43,7 @@ struct depth_dev {
 	unsigned int head, count;
 	unsigned int inflight, max_inflight;
 	unsigned long commands, flushes;
+	uint8_t seen[32];		/* handle_cmd's opcodes, a bitmap */
 };
 
 static uint64_t mono_us(void)
@@ -142,6 +145,54 @@ static int depth_flush(struct tcmu_device *dev, struct tcmur_cmd *cmd)
 	return enqueue(dev, cmd, TCMU_STS_OK);
 }
 
+static int depth_handle_cmd(struct tcmu_device *dev, struct tcmur_cmd *cmd)
+{
+	struct depth_dev *d = tcmur_dev_get_private(dev);
+	struct tcmulib_cmd *lib = cmd->lib_cmd;
+	uint8_t *cdb = lib->cdb, cap[32] = { 0 };
+	uint32_t bs = tcmu_dev_get_block_size(dev);
+	uint64_t lba, last;
+	size_t len;
+	int i;
+
+	pthread_mutex_lock(&d->lock);
+	d->seen[cdb[0] / 8] |= 1u << (cdb[0] % 8);
+	pthread_mutex_unlock(&d->lock);
+	switch (cdb[0]) {
+	case 0x9e:				/* READ CAPACITY(16) */
+		last = d->size / bs - 1;
+		for (i = 0; i < 8; i++)
+			cap[i] = last >> (56 - 8 * i);
+		for (i = 0; i < 4; i++)
+			cap[8 + i] = bs >> (24 - 8 * i);
+		tcmu_memcpy_into_iovec(lib->iovec, lib->iov_cnt, cap,
+				       sizeof(cap));
+		return TCMU_STS_OK;
+	case 0x28: case 0x88:			/* READ(10), READ(16) */
+	case 0x2a: case 0x8a:			/* WRITE(10), WRITE(16) */
+		lba = tcmu_cdb_get_lba(cdb);
+		len = (size_t)tcmu_cdb_get_xfer_length(cdb) * bs;
+		if (!in_range(d, len, lba * bs))
+			return TCMU_STS_RANGE;
+		if (cdb[0] == 0x28 || cdb[0] == 0x88)
+			tcmu_memcpy_into_iovec(lib->iovec, lib->iov_cnt,
+					       d->data + lba * bs, len);
+		else
+			tcmu_memcpy_from_iovec(d->data + lba * bs, len,
+					       lib->iovec, lib->iov_cnt);
+		break;
+	case 0x35: case 0x91:			/* SYNCHRONIZE CACHE */
+		pthread_mutex_lock(&d->lock);
+		d->flushes++;
+		pthread_mutex_unlock(&d->lock);
+		break;
+	default:
+		return TCMU_STS_NOT_HANDLED;
+	}
+	return enqueue(dev, cmd, TCMU_STS_OK) == TCMU_STS_OK ?
+	       TCMU_STS_ASYNC_HANDLED : TCMU_STS_NO_RESOURCE;
+}
+
 static struct tcmur_handler depth_handler;
 
 static int parse(struct tcmu_device *dev, struct depth_dev *d)
@@ -170,6 +221,11 @@ static int parse(struct tcmu_device *dev, struct depth_dev *d)
 			tcmu_dev_set_write_cache_enabled(dev, true);
 		} else if (!strcmp(tok, "noflush")) {
 			depth_handler.flush = NULL;
+		} else if (!strcmp(tok, "scsi")) {
+			depth_handler.read = NULL;
+			depth_handler.write = NULL;
+			depth_handler.flush = NULL;
+			depth_handler.handle_cmd = depth_handle_cmd;
 		} else {
 			tcmu_dev_err(dev, "depth: unknown option '%s'\n", tok);
 			ret = -EINVAL;
@@ -224,8 +280,12 @@ static void depth_close(struct tcmu_device *dev)
 	pthread_join(d->thread, NULL);
 	f = fopen(d->stats, "w");
 	if (f) {
-		fprintf(f, "max_inflight %u\ncommands %lu\nflushes %lu\n",
+		fprintf(f, "max_inflight %u\ncommands %lu\nflushes %lu\nopcodes",
 			d->max_inflight, d->commands, d->flushes);
+		for (int i = 0; i < 256; i++)
+			if (d->seen[i / 8] & (1u << (i % 8)))
+				fprintf(f, " %02x", i);
+		fputc('\n', f);
 		fclose(f);
 	}
 	free(d->data);
