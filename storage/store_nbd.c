@@ -417,9 +417,10 @@ static int io_queue(struct nbd_be *n, struct backend_io *io)
 			io->error = -EINVAL;
 			break;
 		}
+		/* A flush has no range: offset and length 0. */
 		ret = nbd_client_queue(n->client, cmd, flags,
-				       io->off + (cmd == NBD_CMD_FLUSH ? 0 : io->pos),
-				       len, buf, io);
+				       cmd == NBD_CMD_FLUSH ? 0 :
+				       io->off + io->pos, len, buf, io);
 		if (ret == -EBUSY)
 			return 0;
 		if (ret) {
