@@ -74,8 +74,9 @@ void ring_report(const struct ring *r);
 
 /*
  * Serve commands until @stop_fd (a socket or a signalfd) has an event:
- * returns 1 then, with what was in flight to the store cancelled; -EPROTO when the producer broke the ring; -errno when
- * waiting or notifying failed.
+ * returns 1 then, with what was in flight to the store cancelled;
+ * -EPROTO when the producer broke the ring; -errno when waiting or
+ * notifying failed.
  */
 int ring_run(struct ring *r, int stop_fd);
 

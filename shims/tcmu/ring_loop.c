@@ -374,7 +374,7 @@ int ring_run(struct ring *r, int stop_fd)
 		if (!ret)
 			ret = wait_kick(r, stop_fd);
 		if (ret) {
-			/* Nothing of the store may point into the ring after. */
+			/* Nothing of the store may point into the ring now. */
 			if (r->inflight)
 				backend_aio_cancel(r->lu.be, -ECANCELED);
 			return ret;
