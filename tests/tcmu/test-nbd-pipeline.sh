@@ -77,7 +77,12 @@ shim "$T/c.log" "$T/c.sock" "nbd:nbd+unix:///?socket=$T/n.sock"
 	--rw=randrw --size=32M --bs=4k --iodepth=32 --time_based --runtime=30 \
 	>"$T/killed.out" 2>&1 &
 fio_pid=$!
-sleep 1
+# the engine's probe ring detaches before the job's ring attaches
+for ((i = 0; i < 200; i++)); do
+	grep -q '^tcmu-shim: ring 1: ' "$T/c.log" && break
+	sleep 0.05
+done
+sleep 0.5
 kill -9 "$nbd_pid"
 wait "$nbd_pid" 2>/dev/null
 forget_bg "$nbd_pid"
