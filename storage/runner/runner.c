@@ -29,8 +29,8 @@
 #include "storage_log.h"
 
 #define RUNNER_ZERO_BUF		(256u << 10)
-/* What the kernel would pass by default (hw_max_sectors 128 of 512). */
-#define RUNNER_MAX_XFER		(64u << 10)
+/* What the kernel would pass by default: hw_max_sectors, 128 blocks. */
+#define RUNNER_MAX_XFER_BLOCKS	128u
 /* The most blocks a 10-byte CDB carries. */
 #define CDB10_MAX_BLOCKS	0xffffu
 
@@ -625,7 +625,7 @@ struct backend *runner_store_open(const char *handler, const char *dir,
 	dev->dev_size = size;
 	dev->block_size = block_size;
 	dev->num_lbas = size / block_size;
-	dev->max_xfer_len = RUNNER_MAX_XFER / block_size;
+	dev->max_xfer_len = RUNNER_MAX_XFER_BLOCKS;
 	r->be.ops = &runner_ops;
 	if (open_device(r, p->path, cfg, err, errlen)) {
 		pthread_mutex_destroy(&r->io_lock);
