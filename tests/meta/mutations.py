@@ -103,6 +103,24 @@ MUTATIONS = [
         tests=["tcmu-ring-blocks", "tcmu-memory"],
         expect="the data area is touched beyond what is in flight",
     ),
+    Mutation(
+        name="nbd-store-one-at-a-time",
+        why="the nbd store offers no asynchronous requests: tcmu-shim waits for each command (queue depth 1)",
+        file="storage/store_nbd.c",
+        old="\t.close = nbd_be_close,\n\t.aio = &nbd_aio_ops,\n",
+        new="\t.close = nbd_be_close,\n",
+        tests=["tcmu-nbd-pipeline"],
+        expect="no 'ring N: M commands, at most D in flight to the store' line",
+    ),
+    Mutation(
+        name="nbd-store-pieces-overlap",
+        why="the nbd store sends every piece of a request to the request's first offset",
+        file="storage/store_nbd.c",
+        old="\t\t\t\t       io->off + io->pos, len, buf, io);\n",
+        new="\t\t\t\t       io->off, len, buf, io);\n",
+        tests=["tcmu-nbd-pipeline"],
+        expect="fio exited non-zero: fio --name=mixed",
+    ),
 ]
 
 

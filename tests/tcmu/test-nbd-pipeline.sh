@@ -38,7 +38,7 @@ depth() {
 }
 
 job=(--rw=randrw --verify=crc32c --size=16M --bs=4k --iodepth=32)
-mixed=(--rw=randwrite --verify=crc32c --size=8M --offset=16M
+mixed=(--rw=randwrite --verify=crc32c --size=24M --offset=16M
        --bsrange=4k-256k --iodepth=16)
 
 start_nbdkit "$T/k.sock" memory 64M
