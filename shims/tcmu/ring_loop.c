@@ -344,7 +344,8 @@ static int wait_kick(struct ring *r, int stop_fd)
 		if (n < 0 && errno != EINTR && errno != EAGAIN)
 			return -errno;
 	}
-	if (r->inflight)
+	/* Also when idle: what the store's fd says must be taken. */
+	if (r->inflight || (nfds == 3 && pfd[2].revents))
 		backend_aio_reap(r->lu.be);
 	return 0;
 }
