@@ -375,9 +375,14 @@ int ring_run(struct ring *r, int stop_fd)
 		if (!ret)
 			ret = wait_kick(r, stop_fd);
 		if (ret) {
-			/* Nothing of the store may point into the ring now. */
-			if (r->inflight)
+			/*
+			 * Nothing of the store may point into the ring now;
+			 * a producer still there (a kernel) sees them fail.
+			 */
+			if (r->inflight) {
 				backend_aio_cancel(r->lu.be, -ECANCELED);
+				notify(r);
+			}
 			return ret;
 		}
 	}
