@@ -775,8 +775,8 @@ static void mode_submitter(struct script *in, bool may_scribble)
 		reap(w);
 		for (i = 1; i <= MAX_CMDS; i++)
 			FUZZ_CHECK(!w->cmds[i].busy);
-		FUZZ_CHECK(w->sub.free_blks == w->sub.nr_blks);
-		FUZZ_CHECK(w->sub.nr_free == w->sub.nr_slots);
+		FUZZ_CHECK(w->sub.st->free_blks == w->sub.nr_blks);
+		FUZZ_CHECK(w->sub.st->nr_free == w->sub.nr_slots);
 		FUZZ_CHECK(w->hdl.tail == w->hdl.next);
 	}
 	tcmu_sub_free(&w->sub);

@@ -25,7 +25,9 @@ static void check_req(const uint8_t *buf, size_t len)
 		return;
 	}
 	FUZZ_CHECK(len == TCMU_ATTACH_REQ_LEN);
-	FUZZ_CHECK(r.version == TCMU_ATTACH_VERSION && !r.flags);
+	FUZZ_CHECK(r.version == TCMU_ATTACH_V1 ? !r.flags :
+		   r.version == TCMU_ATTACH_VERSION &&
+		   r.flags <= TCMU_ATTACH_SHARED);
 	/* what was accepted encodes back to the same bytes */
 	tcmu_attach_req_encode(again, &r);
 	FUZZ_CHECK(!memcmp(again, buf, TCMU_ATTACH_REQ_LEN));
@@ -44,12 +46,15 @@ static void check_reply(const uint8_t *buf, size_t len)
 		return;
 	}
 	FUZZ_CHECK(len == TCMU_ATTACH_REPLY_LEN);
-	FUZZ_CHECK(r.version == TCMU_ATTACH_VERSION);
+	FUZZ_CHECK(r.version == TCMU_ATTACH_VERSION ||
+		   r.version == TCMU_ATTACH_V1);
 	/* the message is a C string inside its field, whatever was sent */
 	FUZZ_CHECK(strnlen(r.msg, sizeof(r.msg)) < sizeof(r.msg));
 	tcmu_attach_reply_encode(again, &r);
 	FUZZ_CHECK(!tcmu_attach_reply_decode(again, sizeof(again), &r2, &msg));
 	FUZZ_CHECK(r2.status == r.status && !strcmp(r2.msg, r.msg));
+	FUZZ_CHECK(r2.flags == r.flags && r2.submitters == r.submitters &&
+		   r2.region_size == r.region_size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,6 +24,8 @@
 
 /* Waits are cut into slices so that a stop request is seen. */
 #define SLICE_MS		100
+/* A shared ring's cmd_ids: room for this many clients of this depth. */
+#define SHARE_SLOTS		8
 
 /* What one cmd_id is for, until the handler completes it. */
 struct cmd_rec {
@@ -35,12 +38,17 @@ struct cmd_rec {
 };
 
 struct tcmu_client {
-	int sock, region_fd, kick_fd, done_fd;
+	int sock, region_fd, kick_fd, done_fd, state_fd;
 	uint8_t *region;
 	uint64_t region_size;
+	void *state;			/* shared submitters' state, mapped */
+	uint64_t state_size;
+	bool shared, joined;
+	uint32_t recovered;		/* dead lock holders reported */
 	struct tcmu_sub sub;
-	struct cmd_rec *cmds;		/* [cmd_id], 1..max_cmds */
-	uint32_t max_cmds;
+	struct cmd_rec *cmds;		/* [cmd_id], 1..nr_ids */
+	uint32_t max_cmds;		/* this client's commands at once */
+	uint32_t nr_ids;		/* the ring's cmd_ids */
 	tcmu_complete_fn *complete;	/* where completions go */
 	void *complete_arg;
 	unsigned int completed;		/* handed on by this reap() */
@@ -70,7 +78,7 @@ static void take_down(struct tcmu_client *c, int error)
 	uint32_t id;
 
 	c->down = true;
-	for (id = 1; id <= c->max_cmds; id++) {
+	for (id = 1; id <= c->nr_ids; id++) {
 		if (!c->cmds[id].busy)
 			continue;
 		c->cmds[id].busy = false;
@@ -174,14 +182,17 @@ static int send_attach(struct tcmu_client *c, const struct tcmu_client_cfg *cfg)
 {
 	struct tcmu_attach_req req = {
 		.version = TCMU_ATTACH_VERSION,
+		.flags = c->shared ? TCMU_ATTACH_SHARED : TCMU_ATTACH_PRIVATE,
 		.region_size = c->region_size,
 	};
 	uint8_t buf[TCMU_ATTACH_REQ_LEN];
-	int fds[TCMU_ATTACH_NFDS] = {
+	int fds[TCMU_SHARED_NFDS] = {
 		[TCMU_FD_REGION] = c->region_fd,
 		[TCMU_FD_KICK] = c->kick_fd,
 		[TCMU_FD_DONE] = c->done_fd,
+		[TCMU_FD_STATE] = c->state_fd,
 	};
+	size_t nfds = c->shared ? TCMU_SHARED_NFDS : TCMU_ATTACH_NFDS;
 	union {
 		char buf[CMSG_SPACE(sizeof(fds))];
 		struct cmsghdr align;
@@ -200,20 +211,63 @@ static int send_attach(struct tcmu_client *c, const struct tcmu_client_cfg *cfg)
 	cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
 	/* 32 bytes into an empty local socket: all or nothing. */
 	return sendmsg(c->sock, &msg, MSG_NOSIGNAL) == sizeof(buf) ? 0 : -errno;
 }
 
-/* Reads exactly len bytes within the deadline; -errno, -ETIMEDOUT, -EINTR. */
+/* The fds that came with a reply: up to @max kept in @fds, others closed. */
+static void take_fds(struct msghdr *msg, int *fds, int max, int *nfds)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		size_t n, i;
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+			if (*nfds < max)
+				fds[*nfds] = fd;
+			else
+				close(fd);
+			(*nfds)++;
+		}
+	}
+}
+
+/*
+ * Reads exactly len bytes within the deadline, and the fds that come with
+ * them; -errno, -ETIMEDOUT, -EINTR.
+ */
 static int recv_all(struct tcmu_client *c, void *buf, size_t len,
-		    uint64_t deadline_ns)
+		    uint64_t deadline_ns, int *fds, int max, int *nfds)
 {
 	size_t got = 0;
 
 	while (got < len) {
 		struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * 8)];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = {
+			.iov_base = (char *)buf + got,
+			.iov_len = len - got,
+		};
+		struct msghdr msg = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
 		ssize_t n;
 
 		if (c->stop && *c->stop)
@@ -224,7 +278,9 @@ static int recv_all(struct tcmu_client *c, void *buf, size_t len,
 			return -errno;
 		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		n = recv(c->sock, (char *)buf + got, len - got, MSG_DONTWAIT);
+		n = recvmsg(c->sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n > 0)
+			take_fds(&msg, fds, max, nfds);
 		if (n == 0)
 			return -ECONNRESET;
 		if (n < 0) {
@@ -235,6 +291,52 @@ static int recv_all(struct tcmu_client *c, void *buf, size_t len,
 		got += n;
 	}
 	return 0;
+}
+
+/* A memfd of @size bytes mapped shared: 0, or -1 with a message. */
+static int map_memfd(struct tcmu_client *c, const char *name, uint64_t size,
+		     int *fd, void **mem, char *err, size_t errlen)
+{
+	*fd = memfd_create(name, MFD_CLOEXEC);
+	if (*fd < 0 || ftruncate(*fd, size)) {
+		snprintf(err, errlen, "%s: memfd for %llu bytes (%s): %s",
+			 c->label, (unsigned long long)size, name,
+			 strerror(errno));
+		return -1;
+	}
+	*mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (*mem == MAP_FAILED) {
+		*mem = NULL;
+		snprintf(err, errlen, "%s: mapping %llu bytes (%s): %s",
+			 c->label, (unsigned long long)size, name,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The submitters' state for a ring others may join, with cmd_ids for
+ * SHARE_SLOTS clients like this one: 0, -errno, or 1 with a message.
+ */
+static int make_state(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
+		      char *err, size_t errlen)
+{
+	uint32_t ids = cfg->max_cmds * SHARE_SLOTS;
+
+	if (ids > UINT16_MAX)
+		ids = UINT16_MAX;
+	c->state_size = tcmu_sub_state_size(c->region, c->region_size,
+					    TCMU_DEF_BLK_SIZE, ids,
+					    cfg->max_data);
+	if (!c->state_size)
+		return -EINVAL;
+	if (map_memfd(c, "torus-tcmu-submitters", c->state_size,
+		      &c->state_fd, &c->state, err, errlen))
+		return 1;
+	return tcmu_sub_create(&c->sub, c->region, c->region_size, c->state,
+			       c->state_size, TCMU_DEF_BLK_SIZE, ids,
+			       cfg->max_data);
 }
 
 static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
@@ -262,8 +364,14 @@ static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 	}
 	tcmu_region_layout(c->region, c->region_size, cmdr_size,
 			   cfg->data_size, TCMU_RING_FLAGS);
-	ret = tcmu_sub_init(&c->sub, c->region, c->region_size,
-			    TCMU_DEF_BLK_SIZE, cfg->max_cmds, cfg->max_data);
+	if (c->shared)
+		ret = make_state(c, cfg, err, errlen);
+	else
+		ret = tcmu_sub_init(&c->sub, c->region, c->region_size,
+				    TCMU_DEF_BLK_SIZE, cfg->max_cmds,
+				    cfg->max_data);
+	if (ret > 0)
+		return -1;
 	if (ret) {
 		snprintf(err, errlen, "%s: setting up the TCMU ring: %s",
 			 c->label, strerror(-ret));
@@ -279,6 +387,82 @@ static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 	return 0;
 }
 
+/*
+ * The handler host already serves this device's ring: drop the region
+ * made for it and take the ring's (region, kick, state; this client's
+ * done eventfd stays its own). 0, or -1 with a message.
+ */
+static int join(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
+		const struct tcmu_attach_reply *rep, int *fds, int nfds,
+		char *err, size_t errlen)
+{
+	struct stat st;
+	int ret;
+
+	if (nfds != TCMU_SHARED_NFDS - 1) {
+		snprintf(err, errlen,
+			 "%s: the handler host's join reply carried %d fds, not 3 (region, kick, submitters' state)",
+			 c->label, nfds);
+		goto fail;
+	}
+	tcmu_sub_free(&c->sub);
+	munmap(c->region, c->region_size);
+	munmap(c->state, c->state_size);
+	close(c->region_fd);
+	close(c->kick_fd);
+	close(c->state_fd);
+	c->region = c->state = NULL;
+	c->region_fd = fds[TCMU_FD_REGION];
+	c->kick_fd = fds[TCMU_FD_KICK];
+	/* The done slot carries the state in a join reply. */
+	c->state_fd = fds[TCMU_FD_DONE];
+	c->region_size = rep->region_size;
+	if (fstat(c->state_fd, &st)) {
+		snprintf(err, errlen, "%s: the shared ring's state: %s",
+			 c->label, strerror(errno));
+		return -1;
+	}
+	c->state_size = st.st_size;
+	c->region = mmap(NULL, c->region_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, c->region_fd, 0);
+	c->state = mmap(NULL, c->state_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED, c->state_fd, 0);
+	if (c->region == MAP_FAILED || c->state == MAP_FAILED) {
+		if (c->region == MAP_FAILED)
+			c->region = NULL;
+		if (c->state == MAP_FAILED)
+			c->state = NULL;
+		snprintf(err, errlen, "%s: mapping the shared ring: %s",
+			 c->label, strerror(errno));
+		return -1;
+	}
+	ret = tcmu_sub_join(&c->sub, c->region, c->region_size, c->state,
+			    c->state_size, cfg->max_data);
+	if (ret == -E2BIG)
+		snprintf(err, errlen,
+			 "%s: the device's ring, set up by another job, takes commands of at most %u bytes, less than this job's max_transfer=%u: give every job on the device the same max_transfer, or ring=private",
+			 c->label, c->sub.max_blks * c->sub.blk_size,
+			 cfg->max_data);
+	else if (ret == -EUSERS)
+		snprintf(err, errlen,
+			 "%s: the device's ring has %u submitters already, its most: use ring=private for more jobs",
+			 c->label, TCMU_SUB_OWNERS);
+	else if (ret)
+		snprintf(err, errlen,
+			 "%s: joining the device's shared ring: %s", c->label,
+			 ret == -EINVAL ? "its submitters' state does not match its region" :
+			 strerror(-ret));
+	if (ret)
+		return -1;
+	c->joined = true;
+	return 0;
+fail:
+	while (nfds-- > 0)
+		if (nfds < TCMU_SHARED_NFDS)
+			close(fds[nfds]);
+	return -1;
+}
+
 static int attach(struct tcmu_client *c, const char *path,
 		  const struct tcmu_client_cfg *cfg, char *err, size_t errlen)
 {
@@ -287,6 +471,7 @@ static int attach(struct tcmu_client *c, const char *path,
 	struct tcmu_attach_reply rep;
 	uint64_t deadline = cfg->timeout_s ?
 		now_ns() + cfg->timeout_s * 1000000000ull : 0;
+	int fds[TCMU_SHARED_NFDS], nfds = 0, i;
 	const char *why;
 	int ret;
 
@@ -303,8 +488,11 @@ static int attach(struct tcmu_client *c, const char *path,
 	}
 	ret = send_attach(c, cfg);
 	if (!ret)
-		ret = recv_all(c, buf, sizeof(buf), deadline);
+		ret = recv_all(c, buf, sizeof(buf), deadline, fds,
+			       TCMU_SHARED_NFDS, &nfds);
 	if (ret) {
+		for (i = 0; i < nfds && i < TCMU_SHARED_NFDS; i++)
+			close(fds[i]);
 		snprintf(err, errlen, "%s: attaching the TCMU ring: %s",
 			 c->label,
 			 ret == -ETIMEDOUT ? "no answer from the handler host within request_timeout" :
@@ -313,7 +501,12 @@ static int attach(struct tcmu_client *c, const char *path,
 			 strerror(-ret));
 		return -1;
 	}
-	if (tcmu_attach_reply_decode(buf, sizeof(buf), &rep, &why)) {
+	ret = tcmu_attach_reply_decode(buf, sizeof(buf), &rep, &why);
+	if (!ret && !rep.status && (rep.flags & TCMU_REPLY_JOINED))
+		return join(c, cfg, &rep, fds, nfds, err, errlen);
+	for (i = 0; i < nfds && i < TCMU_SHARED_NFDS; i++)
+		close(fds[i]);
+	if (ret) {
 		snprintf(err, errlen, "%s: %s", c->label, why);
 		return -1;
 	}
@@ -336,7 +529,8 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 		snprintf(err, errlen, "%s: out of memory", label);
 		return NULL;
 	}
-	c->sock = c->region_fd = c->kick_fd = c->done_fd = -1;
+	c->sock = c->region_fd = c->kick_fd = c->done_fd = c->state_fd = -1;
+	c->shared = cfg->shared;
 	snprintf(c->label, sizeof(c->label), "%s", label);
 	c->max_cmds = cfg->max_cmds;
 	c->timeout_s = cfg->timeout_s;
@@ -344,15 +538,17 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->hold_head = cfg->hold_head;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
-	c->cmds = calloc(cfg->max_cmds + 1, sizeof(*c->cmds));
-	if (!c->cmds) {
-		snprintf(err, errlen, "%s: out of memory for %u commands",
-			 label, cfg->max_cmds);
-		goto fail;
-	}
 	if (make_region(c, cfg, err, errlen) ||
 	    attach(c, socket_path, cfg, err, errlen))
 		goto fail;
+	/* A shared ring's ids go to every client: the records are per id. */
+	c->nr_ids = c->sub.nr_slots;
+	c->cmds = calloc(c->nr_ids + 1, sizeof(*c->cmds));
+	if (!c->cmds) {
+		snprintf(err, errlen, "%s: out of memory for %u commands",
+			 label, c->nr_ids);
+		goto fail;
+	}
 	return c;
 fail:
 	tcmu_client_free(c);
@@ -420,39 +616,56 @@ static uint32_t ring_dist(uint32_t head, uint32_t tail, uint32_t size)
 }
 
 /* What is wrong with the handler's cmd_tail, or NULL. */
-static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail)
+static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail,
+			    uint32_t cleaned, uint32_t pub)
 {
 	if (tail % TCMU_OP_ALIGN_SIZE)
 		return "is not on an entry's 8-byte boundary";
 	if (tail >= s->cmdr_size)
 		return "is outside the command ring";
-	if (ring_dist(tail, s->cleaned, s->cmdr_size) >
-	    ring_dist(s->pub, s->cleaned, s->cmdr_size))
+	if (ring_dist(tail, cleaned, s->cmdr_size) >
+	    ring_dist(pub, cleaned, s->cmdr_size))
 		return "went backwards or past cmd_head";
 	return NULL;
 }
 
 static int reap_ring(struct tcmu_client *c)
 {
-	uint32_t tail = __atomic_load_n(&c->sub.mb->cmd_tail, __ATOMIC_ACQUIRE);
-	const char *why = bad_tail(&c->sub, tail);
+	uint32_t tail, cleaned = 0, pub = 0;
+	const char *why;
 	int n;
 
+	n = tcmu_sub_reap(&c->sub, on_done, c);
+	if (c->sub.recovered != c->recovered) {
+		c->recovered = c->sub.recovered;
+		fprintf(stderr,
+			"torus: %s: another job sharing the TCMU ring died holding its lock; its commands are released as they complete\n",
+			c->label);
+	}
+	if (n == -EIO) {
+		fprintf(stderr,
+			"torus: %s: the shared TCMU ring's lock cannot be recovered; failing its outstanding I/O\n",
+			c->label);
+		take_down(c, EIO);
+		return n;
+	}
+	if (n != -EPROTO)
+		return n;
+	/* Which rule the handler broke: the tail's, or a completion's. */
+	tail = __atomic_load_n(&c->sub.mb->cmd_tail, __ATOMIC_ACQUIRE);
+	tcmu_sub_bounds(&c->sub, &cleaned, &pub);
+	why = bad_tail(&c->sub, tail, cleaned, pub);
 	if (why) {
 		fprintf(stderr,
 			"torus: %s: the handler broke the TCMU ring: cmd_tail %u %s (ring of %u bytes, completions reclaimed up to %u, cmd_head %u); failing its outstanding I/O\n",
-			c->label, tail, why, c->sub.cmdr_size, c->sub.cleaned,
-			c->sub.pub);
+			c->label, tail, why, c->sub.cmdr_size, cleaned, pub);
 		take_down(c, EIO);
 		return -EPROTO;
 	}
-	n = tcmu_sub_reap(&c->sub, on_done, c);
-	if (n == -EPROTO) {
-		fprintf(stderr,
-			"torus: %s: the handler broke the TCMU ring (a completion that matches no command, or cmd_tail inside an entry); failing its outstanding I/O\n",
-			c->label);
-		take_down(c, EIO);
-	}
+	fprintf(stderr,
+		"torus: %s: the handler broke the TCMU ring (a completion that matches no command, or cmd_tail inside an entry); failing its outstanding I/O\n",
+		c->label);
+	take_down(c, EIO);
 	return n;
 }
 
@@ -465,7 +678,7 @@ static void scan_timeouts(struct tcmu_client *c, uint64_t now)
 	if (!c->timeout_s || now < c->next_scan_ns)
 		return;
 	c->next_scan_ns = now + (step < 1000000000ull ? step : 1000000000ull);
-	for (id = 1; id <= c->max_cmds; id++) {
+	for (id = 1; id <= c->nr_ids; id++) {
 		if (!c->cmds[id].busy || now - c->cmds[id].start_ns < limit)
 			continue;
 		fprintf(stderr,
@@ -593,12 +806,16 @@ void tcmu_client_free(struct tcmu_client *c)
 		return;
 	if (c->sock >= 0)
 		close(c->sock);
-	if (c->region)
+	if (c->sub.st)
 		tcmu_sub_free(&c->sub);
 	if (c->region)
 		munmap(c->region, c->region_size);
+	if (c->state)
+		munmap(c->state, c->state_size);
 	if (c->region_fd >= 0)
 		close(c->region_fd);
+	if (c->state_fd >= 0)
+		close(c->state_fd);
 	if (c->kick_fd >= 0)
 		close(c->kick_fd);
 	if (c->done_fd >= 0)

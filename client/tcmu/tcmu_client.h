@@ -15,6 +15,13 @@
  * what the handler completed, in any order, handing each completion to
  * the caller's function as it is retired. All memory is allocated at
  * attach.
+ *
+ * A shared ring is one per handler device, as the kernel has: clients
+ * in any process join it, each an owner of the commands it queues, and
+ * whoever reaps hands each completion to its owner
+ * (proto/tcmu/tcmu_ring.h); the handler host wakes every client's own
+ * done eventfd at each notify, so an owner whose completions another
+ * reaped still wakes and finds them in its list.
  */
 #ifndef TORUS_TCMU_CLIENT_H
 #define TORUS_TCMU_CLIENT_H
@@ -49,6 +56,12 @@ struct tcmu_client_cfg {
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
 	bool hold_head;			/* publish at submit(), not at queue() */
+	/*
+	 * Share the device's ring with every other client that asks to: the
+	 * first one's region, the others join it (their ring_size, data_size
+	 * and max_cmds then give way to the ring's; max_data must fit).
+	 */
+	bool shared;
 	/* Gets every completion, once, from reap() or cancel(). */
 	tcmu_complete_fn *complete;
 	void *complete_arg;

@@ -43,6 +43,11 @@
 /* Messages for failed commands: the first few, then a count at close. */
 #define MAX_REPORTS		5
 
+enum tcmu_ring_mode {
+	RING_SHARED,
+	RING_PRIVATE,
+};
+
 enum tcmu_trim_mode {
 	TRIM_UNMAP,
 	TRIM_WRITE_SAME,
@@ -55,6 +60,7 @@ struct tcmu_opts {
 	unsigned long long max_transfer;
 	unsigned int trim_mode;
 	unsigned int hold_batch;
+	unsigned int ring;
 };
 
 static struct fio_option tcmu_options[] = {
@@ -117,6 +123,22 @@ static struct fio_option tcmu_options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct tcmu_opts, hold_batch),
 		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ring",
+		.lname	= "TCMU ring per device or per job",
+		.help	= "Which ring a job submits into: shared, the device's one ring, which every job and thread on the same handler socket joins, as every writer to one TCMU device shares the kernel's; or private, a ring (and handler thread) of the job's own",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct tcmu_opts, ring),
+		.def	= "shared",
+		.posval	= {
+			{ .ival = "shared", .oval = RING_SHARED,
+			  .help = "One ring per device, joined by every job on it" },
+			{ .ival = "private", .oval = RING_PRIVATE,
+			  .help = "A ring of the job's own" },
+		},
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -360,6 +382,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		.timeout_s = p->timeout_s,
 		.stop = p->stop,
 		.hold_head = o->hold_batch,
+		.shared = o->ring == RING_SHARED,
 	};
 	struct tcmu_session *ts;
 	struct tcmu_dev dev;

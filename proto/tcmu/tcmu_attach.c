@@ -43,43 +43,72 @@ int tcmu_attach_req_decode(const uint8_t *buf, size_t len,
 	r->version = get32(buf + 16);
 	r->flags = get32(buf + 20);
 	r->region_size = get32(buf + 24) | (uint64_t)get32(buf + 28) << 32;
-	if (r->version != TCMU_ATTACH_VERSION) {
+	if (r->version != TCMU_ATTACH_VERSION &&
+	    r->version != TCMU_ATTACH_V1) {
 		*msg = "attach protocol version not supported (engine and handler host are from different builds)";
 		return -1;
 	}
-	if (r->flags) {
+	if (r->version == TCMU_ATTACH_V1 ? r->flags != 0 :
+	    r->flags > TCMU_ATTACH_SHARED) {
 		*msg = "unknown attach flags";
 		return -1;
 	}
 	return 0;
 }
 
+/* Where the message starts, and its room, in a reply of this version. */
+static size_t msg_off(uint32_t version)
+{
+	return version == TCMU_ATTACH_V1 ? 24 : 40;
+}
+
 void tcmu_attach_reply_encode(uint8_t buf[TCMU_ATTACH_REPLY_LEN],
 			      const struct tcmu_attach_reply *r)
 {
-	size_t n = strnlen(r->msg, TCMU_ATTACH_MSG_MAX - 1);
+	size_t off = msg_off(r->version), room = TCMU_ATTACH_REPLY_LEN - off;
+	size_t n = strnlen(r->msg, room - 1);
 
 	memcpy(buf, reply_magic, 16);
 	put32(buf + 16, r->version);
 	put32(buf + 20, r->status);
-	memset(buf + 24, 0, TCMU_ATTACH_MSG_MAX);
-	memcpy(buf + 24, r->msg, n);
+	memset(buf + 24, 0, TCMU_ATTACH_REPLY_LEN - 24);
+	if (r->version != TCMU_ATTACH_V1) {
+		put32(buf + 24, r->flags);
+		put32(buf + 28, r->submitters);
+		put32(buf + 32, (uint32_t)r->region_size);
+		put32(buf + 36, (uint32_t)(r->region_size >> 32));
+	}
+	memcpy(buf + off, r->msg, n);
 }
 
 int tcmu_attach_reply_decode(const uint8_t *buf, size_t len,
 			     struct tcmu_attach_reply *r, const char **msg)
 {
+	size_t off;
+
 	if (len != TCMU_ATTACH_REPLY_LEN || memcmp(buf, reply_magic, 16)) {
 		*msg = "not a TCMU handler host's reply (is the socket a tcmu-shim's?)";
 		return -1;
 	}
 	r->version = get32(buf + 16);
 	r->status = get32(buf + 20);
-	memcpy(r->msg, buf + 24, TCMU_ATTACH_MSG_MAX);
-	r->msg[TCMU_ATTACH_MSG_MAX - 1] = '\0';
-	if (r->version != TCMU_ATTACH_VERSION) {
+	/* A C string whatever comes next. */
+	r->msg[0] = r->msg[TCMU_ATTACH_MSG_MAX - 1] = '\0';
+	if (r->version != TCMU_ATTACH_VERSION &&
+	    r->version != TCMU_ATTACH_V1) {
 		*msg = "attach protocol version not supported (engine and handler host are from different builds)";
 		return -1;
 	}
+	off = msg_off(r->version);
+	r->flags = r->submitters = 0;
+	r->region_size = 0;
+	if (r->version != TCMU_ATTACH_V1) {
+		r->flags = get32(buf + 24);
+		r->submitters = get32(buf + 28);
+		r->region_size = get32(buf + 32) |
+				 (uint64_t)get32(buf + 36) << 32;
+	}
+	memcpy(r->msg, buf + off, TCMU_ATTACH_REPLY_LEN - off);
+	r->msg[TCMU_ATTACH_REPLY_LEN - off - 1] = '\0';
 	return 0;
 }

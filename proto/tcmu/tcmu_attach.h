@@ -11,6 +11,19 @@
  * Reply, 256 bytes:   magic[16] version:u32 status:u32 message[232]
  * Integers are little-endian. status is 0 or a positive errno, and the
  * message (NUL-terminated) then says what the handler refused and why.
+ *
+ * Version 2 adds one ring per device, shared by its submitters, as the
+ * kernel has one per TCMU device: flags then holds the request's kind.
+ * TCMU_ATTACH_PRIVATE is version 1's (three fds, a ring of its own);
+ * TCMU_ATTACH_SHARED carries a fourth fd, the submitters' state (memfd),
+ * and the handler host either takes the four as the device's ring (the
+ * first submitter) or joins this one to the ring it serves: it keeps the
+ * done eventfd only, and answers with the ring's region, kick and state
+ * fds (SCM_RIGHTS, in enum tcmu_attach_fd's order).
+ * Reply, version 2:    magic[16] version:u32 status:u32 flags:u32
+ *                      submitters:u32 region_size:u64 message[216]
+ * flags TCMU_REPLY_JOINED says the fds came; submitters counts them with
+ * this one. A version 1 request gets a version 1 reply.
  */
 #ifndef TORUS_TCMU_ATTACH_H
 #define TORUS_TCMU_ATTACH_H
@@ -18,7 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TCMU_ATTACH_VERSION	1
+#define TCMU_ATTACH_VERSION	2
+#define TCMU_ATTACH_V1		1
 #define TCMU_ATTACH_REQ_LEN	32
 #define TCMU_ATTACH_REPLY_LEN	256
 #define TCMU_ATTACH_MSG_MAX	232
@@ -29,17 +43,30 @@ enum tcmu_attach_fd {
 	TCMU_FD_KICK,		/* eventfd: cmd_head moved (the UIO event) */
 	TCMU_FD_DONE,		/* eventfd: cmd_tail moved (the UIO write) */
 	TCMU_ATTACH_NFDS,
+	TCMU_FD_STATE = TCMU_ATTACH_NFDS, /* memfd: submitters' state */
+	TCMU_SHARED_NFDS,
 };
+
+/* Version 2's kinds of request (flags). */
+enum tcmu_attach_kind {
+	TCMU_ATTACH_PRIVATE,
+	TCMU_ATTACH_SHARED,
+};
+
+#define TCMU_REPLY_JOINED	1u
 
 struct tcmu_attach_req {
 	uint32_t version;
-	uint32_t flags;		/* none defined: must be 0 */
+	uint32_t flags;		/* version 1: 0; 2: enum tcmu_attach_kind */
 	uint64_t region_size;	/* bytes of the memfd to map */
 };
 
 struct tcmu_attach_reply {
 	uint32_t version;
 	uint32_t status;	/* 0 or a positive errno */
+	uint32_t flags;		/* version 2: TCMU_REPLY_JOINED */
+	uint32_t submitters;	/* version 2: the ring's, this one included */
+	uint64_t region_size;	/* version 2, joined: bytes of the region */
 	char msg[TCMU_ATTACH_MSG_MAX];
 };
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tcmu_ring.h"
 
@@ -16,15 +17,25 @@
 #define MB_HEAD		offsetof(struct tcmu_mailbox, cmd_head)
 #define MB_TAIL		offsetof(struct tcmu_mailbox, cmd_tail)
 
+#define STATE_MAGIC	0x544d5353u	/* "TMSS" */
+#define NO_ID		0
+
+/* One cmd_id's command, and its answer once the handler retired it. */
 struct tcmu_sub_slot {
 	uint32_t nblks, len;
-	bool busy;
+	uint8_t busy;			/* 1: queued, 2: answered */
+	uint8_t status, uflags;
+	uint8_t has_sense;
+	uint16_t owner;
+	uint16_t next;			/* in its owner's done list */
+	uint32_t read_len;
+	uint8_t sense[TCMU_SENSE_BUFFERSIZE];
 };
 
 /* One entry in the ring, as queued: lengths come from here, not the ring. */
 struct tcmu_sub_ent {
 	uint32_t len;
-	bool pad;
+	uint32_t pad;
 };
 
 static uint32_t round_up8(uint32_t v)
@@ -78,78 +89,334 @@ uint32_t tcmu_cmd_entry_size(uint32_t iov_cnt, uint32_t cdb_len)
 
 /* ---- submitter ---- */
 
-int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
-		  uint32_t blk_size, uint32_t max_cmds, uint32_t max_data)
+static uint64_t align64(uint64_t v)
 {
-	struct tcmu_mailbox *mb = region;
-	uint64_t data_size, nr_blks;
-	uint32_t i;
+	return (v + 63) & ~63ull;
+}
 
-	memset(s, 0, sizeof(*s));
+/* The geometry a region and these limits give: 0, or -EINVAL. */
+static int sub_geometry(struct tcmu_sub *s, const void *region,
+			uint64_t region_size, uint32_t blk_size,
+			uint32_t max_cmds, uint32_t max_data)
+{
+	const struct tcmu_mailbox *mb = region;
+	uint64_t nr_blks;
+
 	if (!blk_size || !max_cmds || max_cmds > UINT16_MAX || !max_data ||
 	    mb->version != TCMU_MAILBOX_VERSION ||
-	    (uint64_t)mb->cmdr_off + mb->cmdr_size > region_size)
+	    (uint64_t)mb->cmdr_off + mb->cmdr_size > region_size ||
+	    mb->cmd_head >= mb->cmdr_size)
 		return -EINVAL;
-	s->base = region;
-	s->mb = mb;
 	s->cmdr_off = mb->cmdr_off;
 	s->cmdr_size = mb->cmdr_size;
-	s->head = s->cleaned = s->pub = mb->cmd_head;
 	s->data_off = (uint64_t)s->cmdr_off + s->cmdr_size;
-	data_size = region_size - s->data_off;
-	nr_blks = data_size / blk_size;
-	if (!nr_blks || nr_blks > UINT32_MAX || s->head >= s->cmdr_size)
+	nr_blks = (region_size - s->data_off) / blk_size;
+	if (!nr_blks || nr_blks > UINT32_MAX)
 		return -EINVAL;
 	s->blk_size = blk_size;
-	s->nr_blks = s->free_blks = nr_blks;
+	s->nr_blks = nr_blks;
 	s->max_blks = (max_data + blk_size - 1) / blk_size;
-	s->nr_slots = s->nr_free = max_cmds;
+	s->nr_slots = max_cmds;
 	/* Each command brings at most one PAD with it. */
 	s->ent_cap = 2 * max_cmds;
-
-	s->bitmap = calloc((nr_blks + 63) / 64, sizeof(uint64_t));
-	s->free_ids = calloc(max_cmds, sizeof(*s->free_ids));
-	s->slots = calloc(max_cmds, sizeof(*s->slots));
-	s->slot_blks = calloc((size_t)max_cmds * s->max_blks, sizeof(uint32_t));
-	s->ents = calloc(s->ent_cap, sizeof(*s->ents));
-	s->iov_tmp = calloc(s->max_blks, sizeof(*s->iov_tmp));
-	if (!s->bitmap || !s->free_ids || !s->slots || !s->slot_blks ||
-	    !s->ents || !s->iov_tmp) {
-		tcmu_sub_free(s);
-		return -ENOMEM;
-	}
-	/* Lowest ids on top: 1 goes out first. */
-	for (i = 0; i < max_cmds; i++)
-		s->free_ids[i] = max_cmds - i;
 	return 0;
 }
 
-void tcmu_sub_free(struct tcmu_sub *s)
+/* Where the arrays go after the state, and its whole size. */
+static uint64_t sub_layout(const struct tcmu_sub *s, struct tcmu_sub_state *st)
 {
-	free(s->bitmap);
-	free(s->free_ids);
-	free(s->slots);
-	free(s->slot_blks);
-	free(s->ents);
-	free(s->iov_tmp);
+	uint64_t off = align64(sizeof(*st));
+
+	st->bitmap_off = off;
+	off = align64(off + ((uint64_t)s->nr_blks + 63) / 64 * 8);
+	st->ids_off = off;
+	off = align64(off + (uint64_t)s->nr_slots * sizeof(uint16_t));
+	st->slots_off = off;
+	off = align64(off + (uint64_t)s->nr_slots *
+		      sizeof(struct tcmu_sub_slot));
+	st->blks_off = off;
+	off = align64(off + (uint64_t)s->nr_slots * s->max_blks * 4);
+	st->ents_off = off;
+	off = align64(off + (uint64_t)s->ent_cap *
+		      sizeof(struct tcmu_sub_ent));
+	return off;
+}
+
+/* This process's pointers into the state. */
+static void sub_map(struct tcmu_sub *s)
+{
+	uint8_t *p = (uint8_t *)s->st;
+
+	s->bitmap = (uint64_t *)(p + s->st->bitmap_off);
+	s->free_ids = (uint16_t *)(p + s->st->ids_off);
+	s->slots = (struct tcmu_sub_slot *)(p + s->st->slots_off);
+	s->slot_blks = (uint32_t *)(p + s->st->blks_off);
+	s->ents = (struct tcmu_sub_ent *)(p + s->st->ents_off);
+}
+
+static int mutex_init_shared(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int ret;
+
+	pthread_mutexattr_init(&a);
+	ret = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	if (!ret)
+		ret = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	if (!ret)
+		ret = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return -ret;
+}
+
+static void sub_fill(struct tcmu_sub *s, const struct tcmu_mailbox *mb,
+		     uint64_t size)
+{
+	struct tcmu_sub_state *st = s->st;
+	uint32_t i;
+
+	st->size = size;
+	st->cmdr_off = s->cmdr_off;
+	st->cmdr_size = s->cmdr_size;
+	st->data_off = s->data_off;
+	st->blk_size = s->blk_size;
+	st->nr_blks = s->nr_blks;
+	st->max_blks = s->max_blks;
+	st->nr_slots = s->nr_slots;
+	st->ent_cap = s->ent_cap;
+	st->head = st->cleaned = st->pub = mb->cmd_head;
+	st->free_blks = s->nr_blks;
+	st->nr_free = s->nr_slots;
+	sub_map(s);
+	/* Lowest ids on top: 1 goes out first. */
+	for (i = 0; i < s->nr_slots; i++)
+		s->free_ids[i] = s->nr_slots - i;
+	st->magic = STATE_MAGIC;
+}
+
+static int sub_common(struct tcmu_sub *s, void *region)
+{
+	s->base = region;
+	s->mb = region;
+	s->iov_tmp = calloc(s->max_blks, sizeof(*s->iov_tmp));
+	return s->iov_tmp ? 0 : -ENOMEM;
+}
+
+int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
+		  uint32_t blk_size, uint32_t max_cmds, uint32_t max_data)
+{
+	struct tcmu_sub_state tmp;
+	uint64_t size;
+	int ret;
+
 	memset(s, 0, sizeof(*s));
+	ret = sub_geometry(s, region, region_size, blk_size, max_cmds,
+			   max_data);
+	if (ret)
+		return ret;
+	size = sub_layout(s, &tmp);
+	s->st = calloc(1, size);
+	s->own_st = true;
+	if (!s->st || sub_common(s, region)) {
+		tcmu_sub_free(s);
+		return -ENOMEM;
+	}
+	sub_layout(s, s->st);
+	sub_fill(s, region, size);
+	s->st->owners[0].state = TCMU_OWNER_LIVE;
+	s->st->nr_owners = 1;
+	return 0;
+}
+
+uint64_t tcmu_sub_state_size(const void *region, uint64_t region_size,
+			     uint32_t blk_size, uint32_t max_cmds,
+			     uint32_t max_data)
+{
+	struct tcmu_sub_state tmp;
+	struct tcmu_sub s;
+
+	if (sub_geometry(&s, region, region_size, blk_size, max_cmds,
+			 max_data))
+		return 0;
+	return sub_layout(&s, &tmp);
+}
+
+static int lock(struct tcmu_sub *s);
+static void unlock(struct tcmu_sub *s);
+
+/* Become an owner: the first free index, its alive mutex held. */
+static int sub_enter(struct tcmu_sub *s)
+{
+	struct tcmu_sub_state *st = s->st;
+	uint32_t i;
+	int ret;
+
+	ret = lock(s);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < TCMU_SUB_OWNERS; i++)
+		if (st->owners[i].state == TCMU_OWNER_FREE)
+			break;
+	if (i == TCMU_SUB_OWNERS) {
+		unlock(s);
+		return -EUSERS;
+	}
+	ret = mutex_init_shared(&st->owners[i].alive);
+	if (!ret)
+		ret = -pthread_mutex_lock(&st->owners[i].alive);
+	if (!ret) {
+		st->owners[i].state = TCMU_OWNER_LIVE;
+		st->owners[i].busy = 0;
+		st->owners[i].done_first = st->owners[i].done_last = NO_ID;
+		st->owners[i].pid = getpid();
+		st->nr_owners++;
+		s->owner = i;
+	}
+	unlock(s);
+	return ret;
+}
+
+int tcmu_sub_create(struct tcmu_sub *s, void *region, uint64_t region_size,
+		    void *mem, uint64_t mem_size, uint32_t blk_size,
+		    uint32_t max_cmds, uint32_t max_data)
+{
+	uint64_t size;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = sub_geometry(s, region, region_size, blk_size, max_cmds,
+			   max_data);
+	if (ret)
+		return ret;
+	s->st = mem;
+	size = sub_layout(s, s->st);
+	if (size > mem_size)
+		return -EINVAL;
+	ret = mutex_init_shared(&s->st->lock);
+	if (ret)
+		return ret;
+	sub_fill(s, region, size);
+	s->shared = true;
+	ret = sub_common(s, region);
+	if (!ret)
+		ret = sub_enter(s);
+	if (ret)
+		tcmu_sub_free(s);
+	return ret;
+}
+
+int tcmu_sub_join(struct tcmu_sub *s, void *region, uint64_t region_size,
+		  void *mem, uint64_t mem_size, uint32_t max_data)
+{
+	const struct tcmu_mailbox *mb = region;
+	struct tcmu_sub_state *st = mem;
+	struct tcmu_sub_state tmp;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	if (mem_size < sizeof(*st) || st->magic != STATE_MAGIC ||
+	    st->size > mem_size || st->cmdr_off != mb->cmdr_off ||
+	    st->cmdr_size != mb->cmdr_size || !st->blk_size ||
+	    st->data_off != (uint64_t)st->cmdr_off + st->cmdr_size ||
+	    (uint64_t)st->nr_blks * st->blk_size > region_size - st->data_off ||
+	    !st->nr_slots || st->nr_slots > UINT16_MAX ||
+	    st->ent_cap != 2 * st->nr_slots)
+		return -EINVAL;
+	s->cmdr_off = st->cmdr_off;
+	s->cmdr_size = st->cmdr_size;
+	s->data_off = st->data_off;
+	s->blk_size = st->blk_size;
+	s->nr_blks = st->nr_blks;
+	s->max_blks = st->max_blks;
+	s->nr_slots = st->nr_slots;
+	s->ent_cap = st->ent_cap;
+	/* The arrays where this geometry puts them, inside the mapping. */
+	tmp = *st;
+	if (sub_layout(s, &tmp) != st->size ||
+	    tmp.bitmap_off != st->bitmap_off || tmp.ids_off != st->ids_off ||
+	    tmp.slots_off != st->slots_off || tmp.blks_off != st->blks_off ||
+	    tmp.ents_off != st->ents_off)
+		return -EINVAL;
+	if ((uint64_t)max_data > (uint64_t)s->max_blks * s->blk_size)
+		return -E2BIG;
+	s->st = st;
+	s->shared = true;
+	sub_map(s);
+	ret = sub_common(s, region);
+	if (!ret)
+		ret = sub_enter(s);
+	if (ret) {
+		free(s->iov_tmp);
+		memset(s, 0, sizeof(*s));
+	}
+	return ret;
+}
+
+/*
+ * The lock of a shared state. A holder that died (EOWNERDEAD) left it
+ * held mid-change: the state is made consistent and its owner counted
+ * gone, so that its commands are released as they complete. What it was
+ * changing at that moment (a command half queued) may keep a few data
+ * blocks until the ring is set up again. -EIO when the lock is lost.
+ */
+static int lock(struct tcmu_sub *s)
+{
+	struct tcmu_sub_state *st = s->st;
+	int ret;
+
+	if (!s->shared)
+		return 0;
+	ret = pthread_mutex_lock(&st->lock);
+	if (ret == EOWNERDEAD) {
+		uint32_t dead = st->holder;
+
+		pthread_mutex_consistent(&st->lock);
+		if (dead < TCMU_SUB_OWNERS && dead != s->owner &&
+		    st->owners[dead].state == TCMU_OWNER_LIVE) {
+			st->owners[dead].state = TCMU_OWNER_GONE;
+			st->nr_owners--;
+		}
+		s->recovered++;
+		ret = 0;
+	}
+	if (ret)
+		return -EIO;
+	st->holder = s->owner;
+	return 0;
+}
+
+static void unlock(struct tcmu_sub *s)
+{
+	if (s->shared)
+		pthread_mutex_unlock(&s->st->lock);
 }
 
 uint32_t tcmu_sub_ring_free(const struct tcmu_sub *s)
 {
-	return s->cmdr_size - ring_used(s->head, s->cleaned, s->cmdr_size) - 1;
+	return s->cmdr_size - ring_used(s->st->head, s->st->cleaned,
+					s->cmdr_size) - 1;
+}
+
+void tcmu_sub_bounds(struct tcmu_sub *s, uint32_t *cleaned, uint32_t *pub)
+{
+	if (lock(s) < 0)
+		return;
+	*cleaned = s->st->cleaned;
+	*pub = s->st->pub;
+	unlock(s);
 }
 
 static void blk_put(struct tcmu_sub *s, const uint32_t *blks, uint32_t n)
 {
+	struct tcmu_sub_state *st = s->st;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		s->bitmap[blks[i] / 64] &= ~(1ull << (blks[i] % 64));
-		if (blks[i] / 64 < s->blk_lo)
-			s->blk_lo = blks[i] / 64;
+		if (blks[i] / 64 < st->blk_lo)
+			st->blk_lo = blks[i] / 64;
 	}
-	s->free_blks += n;
+	st->free_blks += n;
 }
 
 /*
@@ -162,7 +429,8 @@ static void blk_put(struct tcmu_sub *s, const uint32_t *blks, uint32_t n)
  */
 static void blk_get(struct tcmu_sub *s, uint32_t *blks, uint32_t n)
 {
-	uint32_t w = s->blk_lo, got = 0;
+	struct tcmu_sub_state *st = s->st;
+	uint32_t w = st->blk_lo, got = 0;
 
 	while (got < n) {
 		uint64_t avail = ~s->bitmap[w];
@@ -179,15 +447,16 @@ static void blk_get(struct tcmu_sub *s, uint32_t *blks, uint32_t n)
 		if (!avail)
 			w++;
 	}
-	s->blk_lo = w;
-	s->free_blks -= n;
+	st->blk_lo = w;
+	st->free_blks -= n;
 }
 
 static void ent_push(struct tcmu_sub *s, uint32_t len, bool pad)
 {
+	struct tcmu_sub_state *st = s->st;
 	struct tcmu_sub_ent *e;
 
-	e = &s->ents[(s->ent_first + s->ent_cnt++) % s->ent_cap];
+	e = &s->ents[(st->ent_first + st->ent_cnt++) % s->ent_cap];
 	e->len = len;
 	e->pad = pad;
 }
@@ -205,9 +474,17 @@ static void put_hdr(struct tcmu_cmd_entry_hdr *hdr, enum tcmu_opcode op,
 	hdr->uflags = 0;
 }
 
-int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
-		   uint32_t data_len, const void *wbuf)
+static void publish(struct tcmu_sub *s)
 {
+	s->st->pub = s->st->head;
+	__atomic_store_n(mb_word(s->base, MB_HEAD), s->st->head,
+			 __ATOMIC_RELEASE);
+}
+
+static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
+		     uint32_t data_len, const void *wbuf)
+{
+	struct tcmu_sub_state *st = s->st;
 	uint32_t nblks = (data_len + s->blk_size - 1) / s->blk_size;
 	uint32_t *blks, iov_cnt = 0, len, pad = 0, i;
 	struct tcmu_cmd_entry *ent;
@@ -215,12 +492,9 @@ int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 	const uint8_t *src = wbuf;
 	uint16_t id;
 
-	if (!cdb_len || cdb_len > TCMU_CDB_MAX || nblks > s->max_blks ||
-	    tcmu_cmd_entry_size(nblks, cdb_len) >= s->cmdr_size / 2)
-		return -EINVAL;	/* half the ring: fits wherever the head is */
-	if (!s->nr_free || nblks > s->free_blks)
+	if (!st->nr_free || nblks > st->free_blks)
 		return -EBUSY;
-	id = s->free_ids[s->nr_free - 1];
+	id = s->free_ids[st->nr_free - 1];
 	blks = &s->slot_blks[(size_t)(id - 1) * s->max_blks];
 	if (nblks)
 		blk_get(s, blks, nblks);
@@ -241,30 +515,28 @@ int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 	}
 	len = tcmu_cmd_entry_size(iov_cnt, cdb_len);
 	/* An entry never wraps: a PAD fills the ring's end first. */
-	if (s->head + len > s->cmdr_size)
-		pad = s->cmdr_size - s->head;
+	if (st->head + len > s->cmdr_size)
+		pad = s->cmdr_size - st->head;
 	if ((uint64_t)pad + len > tcmu_sub_ring_free(s)) {
 		blk_put(s, blks, nblks);
 		return -EBUSY;
 	}
 
 	if (pad) {
-		put_hdr((void *)(s->base + s->cmdr_off + s->head), TCMU_OP_PAD,
+		put_hdr((void *)(s->base + s->cmdr_off + st->head), TCMU_OP_PAD,
 			pad, 0);
 		ent_push(s, pad, true);
-		s->head = 0;
+		st->head = 0;
 	}
-	ent = (void *)(s->base + s->cmdr_off + s->head);
+	ent = (void *)(s->base + s->cmdr_off + st->head);
 	memset(ent, 0, IOV_OFF);
 	put_hdr(&ent->hdr, TCMU_OP_CMD, len, id);
 	ent->req.iov_cnt = iov_cnt;
 	/* The CDB follows the iovecs (or the response area), as the kernel's. */
-	ent->req.cdb_off = (uint64_t)s->cmdr_off + s->head +
+	ent->req.cdb_off = (uint64_t)s->cmdr_off + st->head +
 			   tcmu_cmd_entry_size(iov_cnt, 0);
 	memcpy(ent->req.iov, s->iov_tmp, iov_cnt * sizeof(struct iovec));
 	memcpy(s->base + ent->req.cdb_off, cdb, cdb_len);
-	ent_push(s, len, false);
-	s->head = (s->head + len) % s->cmdr_size;
 
 	for (i = 0; wbuf && i < nblks; i++) {
 		uint32_t n = data_len - i * s->blk_size;
@@ -274,18 +546,45 @@ int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 		memcpy(s->base + s->data_off + (uint64_t)blks[i] * s->blk_size,
 		       src + (size_t)i * s->blk_size, n);
 	}
+	/* Last, so that a submitter dying above leaves no half command. */
 	slot = &s->slots[id - 1];
 	slot->nblks = nblks;
 	slot->len = data_len;
-	slot->busy = true;
-	s->nr_free--;
+	slot->busy = 1;
+	slot->owner = s->owner;
+	slot->next = NO_ID;
+	st->owners[s->owner].busy++;
+	st->nr_free--;
+	ent_push(s, len, false);
+	st->head = (st->head + len) % s->cmdr_size;
 	return id;
+}
+
+int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
+		   uint32_t data_len, const void *wbuf)
+{
+	uint32_t nblks = (data_len + s->blk_size - 1) / s->blk_size;
+	int ret;
+
+	if (!cdb_len || cdb_len > TCMU_CDB_MAX || nblks > s->max_blks ||
+	    tcmu_cmd_entry_size(nblks, cdb_len) >= s->cmdr_size / 2)
+		return -EINVAL;	/* half the ring: fits wherever the head is */
+	ret = lock(s);
+	if (ret < 0)
+		return ret;
+	ret = sub_queue(s, cdb, cdb_len, data_len, wbuf);
+	/* Shared, others move cmd_head too: each command is published. */
+	if (ret > 0 && s->shared)
+		publish(s);
+	unlock(s);
+	return ret;
 }
 
 void tcmu_sub_commit(struct tcmu_sub *s)
 {
-	s->pub = s->head;
-	__atomic_store_n(mb_word(s->base, MB_HEAD), s->head, __ATOMIC_RELEASE);
+	if (s->shared)
+		return;		/* published as queued */
+	publish(s);
 }
 
 int tcmu_sub_copy_out(const struct tcmu_sub *s, uint16_t cmd_id, void *buf,
@@ -313,55 +612,201 @@ int tcmu_sub_copy_out(const struct tcmu_sub *s, uint16_t cmd_id, void *buf,
 	return 0;
 }
 
-int tcmu_sub_reap(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
+/* A command is over: its blocks and cmd_id go back, its owner's count down. */
+static void release(struct tcmu_sub *s, uint16_t id)
 {
+	struct tcmu_sub_state *st = s->st;
+	struct tcmu_sub_slot *slot = &s->slots[id - 1];
+	struct tcmu_sub_owner *o = &st->owners[slot->owner];
+
+	blk_put(s, &s->slot_blks[(size_t)(id - 1) * s->max_blks],
+		slot->nblks);
+	slot->busy = 0;
+	s->free_ids[st->nr_free++] = id;
+	if (o->busy)
+		o->busy--;
+	if (o->state == TCMU_OWNER_GONE && !o->busy)
+		o->state = TCMU_OWNER_FREE;
+}
+
+static void release_list(struct tcmu_sub *s, uint16_t id)
+{
+	while (id != NO_ID) {
+		uint16_t next = s->slots[id - 1].next;
+
+		release(s, id);
+		id = next;
+	}
+}
+
+/*
+ * Another owner still there? One that died holding its alive mutex is
+ * found here (EOWNERDEAD): counted gone, its handed-on completions
+ * released.
+ */
+static bool owner_here(struct tcmu_sub *s, uint32_t i)
+{
+	struct tcmu_sub_owner *o = &s->st->owners[i];
+	uint16_t list;
+	int ret;
+
+	if (o->state != TCMU_OWNER_LIVE)
+		return false;
+	if (i == s->owner || !s->shared)
+		return true;
+	ret = pthread_mutex_trylock(&o->alive);
+	if (ret == EBUSY)
+		return true;
+	if (ret == EOWNERDEAD)
+		pthread_mutex_consistent(&o->alive);
+	if (ret == 0 || ret == EOWNERDEAD)
+		pthread_mutex_unlock(&o->alive);
+	o->state = TCMU_OWNER_GONE;
+	s->st->nr_owners--;
+	list = o->done_first;
+	o->done_first = o->done_last = NO_ID;
+	release_list(s, list);
+	return false;
+}
+
+/* A retired command to its owner's done list, or released if none. */
+static void hand_on(struct tcmu_sub *s, uint16_t id)
+{
+	struct tcmu_sub_slot *slot = &s->slots[id - 1];
+	struct tcmu_sub_owner *o;
+
+	if (!owner_here(s, slot->owner)) {
+		release(s, id);
+		return;
+	}
+	o = &s->st->owners[slot->owner];
+	slot->next = NO_ID;
+	if (o->done_last != NO_ID)
+		s->slots[o->done_last - 1].next = id;
+	else
+		o->done_first = id;
+	o->done_last = id;
+}
+
+/* Walk what the handler retired, under the lock: 0 or -EPROTO. */
+static int collect(struct tcmu_sub *s)
+{
+	struct tcmu_sub_state *st = s->st;
 	uint32_t tail, todo;
-	int done = 0;
 
 	tail = __atomic_load_n(mb_word(s->base, MB_TAIL), __ATOMIC_ACQUIRE);
 	if (tail >= s->cmdr_size || tail % ENT_ALIGN)
 		return -EPROTO;
-	todo = ring_used(tail, s->cleaned, s->cmdr_size);
+	todo = ring_used(tail, st->cleaned, s->cmdr_size);
 	/* The tail may not pass what the handler was shown. */
-	if (todo > ring_used(s->pub, s->cleaned, s->cmdr_size))
+	if (todo > ring_used(st->pub, st->cleaned, s->cmdr_size))
 		return -EPROTO;
 
 	while (todo) {
-		const struct tcmu_sub_ent *e = &s->ents[s->ent_first];
+		const struct tcmu_sub_ent *e = &s->ents[st->ent_first];
 		struct tcmu_cmd_entry ent;
 		struct tcmu_sub_slot *slot;
-		struct tcmu_done d;
+		uint16_t id;
 
 		/* The tail must land on an entry boundary. */
-		if (!s->ent_cnt || e->len > todo)
+		if (!st->ent_cnt || e->len > todo)
 			return -EPROTO;
 		if (!e->pad) {
 			/* One copy: the handler cannot change it under us. */
-			memcpy(&ent, s->base + s->cmdr_off + s->cleaned,
-			       sizeof(ent));
-			d.cmd_id = ent.hdr.cmd_id;
-			if (!d.cmd_id || d.cmd_id > s->nr_slots ||
-			    !s->slots[d.cmd_id - 1].busy)
+			memcpy(&ent, s->base + s->cmdr_off + st->cleaned,
+			       sizeof(ent.hdr) + sizeof(ent.rsp.scsi_status));
+			id = ent.hdr.cmd_id;
+			if (!id || id > s->nr_slots || !s->slots[id - 1].busy ||
+			    s->slots[id - 1].busy == 2)
 				return -EPROTO;
-			d.status = ent.rsp.scsi_status;
-			d.uflags = ent.hdr.uflags;
-			d.read_len = ent.rsp.read_len;
-			d.sense = (const uint8_t *)ent.rsp.sense_buffer;
-			slot = &s->slots[d.cmd_id - 1];
-			if (fn)
-				fn(arg, &d);
-			blk_put(s, &s->slot_blks[(size_t)(d.cmd_id - 1) *
-						 s->max_blks], slot->nblks);
-			slot->busy = false;
-			s->free_ids[s->nr_free++] = d.cmd_id;
-			done++;
+			slot = &s->slots[id - 1];
+			slot->busy = 2;	/* answered */
+			slot->status = ent.rsp.scsi_status;
+			slot->uflags = ent.hdr.uflags;
+			slot->has_sense = slot->status != 0;
+			/* Sense and read_len only when they can matter. */
+			if (slot->has_sense)
+				memcpy(slot->sense, s->base + s->cmdr_off +
+				       st->cleaned +
+				       offsetof(struct tcmu_cmd_entry,
+						rsp.sense_buffer),
+				       TCMU_SENSE_BUFFERSIZE);
+			if (slot->uflags & TCMU_UFLAG_READ_LEN)
+				memcpy(&slot->read_len, s->base +
+				       s->cmdr_off + st->cleaned +
+				       offsetof(struct tcmu_cmd_entry,
+						rsp.read_len),
+				       sizeof(slot->read_len));
+			else
+				slot->read_len = 0;
+			hand_on(s, id);
 		}
-		s->cleaned = (s->cleaned + e->len) % s->cmdr_size;
+		st->cleaned = (st->cleaned + e->len) % s->cmdr_size;
 		todo -= e->len;
-		s->ent_first = (s->ent_first + 1) % s->ent_cap;
-		s->ent_cnt--;
+		st->ent_first = (st->ent_first + 1) % s->ent_cap;
+		st->ent_cnt--;
 	}
-	return done;
+	return 0;
+}
+
+int tcmu_sub_reap(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
+{
+	struct tcmu_sub_owner *o;
+	uint16_t first, id;
+	int ret, done = 0;
+
+	ret = lock(s);
+	if (ret < 0)
+		return ret;
+	ret = collect(s);
+	o = &s->st->owners[s->owner];
+	first = o->done_first;
+	o->done_first = o->done_last = NO_ID;
+	unlock(s);
+
+	/* This owner's, outside the lock: their blocks are still its own. */
+	for (id = first; id != NO_ID; id = s->slots[id - 1].next) {
+		const struct tcmu_sub_slot *slot = &s->slots[id - 1];
+		struct tcmu_done d = {
+			.cmd_id = id,
+			.status = slot->status,
+			.uflags = slot->uflags,
+			.read_len = slot->read_len,
+			.sense = slot->sense,
+		};
+
+		if (fn)
+			fn(arg, &d);
+		done++;
+	}
+	if (first != NO_ID && lock(s) >= 0) {
+		release_list(s, first);
+		unlock(s);
+	}
+	return ret ? ret : done;
+}
+
+void tcmu_sub_free(struct tcmu_sub *s)
+{
+	struct tcmu_sub_owner *o;
+	uint16_t list;
+
+	if (s->st && s->shared && lock(s) >= 0) {
+		o = &s->st->owners[s->owner];
+		list = o->done_first;
+		o->done_first = o->done_last = NO_ID;
+		release_list(s, list);
+		if (o->state == TCMU_OWNER_LIVE)
+			s->st->nr_owners--;
+		/* Its commands still out are released as they complete. */
+		o->state = o->busy ? TCMU_OWNER_GONE : TCMU_OWNER_FREE;
+		pthread_mutex_unlock(&o->alive);
+		unlock(s);
+	}
+	if (s->own_st)
+		free(s->st);
+	free(s->iov_tmp);
+	memset(s, 0, sizeof(*s));
 }
 
 /* ---- handler ---- */

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -65,28 +66,76 @@ uint32_t tcmu_cmd_entry_size(uint32_t iov_cnt, uint32_t cdb_len);
 
 /* ---- submitter (the kernel's side) ---- */
 
+/*
+ * Several submitters may share one ring, as every process writing to one
+ * TCMU device shares the kernel's (under its cmdr_lock): then all that
+ * changes lives in a shared "submitters' state" (struct tcmu_sub_state, in
+ * memory every submitter maps), arrays at offsets from its start, never
+ * pointers, under a process-shared robust mutex. Each submitter is an
+ * owner, a small index taken at join; each command records its owner. A
+ * submitter alone (tcmu_sub_init()) keeps the same state in private
+ * memory and takes no lock.
+ */
+#define TCMU_SUB_OWNERS		64
+
 struct tcmu_sub_slot;
 struct tcmu_sub_ent;
+
+struct tcmu_sub_owner {
+	/* Held by the owner from join to leave: EOWNERDEAD says it died. */
+	pthread_mutex_t alive;
+	uint32_t state;			/* TCMU_OWNER_* */
+	uint32_t busy;			/* its commands not yet released */
+	uint16_t done_first, done_last;	/* its completions, oldest first */
+	int32_t pid;
+};
+
+enum {
+	TCMU_OWNER_FREE,
+	TCMU_OWNER_LIVE,
+	TCMU_OWNER_GONE,		/* left or died, commands still out */
+};
+
+struct tcmu_sub_state {
+	uint32_t magic;
+	uint32_t holder;		/* owner holding the lock */
+	pthread_mutex_t lock;
+	uint64_t size;			/* bytes, arrays included */
+	/* Fixed at creation. */
+	uint32_t cmdr_off, cmdr_size;
+	uint64_t data_off;
+	uint32_t blk_size, nr_blks, max_blks, nr_slots, ent_cap;
+	uint64_t bitmap_off, ids_off, slots_off, blks_off, ents_off;
+	/* Under the lock. */
+	uint32_t head;			/* next entry goes here */
+	uint32_t pub;			/* cmd_head as last published */
+	uint32_t cleaned;		/* ring reclaimed up to here */
+	uint32_t free_blks;
+	uint32_t blk_lo;		/* no free block in the words below */
+	uint32_t nr_free;		/* cmd_ids on the free stack */
+	uint32_t ent_first, ent_cnt;	/* entries in the ring, ring order */
+	uint32_t nr_owners;		/* live ones */
+	struct tcmu_sub_owner owners[TCMU_SUB_OWNERS];
+};
 
 struct tcmu_sub {
 	uint8_t *base;
 	struct tcmu_mailbox *mb;
+	struct tcmu_sub_state *st;	/* shared, or private to this one */
+	bool shared;			/* st is shared: lock it */
+	bool own_st;			/* st was allocated here */
+	uint32_t owner;			/* this submitter's index */
+	/* st's geometry and arrays, as this process maps them */
 	uint32_t cmdr_off, cmdr_size;
-	uint32_t head;			/* next entry goes here */
-	uint32_t pub;			/* cmd_head as last published */
-	uint32_t cleaned;		/* ring reclaimed up to here */
-	uint64_t data_off;		/* data area, from the region start */
-	uint32_t blk_size, nr_blks, free_blks;
-	uint32_t blk_lo;		/* no free block in the words below */
-	uint32_t max_blks;		/* per command */
+	uint64_t data_off;
+	uint32_t blk_size, nr_blks, max_blks, nr_slots, ent_cap;
 	uint64_t *bitmap;		/* set: block in use */
-	uint32_t nr_slots, nr_free;
 	uint16_t *free_ids;		/* stack of free cmd_ids */
 	struct tcmu_sub_slot *slots;	/* [cmd_id - 1] */
 	uint32_t *slot_blks;		/* nr_slots * max_blks */
 	struct tcmu_sub_ent *ents;	/* entries in the ring, in ring order */
-	uint32_t ent_cap, ent_first, ent_cnt;
 	struct iovec *iov_tmp;		/* max_blks, for building an entry */
+	uint32_t recovered;		/* dead holders this one recovered from */
 };
 
 /* What the handler answered for one command, valid in the callback only. */
@@ -103,30 +152,59 @@ typedef void (*tcmu_done_fn)(void *arg, const struct tcmu_done *d);
 /*
  * Attach to a region laid out by tcmu_region_layout(): the data area is
  * cut into @blk_size blocks; at most @max_cmds (1..65535) commands of at
- * most @max_data bytes each. Allocates everything it will ever use.
+ * most @max_data bytes each. Allocates everything it will ever use; the
+ * only submitter of the ring.
  */
 int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
 		  uint32_t blk_size, uint32_t max_cmds, uint32_t max_data);
+/* Bytes of shared state tcmu_sub_create() lays out for this geometry. */
+uint64_t tcmu_sub_state_size(const void *region, uint64_t region_size,
+			     uint32_t blk_size, uint32_t max_cmds,
+			     uint32_t max_data);
+/*
+ * As tcmu_sub_init(), with the state laid out in @mem (@mem_size bytes,
+ * zeroed, mapped shared) for others to join; this one is owner 0.
+ */
+int tcmu_sub_create(struct tcmu_sub *s, void *region, uint64_t region_size,
+		    void *mem, uint64_t mem_size, uint32_t blk_size,
+		    uint32_t max_cmds, uint32_t max_data);
+/*
+ * Join the ring whose shared state is @mem: -EINVAL when the state does
+ * not match the region, -E2BIG when @max_data exceeds the ring's commands,
+ * -EUSERS when TCMU_SUB_OWNERS submitters are in already.
+ */
+int tcmu_sub_join(struct tcmu_sub *s, void *region, uint64_t region_size,
+		  void *mem, uint64_t mem_size, uint32_t max_data);
+/*
+ * Leave: this owner's commands still out are released as they complete,
+ * by whoever reaps them. Frees what tcmu_sub_init() allocated.
+ */
 void tcmu_sub_free(struct tcmu_sub *s);
 
 /*
  * Queue a command: @cdb, @data_len bytes of data area, filled from @wbuf
  * when not NULL. Returns the cmd_id, -EBUSY when the ring, the data area
  * or the command slots have no room now, -EINVAL when it never could.
+ * On a shared ring cmd_head is published at once (others publish too).
  */
 int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 		   uint32_t data_len, const void *wbuf);
 /* Publish everything queued (release store of cmd_head). */
 void tcmu_sub_commit(struct tcmu_sub *s);
 /*
- * Call @fn for every command the handler retired, reclaim their ring space
- * and data blocks. Returns how many, or -EPROTO when the handler broke the
- * ring (the submitter's own memory is untouched; stop using the ring).
+ * Walk what the handler retired, reclaim its ring space, and hand every
+ * completion to its owner; call @fn for this owner's (others' were handed
+ * to theirs), outside the lock, then release their data blocks and
+ * cmd_ids. Returns how many of this owner's, or -EPROTO when the handler
+ * broke the ring (the submitters' own memory is untouched; stop using
+ * the ring).
  */
 int tcmu_sub_reap(struct tcmu_sub *s, tcmu_done_fn fn, void *arg);
 /* Copy a command's data area out (a read's payload); in the callback. */
 int tcmu_sub_copy_out(const struct tcmu_sub *s, uint16_t cmd_id, void *buf,
 		      uint32_t len);
+/* cmd_tail's bounds for a check: cleaned and published head, now. */
+void tcmu_sub_bounds(struct tcmu_sub *s, uint32_t *cleaned, uint32_t *pub);
 /* Ring bytes free now (one is always kept back). */
 uint32_t tcmu_sub_ring_free(const struct tcmu_sub *s);
 

@@ -6,6 +6,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,12 +22,44 @@
 
 struct client {
 	int sock;
-	int fds[TCMU_ATTACH_NFDS];
+	int fds[TCMU_SHARED_NFDS];
 	int nfds;
+	unsigned long id;
+	uint32_t version;		/* of the request: the reply's */
+	uint32_t kind;			/* enum tcmu_attach_kind */
 	char name[64];
 	uint8_t *region;
 	uint64_t region_size;
 };
+
+/*
+ * The device's shared ring: one per tcmu-shim (one socket, one device),
+ * served by one thread whoever submits, as tcmu-runner runs one
+ * command-processing thread per device. It stops when its last submitter
+ * leaves; a request after that sets up a new one.
+ */
+struct shared_ring {
+	char name[64];
+	int fds[TCMU_SHARED_NFDS];	/* region, kick, creator's done, state */
+	uint8_t *region;
+	uint64_t region_size;
+	struct backend *sess, *be;
+	struct ring ring;
+	struct ring_peers peers;
+	int socks[RING_PEERS_MAX];	/* shut down if the ring fails */
+	int stop_fd;			/* written when the last one leaves */
+	const struct scsi_target *t;
+	pthread_t thread;
+	int init_ret;
+	char err[256];
+	bool inited;
+	bool creating;			/* its first submitter not yet in */
+	bool dead;			/* the ring failed: no more joins */
+	unsigned int joins;		/* submitters it has had */
+};
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_ring *shared_cur;
 
 /* Keep the first three fds that came with the request, close any more. */
 static void take_fds(struct client *c, struct msghdr *msg)
@@ -42,7 +77,7 @@ static void take_fds(struct client *c, struct msghdr *msg)
 		for (i = 0; i < n; i++) {
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
 			       sizeof(int));
-			if (c->nfds < TCMU_ATTACH_NFDS)
+			if (c->nfds < TCMU_SHARED_NFDS)
 				c->fds[c->nfds] = fd;
 			else
 				close(fd);
@@ -105,7 +140,7 @@ static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
 static void send_reply(struct client *c, int status, const char *msg)
 {
 	struct tcmu_attach_reply rep = {
-		.version = TCMU_ATTACH_VERSION,
+		.version = c->version,
 		.status = status,
 	};
 	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
@@ -150,7 +185,17 @@ static int check_and_map(struct client *c, const uint8_t *buf)
 		refuse(c, EPROTO, why);
 		return -1;
 	}
-	if (c->nfds != TCMU_ATTACH_NFDS) {
+	c->version = req.version;
+	c->kind = req.version == TCMU_ATTACH_V1 ? TCMU_ATTACH_PRIVATE :
+		  req.flags;
+	if (c->kind == TCMU_ATTACH_SHARED && c->nfds != TCMU_SHARED_NFDS) {
+		snprintf(msg, sizeof(msg),
+			 "the shared-ring attach request carried %d fds; it needs 4 (the region's memfd, the kick eventfd, the done eventfd, the submitters' state memfd)",
+			 c->nfds);
+		refuse(c, EINVAL, msg);
+		return -1;
+	}
+	if (c->kind == TCMU_ATTACH_PRIVATE && c->nfds != TCMU_ATTACH_NFDS) {
 		snprintf(msg, sizeof(msg),
 			 "the attach request carried %d fds; it needs 3 (the region's memfd, the kick eventfd, the done eventfd)",
 			 c->nfds);
@@ -246,6 +291,259 @@ out:
 		backend_close(sess);
 }
 
+/* The reply to a shared request, with the ring's fds when it joins. */
+static int send_shared_reply(struct client *c, const struct shared_ring *sr,
+			     bool joined, unsigned int n)
+{
+	struct tcmu_attach_reply rep = {
+		.version = c->version,
+		.flags = joined ? TCMU_REPLY_JOINED : 0,
+		.submitters = n,
+		.region_size = sr->region_size,
+	};
+	int fds[3] = {
+		sr->fds[TCMU_FD_REGION], sr->fds[TCMU_FD_KICK],
+		sr->fds[TCMU_FD_STATE],
+	};
+	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	snprintf(rep.msg, sizeof(rep.msg), "%s",
+		 joined ? "joined" : "attached");
+	tcmu_attach_reply_encode(buf, &rep);
+	if (joined) {
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	}
+	if (sendmsg(c->sock, &msg, MSG_NOSIGNAL) != sizeof(buf)) {
+		shim_err("%s: the reply did not go out: %s", c->name,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static pthread_cond_t shared_cond = PTHREAD_COND_INITIALIZER;
+
+static void shared_free(struct shared_ring *sr)
+{
+	int i;
+
+	if (sr->region)
+		munmap(sr->region, sr->region_size);
+	for (i = 0; i < TCMU_SHARED_NFDS; i++)
+		if (sr->fds[i] >= 0)
+			close(sr->fds[i]);
+	if (sr->stop_fd >= 0)
+		close(sr->stop_fd);
+	pthread_mutex_destroy(&sr->peers.lock);
+	free(sr);
+}
+
+/* The device's one ring thread: set up, then serve until told to stop. */
+static void *shared_thread(void *arg)
+{
+	struct shared_ring *sr = arg;
+	char err[256] = "";
+	unsigned int i;
+	int ret = -EIO;
+
+	sr->sess = backend_session(sr->be, err, sizeof(err));
+	if (sr->sess)
+		ret = ring_init(&sr->ring, sr->name, sr->region,
+				sr->region_size, sr->t, sr->sess, err,
+				sizeof(err));
+	sr->ring.wait_fd = sr->fds[TCMU_FD_KICK];
+	sr->ring.peers = &sr->peers;
+	pthread_mutex_lock(&shared_lock);
+	sr->init_ret = ret;
+	snprintf(sr->err, sizeof(sr->err), "%s", err);
+	sr->inited = true;
+	pthread_cond_broadcast(&shared_cond);
+	pthread_mutex_unlock(&shared_lock);
+	if (ret)
+		goto out;
+
+	ret = ring_run(&sr->ring, sr->stop_fd);
+	if (ret != 1) {
+		if (ret == -EPROTO)
+			shim_err("%s: a submitter broke the ring (an entry or cmd_head that cannot be walked); detaching all",
+				 sr->name);
+		else
+			shim_err("%s: waiting on or waking the submitters failed: %s; detaching all",
+				 sr->name, strerror(-ret));
+		pthread_mutex_lock(&shared_lock);
+		sr->dead = true;
+		for (i = 0; i < sr->peers.n; i++)
+			shutdown(sr->socks[i], SHUT_RDWR);
+		pthread_mutex_unlock(&shared_lock);
+	}
+	ring_report(&sr->ring);
+	shim_info("%s: detached, one ring for its %u submitters (%llu commands)",
+		  sr->name, sr->joins, (unsigned long long)sr->ring.nr_cmds);
+	ring_free(&sr->ring);
+out:
+	if (sr->sess && sr->sess != sr->be)
+		backend_close(sr->sess);
+	return NULL;
+}
+
+/* A new shared ring from this client's fds: 0, or -1 after refusing. */
+static int shared_create(struct client *c, const struct scsi_target *t,
+			 struct backend *be, struct shared_ring **out)
+{
+	struct shared_ring *sr = calloc(1, sizeof(*sr));
+	int i;
+
+	if (!sr) {
+		refuse(c, ENOMEM, "out of memory for the ring");
+		return -1;
+	}
+	snprintf(sr->name, sizeof(sr->name), "%s", c->name);
+	for (i = 0; i < TCMU_SHARED_NFDS; i++) {
+		sr->fds[i] = c->fds[i];
+		c->fds[i] = -1;
+	}
+	sr->region = c->region;
+	sr->region_size = c->region_size;
+	c->region = NULL;
+	sr->t = t;
+	sr->be = be;
+	pthread_mutex_init(&sr->peers.lock, NULL);
+	sr->creating = true;
+	sr->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (sr->stop_fd < 0 ||
+	    pthread_create(&sr->thread, NULL, shared_thread, sr)) {
+		refuse(c, EAGAIN, "cannot start the ring's thread");
+		shared_free(sr);
+		return -1;
+	}
+	shared_cur = sr;
+	while (!sr->inited)
+		pthread_cond_wait(&shared_cond, &shared_lock);
+	if (sr->init_ret) {
+		shared_cur = NULL;
+		pthread_cond_broadcast(&shared_cond);
+		refuse(c, -sr->init_ret, sr->err);
+		pthread_join(sr->thread, NULL);
+		shared_free(sr);
+		return -1;
+	}
+	*out = sr;
+	return 0;
+}
+
+/* Wait for the client to close its socket (or the shim to shut it). */
+static void wait_gone(struct client *c)
+{
+	struct pollfd pfd = { .fd = c->sock, .events = POLLIN | POLLRDHUP };
+
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+	socket_event(c);
+}
+
+/*
+ * A submitter of the device's shared ring: the first sets it up, the
+ * others join it; each stays until its socket closes, and the last one
+ * out stops the ring.
+ */
+static void serve_shared(struct client *c, const struct scsi_target *t,
+			 struct backend *be)
+{
+	struct shared_ring *sr;
+	unsigned int i, n;
+	bool created = false, last;
+	int done_fd;
+
+	pthread_mutex_lock(&shared_lock);
+	for (;;) {
+		sr = shared_cur;
+		/* Joins wait for the first submitter to be in. */
+		if (sr && (!sr->inited || sr->creating)) {
+			pthread_cond_wait(&shared_cond, &shared_lock);
+			continue;
+		}
+		if (sr && !sr->dead)
+			break;
+		if (shared_create(c, t, be, &sr)) {
+			pthread_mutex_unlock(&shared_lock);
+			return;
+		}
+		created = true;
+		break;
+	}
+	if (!created && sr->peers.n == RING_PEERS_MAX) {
+		pthread_mutex_unlock(&shared_lock);
+		refuse(c, EUSERS,
+		       "the device's ring has its most submitters; use ring=private for more jobs");
+		return;
+	}
+	if (created) {
+		done_fd = sr->fds[TCMU_FD_DONE];
+		sr->fds[TCMU_FD_DONE] = -1;
+	} else {
+		done_fd = c->fds[TCMU_FD_DONE];
+		c->fds[TCMU_FD_DONE] = -1;
+	}
+	pthread_mutex_lock(&sr->peers.lock);
+	n = sr->peers.n;
+	sr->peers.fds[n] = done_fd;
+	sr->socks[n] = c->sock;
+	sr->peers.n = ++n;
+	sr->joins++;
+	pthread_mutex_unlock(&sr->peers.lock);
+	send_shared_reply(c, sr, !created, n);
+	if (created)
+		shim_info("%s: attached, shared (%llu-byte region, ring %u bytes)",
+			  sr->name, (unsigned long long)sr->region_size,
+			  sr->ring.hdl.cmdr_size);
+	else
+		shim_info("%s: job %lu joined (%u submitters)", sr->name,
+			  c->id, n);
+	sr->creating = false;
+	pthread_cond_broadcast(&shared_cond);
+	pthread_mutex_unlock(&shared_lock);
+
+	wait_gone(c);
+
+	pthread_mutex_lock(&shared_lock);
+	pthread_mutex_lock(&sr->peers.lock);
+	for (i = 0; i < sr->peers.n && sr->peers.fds[i] != done_fd; i++)
+		;
+	n = --sr->peers.n;
+	sr->peers.fds[i] = sr->peers.fds[n];
+	sr->socks[i] = sr->socks[n];
+	pthread_mutex_unlock(&sr->peers.lock);
+	close(done_fd);
+	last = !n;
+	if (last && shared_cur == sr)
+		shared_cur = NULL;
+	pthread_mutex_unlock(&shared_lock);
+	shim_debug("%s: job %lu left (%u submitters)", sr->name, c->id, n);
+	if (last) {
+		uint64_t one = 1;
+
+		if (write(sr->stop_fd, &one, sizeof(one)) < 0)
+			shim_err("%s: stopping the ring: %s", sr->name,
+				 strerror(errno));
+		pthread_join(sr->thread, NULL);
+		shared_free(sr);
+	}
+}
+
 void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 		  const struct scsi_target *t, struct backend *be)
 {
@@ -254,7 +552,9 @@ void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 	int i, ret;
 
 	snprintf(c.name, sizeof(c.name), "ring %lu", id);
-	for (i = 0; i < TCMU_ATTACH_NFDS; i++)
+	c.id = id;
+	c.version = TCMU_ATTACH_V1;
+	for (i = 0; i < TCMU_SHARED_NFDS; i++)
 		c.fds[i] = -1;
 	ret = recv_request(&c, buf, cfg->timeout_s);
 	if (ret == -ECONNRESET)
@@ -265,11 +565,14 @@ void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 	else if (ret)
 		shim_err("%s: reading the attach request: %s", c.name,
 			 strerror(-ret));
-	else if (!check_and_map(&c, buf))
+	else if (!check_and_map(&c, buf) && c.kind == TCMU_ATTACH_SHARED)
+		serve_shared(&c, t, be);
+	else if (c.region)
 		serve(&c, t, be);
 
 	if (c.region)
 		munmap(c.region, c.region_size);
-	for (i = 0; i < TCMU_ATTACH_NFDS && i < c.nfds; i++)
-		close(c.fds[i]);
+	for (i = 0; i < TCMU_SHARED_NFDS && i < c.nfds; i++)
+		if (c.fds[i] >= 0)
+			close(c.fds[i]);
 }

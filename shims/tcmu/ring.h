@@ -14,6 +14,7 @@
 #ifndef TCMU_SHIM_RING_H
 #define TCMU_SHIM_RING_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,15 @@
 #define RING_CMD_IOV		16
 
 struct ring;
+
+/* A shared ring's submitters: each one's done eventfd, all woken. */
+#define RING_PEERS_MAX		64
+
+struct ring_peers {
+	pthread_mutex_t lock;
+	unsigned int n;
+	int fds[RING_PEERS_MAX];
+};
 
 struct ring_cmd {
 	struct scsi_io io;
@@ -41,6 +51,11 @@ struct ring {
 	struct scsi_lu lu;
 	int wait_fd;			/* readable: cmd_head moved */
 	int notify_fd;			/* written: cmd_tail moved */
+	/*
+	 * Or, for a ring its submitters share, every one's fd: whoever
+	 * reaps hands others their completions, and each still wakes.
+	 */
+	struct ring_peers *peers;
 	bool uio;			/* 4-byte UIO reads and writes */
 	bool read_len;			/* the producer takes short reads */
 	bool ooo;			/* and completions out of order */

@@ -138,6 +138,22 @@ void ring_report(const struct ring *r)
 			   (unsigned long long)r->nr_cmds);
 }
 
+/* Every submitter of a shared ring: one write each, whose it may be. */
+static int notify_peers(struct ring *r)
+{
+	struct ring_peers *p = r->peers;
+	uint64_t one = 1;
+	unsigned int i;
+
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->n; i++)
+		while (write(p->fds[i], &one, sizeof(one)) < 0 &&
+		       errno == EINTR)
+			;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
 /* The producer may reap: one write covers every completion so far. */
 static int notify(struct ring *r)
 {
@@ -145,6 +161,8 @@ static int notify(struct ring *r)
 	uint32_t any = 1;
 	ssize_t n;
 
+	if (r->peers)
+		return notify_peers(r);
 	do {
 		if (r->uio)
 			n = write(r->notify_fd, &any, sizeof(any));

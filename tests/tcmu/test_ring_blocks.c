@@ -159,7 +159,7 @@ static void test_mixed_stays_low(void **state)
 	while (n) {
 		complete(out[--n].id);
 	}
-	assert_int_equal(sub.free_blks, NBLK);
+	assert_int_equal(sub.st->free_blks, NBLK);
 	if (hi_ever >= peak)
 		fail_msg("highest block %u, at most %u blocks in flight",
 			 hi_ever, peak);
@@ -216,7 +216,7 @@ static void test_whole_area(void **state)
 	assert_true(queue(NBLK - used, &out[n]) > 0);
 	assert_int_equal(out[n].hi, NBLK - 1);
 	n++;
-	assert_int_equal(sub.free_blks, 0);
+	assert_int_equal(sub.st->free_blks, 0);
 	assert_int_equal(tcmu_sub_queue(&sub, cdb, sizeof(cdb), BLK, NULL),
 			 -EBUSY);
 	complete(out[1].id);
@@ -227,7 +227,7 @@ static void test_whole_area(void **state)
 		if (--n != 1)
 			complete(out[n].id);
 	}
-	assert_int_equal(sub.free_blks, NBLK);
+	assert_int_equal(sub.st->free_blks, NBLK);
 }
 
 int main(void)

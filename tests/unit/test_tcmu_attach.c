@@ -59,7 +59,7 @@ static void test_req_encode_bytes(void **state)
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
 	};
 	struct tcmu_attach_req r = {
-		.version = TCMU_ATTACH_VERSION,
+		.version = TCMU_ATTACH_V1,
 		.region_size = 0x0102030405060708ULL,
 	};
 	uint8_t buf[TCMU_ATTACH_REQ_LEN];
@@ -87,7 +87,7 @@ static void test_req_round_trip(void **state)
 	static const uint64_t sizes[] = {
 		0, 1, (8ULL << 20) + (1ULL << 30), 1ULL << 32, UINT64_MAX,
 	};
-	struct tcmu_attach_req in = { .version = TCMU_ATTACH_VERSION }, out;
+	struct tcmu_attach_req in = { .version = TCMU_ATTACH_V1 }, out;
 	uint8_t buf[TCMU_ATTACH_REQ_LEN];
 	const char *msg;
 	size_t i;
@@ -97,7 +97,7 @@ static void test_req_round_trip(void **state)
 		tcmu_attach_req_encode(buf, &in);
 		memset(&out, 0x5a, sizeof(out));
 		assert_int_equal(req_decode(buf, sizeof(buf), &out, &msg), 0);
-		assert_int_equal(out.version, TCMU_ATTACH_VERSION);
+		assert_int_equal(out.version, TCMU_ATTACH_V1);
 		assert_int_equal(out.flags, 0);
 		assert_true(out.region_size == sizes[i]);
 	}
@@ -106,7 +106,7 @@ static void test_req_round_trip(void **state)
 static void test_req_decode_refusals(void **state)
 {
 	struct tcmu_attach_req in = {
-		.version = TCMU_ATTACH_VERSION,
+		.version = TCMU_ATTACH_V1,
 		.region_size = 1 << 20,
 	}, out;
 	uint8_t buf[TCMU_ATTACH_REQ_LEN + 1], bad[TCMU_ATTACH_REQ_LEN];
@@ -134,12 +134,12 @@ static void test_req_decode_refusals(void **state)
 	memcpy(bad, reply_magic, 16);
 	assert_int_equal(req_decode(bad, sizeof(bad), &out, &msg), -1);
 
-	/* Versions 0, 2 and one with only a high byte set. */
+	/* Versions 0, 3 and one with only a high byte set. */
 	memcpy(bad, buf, sizeof(bad));
 	bad[16] = 0;
 	assert_int_equal(req_decode(bad, sizeof(bad), &out, &msg), -1);
 	assert_non_null(strstr(msg, "version"));
-	bad[16] = 2;
+	bad[16] = 3;
 	assert_int_equal(req_decode(bad, sizeof(bad), &out, &msg), -1);
 	bad[16] = 1;
 	bad[19] = 1;
@@ -158,7 +158,7 @@ static void test_req_decode_refusals(void **state)
 static void test_reply_encode_bytes(void **state)
 {
 	struct tcmu_attach_reply r = {
-		.version = TCMU_ATTACH_VERSION,
+		.version = TCMU_ATTACH_V1,
 		.status = 22,
 		.msg = "region too small",
 	};
@@ -184,7 +184,7 @@ static void test_reply_encode_bytes(void **state)
 
 static void test_reply_encode_unterminated(void **state)
 {
-	struct tcmu_attach_reply r = { .version = TCMU_ATTACH_VERSION };
+	struct tcmu_attach_reply r = { .version = TCMU_ATTACH_V1 };
 	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
 
 	/* A message filling all 232 bytes: the last one goes out as NUL. */
@@ -198,7 +198,7 @@ static void test_reply_encode_unterminated(void **state)
 static void test_reply_round_trip(void **state)
 {
 	struct tcmu_attach_reply in = {
-		.version = TCMU_ATTACH_VERSION,
+		.version = TCMU_ATTACH_V1,
 		.status = 95,
 		.msg = "no such backend",
 	}, out;
@@ -208,7 +208,7 @@ static void test_reply_round_trip(void **state)
 	tcmu_attach_reply_encode(buf, &in);
 	memset(&out, 0x5a, sizeof(out));
 	assert_int_equal(reply_decode(buf, sizeof(buf), &out, &msg), 0);
-	assert_int_equal(out.version, TCMU_ATTACH_VERSION);
+	assert_int_equal(out.version, TCMU_ATTACH_V1);
 	assert_int_equal(out.status, 95);
 	assert_string_equal(out.msg, "no such backend");
 }
@@ -241,7 +241,7 @@ static void test_reply_decode_nul_terminates(void **state)
 
 static void test_reply_decode_refusals(void **state)
 {
-	struct tcmu_attach_reply in = { .version = TCMU_ATTACH_VERSION }, out;
+	struct tcmu_attach_reply in = { .version = TCMU_ATTACH_V1 }, out;
 	uint8_t buf[TCMU_ATTACH_REPLY_LEN + 1], bad[TCMU_ATTACH_REPLY_LEN];
 	const char *msg;
 	size_t len;

@@ -196,7 +196,7 @@ static void test_entry_bytes_and_round_trip(void **state)
 	assert_int_equal(s.id[0], 1);
 	assert_int_equal(s.status[0], 2);
 	assert_int_equal(s.sense0[0], 0x70);
-	assert_int_equal(sub.free_blks, DATA / BLK);
+	assert_int_equal(sub.st->free_blks, DATA / BLK);
 
 	/* A read: the handler fills the iovec, the submitter copies out. */
 	id = tcmu_sub_queue(&sub, cdb16, 16, sizeof(rbuf), NULL);
@@ -223,7 +223,7 @@ static void test_wrap_with_pad(void **state)
 	assert_int_equal(tcmu_cmd_entry_size(0, 32), 144);
 	for (i = 0; i < 27; i++)
 		one_round(32);
-	assert_int_equal(sub.head, 27 * 144);
+	assert_int_equal(sub.st->head, 27 * 144);
 	id = tcmu_sub_queue(&sub, cdb32, 32, 0, NULL);
 	assert_true(id > 0);
 	tcmu_sub_commit(&sub);
@@ -267,7 +267,7 @@ static void test_full_ring(void **state)
 	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), 1);
 	/* Ends exactly at the ring's end: no PAD, the head wraps to 0. */
 	assert_true(tcmu_sub_queue(&sub, cdb16, 16, 0, NULL) > 0);
-	assert_int_equal(sub.head, 0);
+	assert_int_equal(sub.st->head, 0);
 	assert_int_equal(tcmu_sub_ring_free(&sub), 127);
 	assert_int_equal(tcmu_sub_queue(&sub, cdb16, 16, 0, NULL), -EBUSY);
 }
@@ -281,21 +281,21 @@ static void test_data_exhaustion(void **state)
 	for (i = 0; i < 4; i++)
 		assert_true((id[i] = tcmu_sub_queue(&sub, cdb16, 16,
 						    sizeof(buf), buf)) > 0);
-	assert_int_equal(sub.free_blks, 0);
-	head = sub.head;
+	assert_int_equal(sub.st->free_blks, 0);
+	head = sub.st->head;
 	ring_free = tcmu_sub_ring_free(&sub);
 	assert_int_equal(tcmu_sub_queue(&sub, cdb16, 16, 512, buf), -EBUSY);
 	/* The refusal left nothing behind. */
-	assert_int_equal(sub.head, head);
+	assert_int_equal(sub.st->head, head);
 	assert_int_equal(tcmu_sub_ring_free(&sub), ring_free);
-	assert_int_equal(sub.nr_free, 16 - 4);
+	assert_int_equal(sub.st->nr_free, 16 - 4);
 	tcmu_sub_commit(&sub);
 
 	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
 	assert_int_equal(tcmu_hdl_complete(&hdl, hc.cmd_id, 0, NULL, 0, -1),
 			 0);
 	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), 1);
-	assert_int_equal(sub.free_blks, 4);
+	assert_int_equal(sub.st->free_blks, 4);
 	more = tcmu_sub_queue(&sub, cdb16, 16, 2048, buf);
 	assert_true(more > 0);
 	/* Never bigger than a command may be. */
@@ -320,7 +320,7 @@ static void test_out_of_order(void **state)
 	assert_true(ia > 0 && ib > 0 && ic > 0);
 	tcmu_sub_commit(&sub);
 	len_a = len_b = len_c = 128;
-	assert_int_equal(sub.free_blks, 16 - 1 - 3 - 2);
+	assert_int_equal(sub.st->free_blks, 16 - 1 - 3 - 2);
 
 	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
 	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
@@ -334,8 +334,8 @@ static void test_out_of_order(void **state)
 	assert_int_equal(rg[128 + 4] | rg[128 + 5] << 8, ic);
 	assert_int_equal(tcmu_sub_reap(&sub, on_done, &s), 1);
 	assert_int_equal(s.id[0], ic);
-	assert_int_equal(sub.cleaned, len_a);
-	assert_int_equal(sub.free_blks, 16 - 1 - 3);	/* C's two came back */
+	assert_int_equal(sub.st->cleaned, len_a);
+	assert_int_equal(sub.st->free_blks, 16 - 1 - 3);	/* C's two came back */
 
 	/* C's id and blocks go to D; B's data is untouched. */
 	id = tcmu_sub_queue(&sub, cdb16, 16, sizeof(d), d);
@@ -348,16 +348,16 @@ static void test_out_of_order(void **state)
 	assert_int_equal(tcmu_sub_reap(&sub, on_done, &s), 2);
 	assert_int_equal(s.id[1], ia);
 	assert_int_equal(s.id[2], ib);
-	assert_int_equal(sub.cleaned, len_a + len_b + len_c);
-	assert_int_equal(sub.free_blks, 16 - 2);
+	assert_int_equal(sub.st->cleaned, len_a + len_b + len_c);
+	assert_int_equal(sub.st->free_blks, 16 - 2);
 
 	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
 	assert_int_equal(hc.cmd_id, id);
 	assert_memory_equal(hc.iov[0].iov_base, d, sizeof(d));
 	assert_int_equal(tcmu_hdl_complete(&hdl, id, 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_sub_reap(&sub, on_done, &s), 1);
-	assert_int_equal(sub.free_blks, 16);
-	assert_int_equal(sub.nr_free, 16);
+	assert_int_equal(sub.st->free_blks, 16);
+	assert_int_equal(sub.st->nr_free, 16);
 	assert_int_equal(tcmu_sub_ring_free(&sub), CMDR - 1);
 }
 
@@ -514,7 +514,7 @@ static void test_head_moved_back(void **state)
 	assert_int_equal(hc.cmd_id, a);
 	publish(hdl.tail);
 	assert_int_equal(tcmu_hdl_next(&hdl, &hc), -EPROTO);
-	publish(sub.head);
+	publish(sub.st->head);
 	assert_int_equal(tcmu_hdl_next(&hdl, &hc), 1);
 	assert_int_equal(hc.cmd_id, b);
 }
@@ -549,7 +549,7 @@ static void test_hostile_handler(void **state)
 	rg[128 + 128 + 4] = b;
 	wr32(rg + 64, 256);
 	assert_int_equal(tcmu_sub_reap(&sub, NULL, NULL), -EPROTO);
-	assert_int_equal(sub.nr_free, 16 - 2);
+	assert_int_equal(sub.st->nr_free, 16 - 2);
 	(void)a;
 }
 
