@@ -89,7 +89,7 @@ MUTATIONS = [
         name="tcmu-blocks-rotate",
         why="the TCMU submitter hands out data-area blocks from a hint that rotates through the whole area",
         file="proto/tcmu/tcmu_ring.c",
-        old="\tuint32_t w = s->blk_lo, got = 0;\n",
+        old="\tuint32_t w = st->blk_lo, got = 0;\n",
         new="\tuint32_t words = (s->nr_blks + 63) / 64, got = 0;\n"
             "\tstatic uint32_t hint;\n\tuint32_t w = hint % words;\n\n"
             "\tfor (; got < n; w = (w + 1) % words) {\n"
@@ -99,9 +99,18 @@ MUTATIONS = [
             "\t\tfor (; avail && got < n; avail &= avail - 1) {\n"
             "\t\t\ts->bitmap[w] |= avail & -avail;\n"
             "\t\t\tblks[got++] = w * 64 + __builtin_ctzll(avail);\n"
-            "\t\t}\n\t}\n\thint = w;\n\tw = s->blk_lo;\n\tgot = n;\n",
+            "\t\t}\n\t}\n\thint = w;\n\tw = st->blk_lo;\n\tgot = n;\n",
         tests=["tcmu-ring-blocks", "tcmu-memory"],
         expect="the data area is touched beyond what is in flight",
+    ),
+    Mutation(
+        name="tcmu-shared-wrong-owner",
+        why="on a shared TCMU ring, whoever reaps takes every completion as its own",
+        file="proto/tcmu/tcmu_ring.c",
+        old="\to = &s->st->owners[slot->owner];\n\tslot->next = NO_ID;\n",
+        new="\to = &s->st->owners[s->owner];\n\tslot->next = NO_ID;\n",
+        tests=["tcmu-shared-sub"],
+        expect="0x6 != 0x3",
     ),
     Mutation(
         name="nbd-store-one-at-a-time",
