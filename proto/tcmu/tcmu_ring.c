@@ -25,7 +25,6 @@ struct tcmu_sub_slot {
 	uint32_t nblks, len;
 	uint8_t busy;			/* 1: queued, 2: answered */
 	uint8_t status, uflags;
-	uint8_t has_sense;
 	uint16_t owner;
 	uint16_t next;			/* in its owner's done list */
 	uint32_t read_len;
@@ -723,22 +722,16 @@ static int collect(struct tcmu_sub *s)
 			slot->busy = 2;	/* answered */
 			slot->status = ent.rsp.scsi_status;
 			slot->uflags = ent.hdr.uflags;
-			slot->has_sense = slot->status != 0;
-			/* Sense and read_len only when they can matter. */
-			if (slot->has_sense)
-				memcpy(slot->sense, s->base + s->cmdr_off +
-				       st->cleaned +
-				       offsetof(struct tcmu_cmd_entry,
-						rsp.sense_buffer),
-				       TCMU_SENSE_BUFFERSIZE);
-			if (slot->uflags & TCMU_UFLAG_READ_LEN)
-				memcpy(&slot->read_len, s->base +
-				       s->cmdr_off + st->cleaned +
-				       offsetof(struct tcmu_cmd_entry,
-						rsp.read_len),
-				       sizeof(slot->read_len));
-			else
-				slot->read_len = 0;
+			/* The answer as it was: its owner may read it later. */
+			memcpy(slot->sense, s->base + s->cmdr_off +
+			       st->cleaned +
+			       offsetof(struct tcmu_cmd_entry,
+					rsp.sense_buffer),
+			       TCMU_SENSE_BUFFERSIZE);
+			memcpy(&slot->read_len, s->base + s->cmdr_off +
+			       st->cleaned +
+			       offsetof(struct tcmu_cmd_entry, rsp.read_len),
+			       sizeof(slot->read_len));
 			hand_on(s, id);
 		}
 		st->cleaned = (st->cleaned + e->len) % s->cmdr_size;
