@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The socket: listening, one thread per attached ring, clean shutdown.
- * Rings share the one backend (each takes its own session) and target.
+ * The socket: listening, one thread per client, clean shutdown. A client
+ * with a ring of its own has it served in its thread; the device's shared
+ * ring has one thread of its own (attach.c), and its submitters' threads
+ * only wait for their sockets to close. Rings share the one backend (each
+ * takes its own session) and target.
  */
 #include <errno.h>
 #include <poll.h>
