@@ -5,6 +5,7 @@
  * once into a local and checked there, so it cannot change under a check.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -240,8 +241,9 @@ uint64_t tcmu_sub_state_size(const void *region, uint64_t region_size,
 	return sub_layout(&s, &tmp);
 }
 
-static int lock(struct tcmu_sub *s);
-static void unlock(struct tcmu_sub *s);
+static inline int lock(struct tcmu_sub *s);
+static inline void unlock(struct tcmu_sub *s);
+static void join_wait(struct tcmu_sub *s);
 
 /* Become an owner: the first free index, its alive mutex held. */
 static int sub_enter(struct tcmu_sub *s)
@@ -301,6 +303,8 @@ int tcmu_sub_create(struct tcmu_sub *s, void *region, uint64_t region_size,
 		ret = sub_enter(s);
 	if (ret)
 		tcmu_sub_free(s);
+	else
+		s->solo = true;
 	return ret;
 }
 
@@ -342,8 +346,10 @@ int tcmu_sub_join(struct tcmu_sub *s, void *region, uint64_t region_size,
 	s->shared = true;
 	sub_map(s);
 	ret = sub_common(s, region);
-	if (!ret)
+	if (!ret) {
+		join_wait(s);
 		ret = sub_enter(s);
+	}
 	if (ret) {
 		free(s->iov_tmp);
 		memset(s, 0, sizeof(*s));
@@ -358,13 +364,19 @@ int tcmu_sub_join(struct tcmu_sub *s, void *region, uint64_t region_size,
  * changing at that moment (a command half queued) may keep a few data
  * blocks until the ring is set up again. -EIO when the lock is lost.
  */
-static int lock(struct tcmu_sub *s)
+static int lock_shared(struct tcmu_sub *s)
 {
 	struct tcmu_sub_state *st = s->st;
 	int ret;
 
-	if (!s->shared)
-		return 0;
+	if (s->solo) {
+		/* Dekker with join_wait(): one of the two sees the other. */
+		__atomic_store_n(&st->in_op, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&st->join_req, __ATOMIC_SEQ_CST))
+			return 0;
+		__atomic_store_n(&st->in_op, 0, __ATOMIC_RELEASE);
+		s->solo = false;
+	}
 	ret = pthread_mutex_lock(&st->lock);
 	if (ret == EOWNERDEAD) {
 		uint32_t dead = st->holder;
@@ -384,10 +396,44 @@ static int lock(struct tcmu_sub *s)
 	return 0;
 }
 
-static void unlock(struct tcmu_sub *s)
+static inline int lock(struct tcmu_sub *s)
 {
-	if (s->shared)
+	return s->shared ? lock_shared(s) : 0;
+}
+
+static inline void unlock(struct tcmu_sub *s)
+{
+	if (s->solo)
+		__atomic_store_n(&s->st->in_op, 0, __ATOMIC_RELEASE);
+	else if (s->shared)
 		pthread_mutex_unlock(&s->st->lock);
+}
+
+/*
+ * Before a second submitter's first lock: the creator, alone so far, runs
+ * without the mutex (its robust, process-shared path costs a single job
+ * more than the rest of a command's queuing). It leaves that for good at
+ * its next operation once it sees join_req; one it is in now is waited
+ * for, unless it died in it.
+ */
+static void join_wait(struct tcmu_sub *s)
+{
+	struct tcmu_sub_state *st = s->st;
+	struct tcmu_sub_owner *o = &st->owners[0];
+	int ret;
+
+	__atomic_store_n(&st->join_req, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&st->in_op, __ATOMIC_SEQ_CST)) {
+		ret = pthread_mutex_trylock(&o->alive);
+		if (ret == EOWNERDEAD || ret == 0) {
+			if (ret == EOWNERDEAD)
+				pthread_mutex_consistent(&o->alive);
+			pthread_mutex_unlock(&o->alive);
+			s->recovered++;
+			return;
+		}
+		sched_yield();
+	}
 }
 
 uint32_t tcmu_sub_ring_free(const struct tcmu_sub *s)
@@ -687,10 +733,17 @@ static void hand_on(struct tcmu_sub *s, uint16_t id)
 	o->done_last = id;
 }
 
-/* Walk what the handler retired, under the lock: 0 or -EPROTO. */
-static int collect(struct tcmu_sub *s)
+/*
+ * Walk what the handler retired, under the lock: 0 or -EPROTO. Alone on
+ * the ring (private, or its creator before anyone joined), every
+ * command is this submitter's: each goes to @fn at once and is released,
+ * as one submitter's reap has always done. Shared, each is handed to its
+ * owner's list.
+ */
+static int collect(struct tcmu_sub *s, tcmu_done_fn fn, void *arg, int *done)
 {
 	struct tcmu_sub_state *st = s->st;
+	bool alone = !s->shared || s->solo;
 	uint32_t tail, todo;
 
 	tail = __atomic_load_n(mb_word(s->base, MB_TAIL), __ATOMIC_ACQUIRE);
@@ -713,26 +766,35 @@ static int collect(struct tcmu_sub *s)
 		if (!e->pad) {
 			/* One copy: the handler cannot change it under us. */
 			memcpy(&ent, s->base + s->cmdr_off + st->cleaned,
-			       sizeof(ent.hdr) + sizeof(ent.rsp.scsi_status));
+			       sizeof(ent));
 			id = ent.hdr.cmd_id;
-			if (!id || id > s->nr_slots || !s->slots[id - 1].busy ||
-			    s->slots[id - 1].busy == 2)
+			if (!id || id > s->nr_slots || s->slots[id - 1].busy != 1)
 				return -EPROTO;
 			slot = &s->slots[id - 1];
-			slot->busy = 2;	/* answered */
-			slot->status = ent.rsp.scsi_status;
-			slot->uflags = ent.hdr.uflags;
-			/* The answer as it was: its owner may read it later. */
-			memcpy(slot->sense, s->base + s->cmdr_off +
-			       st->cleaned +
-			       offsetof(struct tcmu_cmd_entry,
-					rsp.sense_buffer),
-			       TCMU_SENSE_BUFFERSIZE);
-			memcpy(&slot->read_len, s->base + s->cmdr_off +
-			       st->cleaned +
-			       offsetof(struct tcmu_cmd_entry, rsp.read_len),
-			       sizeof(slot->read_len));
-			hand_on(s, id);
+			if (alone) {
+				struct tcmu_done d = {
+					.cmd_id = id,
+					.status = ent.rsp.scsi_status,
+					.uflags = ent.hdr.uflags,
+					.read_len = ent.rsp.read_len,
+					.sense = (const uint8_t *)
+						 ent.rsp.sense_buffer,
+				};
+
+				if (fn)
+					fn(arg, &d);
+				release(s, id);
+				(*done)++;
+			} else {
+				/* The answer as it was, for its owner. */
+				slot->busy = 2;
+				slot->status = ent.rsp.scsi_status;
+				slot->uflags = ent.hdr.uflags;
+				slot->read_len = ent.rsp.read_len;
+				memcpy(slot->sense, ent.rsp.sense_buffer,
+				       TCMU_SENSE_BUFFERSIZE);
+				hand_on(s, id);
+			}
 		}
 		st->cleaned = (st->cleaned + e->len) % s->cmdr_size;
 		todo -= e->len;
@@ -751,11 +813,13 @@ int tcmu_sub_reap(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 	ret = lock(s);
 	if (ret < 0)
 		return ret;
-	ret = collect(s);
+	ret = collect(s, fn, arg, &done);
 	o = &s->st->owners[s->owner];
 	first = o->done_first;
 	o->done_first = o->done_last = NO_ID;
 	unlock(s);
+	if (first == NO_ID)
+		return ret ? ret : done;
 
 	/* This owner's, outside the lock: their blocks are still its own. */
 	for (id = first; id != NO_ID; id = s->slots[id - 1].next) {
@@ -772,7 +836,7 @@ int tcmu_sub_reap(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 			fn(arg, &d);
 		done++;
 	}
-	if (first != NO_ID && lock(s) >= 0) {
+	if (lock(s) >= 0) {
 		release_list(s, first);
 		unlock(s);
 	}

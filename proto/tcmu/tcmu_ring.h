@@ -74,7 +74,9 @@ uint32_t tcmu_cmd_entry_size(uint32_t iov_cnt, uint32_t cdb_len);
  * pointers, under a process-shared robust mutex. Each submitter is an
  * owner, a small index taken at join; each command records its owner. A
  * submitter alone (tcmu_sub_init()) keeps the same state in private
- * memory and takes no lock.
+ * memory and takes no lock; so does a shared ring's creator until another
+ * joins (join_req and in_op, a two-flag handshake), and while alone it
+ * completes its commands as it walks them, as a private one does.
  */
 #define TCMU_SUB_OWNERS		64
 
@@ -115,6 +117,8 @@ struct tcmu_sub_state {
 	uint32_t nr_free;		/* cmd_ids on the free stack */
 	uint32_t ent_first, ent_cnt;	/* entries in the ring, ring order */
 	uint32_t nr_owners;		/* live ones */
+	uint32_t join_req;		/* another asked in: creator, lock */
+	uint32_t in_op;			/* the creator, alone, is in an op */
 	struct tcmu_sub_owner owners[TCMU_SUB_OWNERS];
 };
 
@@ -123,6 +127,7 @@ struct tcmu_sub {
 	struct tcmu_mailbox *mb;
 	struct tcmu_sub_state *st;	/* shared, or private to this one */
 	bool shared;			/* st is shared: lock it */
+	bool solo;			/* the creator, no one joined yet */
 	bool own_st;			/* st was allocated here */
 	uint32_t owner;			/* this submitter's index */
 	/* st's geometry and arrays, as this process maps them */
