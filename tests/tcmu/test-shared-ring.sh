@@ -42,8 +42,8 @@ one_ring() {
 
 # wait_for_log LOG TEXT: the line may follow fio's exit by a moment
 wait_for_log() {
-	local i
-	for i in $(seq 50); do
+	local _
+	for _ in $(seq 50); do
 		grep -qF -- "$2" "$1" && return 0
 		sleep 0.1
 	done
@@ -72,10 +72,16 @@ verified "$T/private.out" "ring=private"
 	{ cat "$log" >&2; fail "ring=private: a ring was shared"; }
 
 # A job killed mid-run: the others finish verified, the shim still serves.
+# fio's main process (fio 3.33, any engine, a ring of its own or not)
+# frees a killed job's engine options twice as it reaps it: under the
+# sanitizers that report is set aside, and any other is kept.
 log=$T/kill.log
 start_tcmu_shim "$T/k.sock" --backend memory --size 64M --log "$log"
-jobs4 "$T/k.sock" --rw=randwrite --rate_iops=1500 --request_timeout=10 \
-	>"$T/kill.out" 2>&1 &
+san_opts=${ASAN_OPTIONS:-}
+[ "${TORUS_SANITIZE:-0}" = 1 ] && mkdir -p "$T/san-kill" &&
+	san_opts="$ASAN_OPTIONS:log_path=$T/san-kill/asan"
+ASAN_OPTIONS=$san_opts jobs4 "$T/k.sock" --rw=randwrite --rate_iops=1500 \
+	--request_timeout=10 >"$T/kill.out" 2>&1 &
 fio=$!
 _bg_pids+=("$fio")
 wait_for_log "$log" 'joined (4 submitters)' ||
@@ -89,6 +95,15 @@ kill -KILL "$victim"
 # fio's main process may fail after losing a job: the jobs' own lines
 # tell. The other three read back all of their 16 MiB, verified.
 wait "$fio" || true
+for f in "$T"/san-kill/*; do
+	[ -s "$f" ] || continue
+	if grep -q 'attempting double-free' "$f" &&
+	   grep -q 'in fio_options_free ' "$f" && ! grep -q libtorus "$f"; then
+		echo "note: fio's own double free of the killed job's options, set aside" >&2
+	else
+		mv "$f" "$T/san/"
+	fi
+done
 grep -q "pid=$victim, got signal=9" "$T/kill.out" ||
 	{ cat "$T/kill.out" >&2; fail "fio did not see its job $victim killed"; }
 n=$(grep -c 'read: IOPS=.*(16.0MiB/' "$T/kill.out")
