@@ -47,7 +47,7 @@
  * buffer at the offset it has in the socket buffer's pages, where the
  * kernel's copy is fast, instead of at whatever offset the stream gives it
  * in staging (see RBUF_SKEW) and a second copy: it saves CPU per I/O at
- * 64 KiB (docs/performance.md). Small reads keep the whole staging buffer,
+ * 64 KiB (docs/performance-history.md). Small reads keep the whole staging buffer,
  * where many replies come in with one receive.
  */
 #define BIG_READ	(32 * 1024)
@@ -359,7 +359,7 @@ static void arm_recv(struct nbd_conn *cn)
  * and come in with one receive, rather than each waking a receive armed
  * for it (task work here, a wake-up for the server as its buffer drains).
  * With the staging alignment below it saves CPU per I/O at 4 KiB QD64
- * (docs/performance.md).
+ * (docs/performance-history.md).
  */
 static void arm_recvs(struct nbd_client *c)
 {
@@ -518,7 +518,7 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
  * 64 this turns about one io_uring_enter and one socket send per request
  * into one per batch, and the server, too, wakes once per batch. Half and
  * a quarter rather than an eighth and 8: less CPU per I/O at every depth
- * measured (docs/performance.md). Below HOLD_MIN_DEPTH nothing is held.
+ * measured (docs/performance-history.md). Below HOLD_MIN_DEPTH nothing is held.
  */
 static void start_sends(struct nbd_client *c, bool hold)
 {
@@ -599,7 +599,7 @@ static void poll_recvs(struct nbd_client *c)
  * for a bounded time first, receiving from the sockets directly. Not by
  * watching for io_uring's task work behind an armed receive: on 6.x
  * kernels that spin saw its reply late, later the longer it spun
- * (docs/performance.md). The io_uring receive is armed when the spin
+ * (docs/performance-history.md). The io_uring receive is armed when the spin
  * gives up.
  */
 static void busy_poll(struct nbd_client *c, unsigned int min)
