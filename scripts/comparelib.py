@@ -51,7 +51,9 @@ on a Unix socket is relayed to a TCP port by socat for them.
 Output, in the results folder (default results/compare-<date-time>):
   report.md     the side-by-side table: IOPS, MiB/s, completion latency
                 (mean, p50, p99, p99.9), CPU per I/O (fio's, and the whole
-                machine's), each as median (min-max); each kernel path's
+                machine's), engine-tcmu's kernel's share (the completion
+                work the kernel would do in the handler's notify, done in
+                fio's thread), each as median (min-max); each kernel path's
                 cost against the engine on the same transport, and
                 engine-tcmu's against engine-nbd (ratios, and microseconds
                 per I/O); every round's IOPS; the CPU-speed probe
@@ -238,6 +240,20 @@ def clat_recorded(data):
     disable_clat=1): its JSON then says 0, which is not a latency."""
     return any(j.get(d, {}).get("clat_ns", {}).get("N", 0)
                for j in data.get("jobs", []) for d in ("read", "write", "trim"))
+
+
+KERNEL_SHARE = re.compile(r"torus: tcmu: the kernel's share: (\d+) ns of completion work "
+                          r"per command over (\d+) commands")
+
+
+def kernel_share(text, ios):
+    """The TCMU engine's completion work done on the kernel's behalf (its
+    one line per job at close, in fio's TEXT), as microseconds per I/O of
+    IOS; None when no job said it (paths without one)."""
+    found = [(int(ns), int(n)) for ns, n in KERNEL_SHARE.findall(text)]
+    if not found or not ios:
+        return None
+    return sum(ns * n for ns, n in found) / 1000.0 / ios
 
 
 def summarize(data, name):
@@ -462,6 +478,11 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=())
     if helpers:
         s["helpers_cpu_us_per_io"] = sum(helpers) / hz / s["ios"] * 1e6
     s["wall_s"] = wall
+    try:
+        with open(errlog, errors="replace") as f:
+            s["kernel_share_us_per_io"] = kernel_share(f.read(), s["ios"])
+    except OSError:
+        s["kernel_share_us_per_io"] = None
     return s
 
 
@@ -1036,7 +1057,7 @@ def table(results):
     IOPS, the paths that did not run and the notes."""
     ok = [r for r in results if r["status"] == "ok"]
     lines = ["| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 | p99 | p99.9 "
-             "| fio CPU µs/IO | machine CPU µs/IO |", "|" + "---|" * 11]
+             "| fio CPU µs/IO | machine CPU µs/IO | kernel's share µs/IO |", "|" + "---|" * 12]
     for r in ok:
         f, rng = r["figures"], r.get("range") or {}
         n = len(r.get("rounds") or [1])
@@ -1050,7 +1071,7 @@ def table(results):
         lines.append(f"| {name} | {where} | {n} | {c('iops', 0)} | {c('bw_mib')} | "
                      f"{c('clat_mean_us')} | {c('clat_p50_us')} | {c('clat_p99_us')} | "
                      f"{c('clat_p99.9_us')} | {c('fio_cpu_us_per_io', 2)} | "
-                     f"{c('machine_cpu_us_per_io', 2)} |")
+                     f"{c('machine_cpu_us_per_io', 2)} | {c('kernel_share_us_per_io', 2)} |")
     costed = [r for r in ok if r.get("vs_engine")]
     if costed:
         lines += ["", "Against the engine (each a median of the rounds' own ratios, min–max):",
@@ -1073,6 +1094,9 @@ def table(results):
             lines.append(f"| {r['path']} | {cst['baseline']} | {ratio('iops_ratio')} | "
                          f"{ratio('latency_ratio')} | {extra('latency_extra_us')} | "
                          f"{ratio('cpu_ratio')} | {extra('cpu_extra_us')} |")
+        share = share_text(ok, costed)
+        if share:
+            lines += ["", share]
     flagged = [r for r in ok if r.get("flagged")]
     if flagged:
         lines += ["", f"{FLAG} The rounds of these paths moved more than {SPREAD_LIMIT}x "
@@ -1094,6 +1118,25 @@ def table(results):
     if notes:
         lines += [""] + [f"- {p}: {n}" for p, n in notes]
     return "\n".join(lines)
+
+
+def share_text(ok, costed):
+    """The line under the costs when engine-tcmu's CPU is in them: its
+    figure holds the completion work the kernel does in the handler's
+    notify (the kernel's share), or None."""
+    tcmu = next((r for r in ok if r["path"] == "engine-tcmu"), None)
+    if not tcmu or tcmu["figures"].get("kernel_share_us_per_io") is None:
+        return None
+    if not any(r["path"] == "engine-tcmu" or r["vs_engine"].get("baseline") == "engine-tcmu"
+               for r in costed if "none_because" not in r["vs_engine"]):
+        return None
+    n = len(tcmu.get("rounds") or [1])
+    share = cell(tcmu["figures"]["kernel_share_us_per_io"],
+                 (tcmu.get("range") or {}).get("kernel_share_us_per_io"), n > 1, digits=2)
+    return (f"engine-tcmu's CPU per I/O includes the kernel's share, {share} µs/IO: the "
+            "completion work (finding completions, copying reads out, retiring commands) "
+            "that the kernel does inside the handler's notify and charges to the handler, "
+            "which the engine does in fio's thread.")
 
 
 def latency_text(found, on):
@@ -1132,7 +1175,9 @@ def write_report(ctx, results, text, picture, probes):
              "Latency is fio's completion latency (clat) over all directions ('–' where fio "
              "recorded none). fio CPU: the fio process's usr+sys per I/O; machine CPU: every "
              "CPU's busy time during the run per I/O (servers, FUSE, kernel threads "
-             "included). 'Against the engine' compares each kernel path with the engine on "
+             "included). Kernel's share (engine-tcmu): the completion work the engine does in "
+             "fio's thread where the kernel does it inside the handler's notify, per I/O; it "
+             "is inside engine-tcmu's CPU figures. 'Against the engine' compares each kernel path with the engine on "
              "the same transport, and engine-tcmu with engine-nbd: each ratio, and the extra "
              "microseconds per I/O, is the median of the rounds' own (round N against the "
              "other path's round N). A path whose IOPS or mean latency moved more than "

@@ -28,11 +28,11 @@ def ddir(ios, iops, bw, clat_ns, bins=None):
     return d
 
 
-def figures(iops=1000.0, clat=100.0, cpu=10.0, fio_cpu=5.0):
+def figures(iops=1000.0, clat=100.0, cpu=10.0, fio_cpu=5.0, share=None):
     return {"iops": iops, "bw_mib": iops * 4 / 1024, "clat_mean_us": clat,
             "clat_p50_us": clat, "clat_p99_us": clat * 2, "clat_p99.9_us": clat * 3,
             "fio_cpu_us_per_io": fio_cpu, "machine_cpu_us_per_io": cpu,
-            "percentiles_from": "bins"}
+            "kernel_share_us_per_io": share, "percentiles_from": "bins"}
 
 
 def run(path, status="ok", where="native", functional_only=False, notes=(), **fig):
@@ -50,10 +50,13 @@ def result(path, where="native", status="ok", clat=100.0, cpu=10.0, fio_cpu=5.0,
                                         cpu=cpu, fio_cpu=fio_cpu, iops=iops)])
 
 
-def rounds(path, iops, clat=None):
-    """PATH's result over rounds with these IOPS (and mean latencies)."""
+def rounds(path, iops, clat=None, share=None):
+    """PATH's result over rounds with these IOPS (and mean latencies, and
+    kernel's shares)."""
     clat = clat or [100.0] * len(iops)
-    return comparelib.merge_rounds([run(path, iops=i, clat=c) for i, c in zip(iops, clat)])
+    share = share or [None] * len(iops)
+    return comparelib.merge_rounds([run(path, iops=i, clat=c, share=k)
+                                    for i, c, k in zip(iops, clat, share)])
 
 
 class Records(unittest.TestCase):
@@ -346,11 +349,12 @@ class Table(unittest.TestCase):
         text = comparelib.table(rs)
         lines = text.splitlines()
         self.assertEqual(lines[0], "| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 "
-                         "| p99 | p99.9 | fio CPU µs/IO | machine CPU µs/IO |")
-        self.assertEqual(lines[1], "|" + "---|" * 11)
-        # one round: no min–max
+                         "| p99 | p99.9 | fio CPU µs/IO | machine CPU µs/IO "
+                         "| kernel's share µs/IO |")
+        self.assertEqual(lines[1], "|" + "---|" * 12)
+        # one round: no min–max; no kernel's share but on engine-tcmu
         self.assertIn("| engine-nbd | native | 1 | 1000 | 3.9 | 100.0 | 100.0 | 200.0 | 300.0 | "
-                      "5.00 | 10.00 |", lines)
+                      "5.00 | 10.00 | – |", lines)
         row = next(line for line in lines if line.startswith("| kernel-tcmu |"))
         self.assertIn("guest-tcg **functional only**", row)
         self.assertIn("| kernel-loop | engine-nbd | 1.00x | 1.50x | +50.0 | 2.50x | +15.0 |",
@@ -371,7 +375,8 @@ class Table(unittest.TestCase):
         lines = comparelib.table(rs).splitlines()
         self.assertIn("| engine-nbd ‡ | native | 3 | 1100 (1000–1300) ‡ | 4.3 (3.9–5.1) | "
                       "100.0 (100.0–100.0) | 100.0 (100.0–100.0) | 200.0 (200.0–200.0) | "
-                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) |", lines)
+                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) | – |",
+                      lines)
         self.assertTrue(any(line.startswith("| kernel-loop | native | 3 | 950 (900–1000) | ")
                             for line in lines), lines)
         self.assertIn("‡ The rounds of these paths moved more than 1.25x (max/min), so their "
@@ -385,6 +390,41 @@ class Table(unittest.TestCase):
         row = next(line for line in lines if line.startswith("| kernel-loop | engine-nbd |"))
         self.assertTrue(row.startswith("| kernel-loop | engine-nbd | 0.86x (0.77–0.90) | "
                                        "1.05x (1.00–1.10) | +5.0 (+0.0–+10.0) |"), row)
+
+    def test_kernel_share(self):
+        """engine-tcmu's kernel's share: its own column, median and min–max,
+        and a line under the costs saying its CPU figure holds it."""
+        rs = [rounds("engine-nbd", [1000.0, 1000.0, 1000.0]),
+              rounds("engine-tcmu", [900.0, 950.0, 1000.0], share=[0.5, 0.25, 0.75])]
+        comparelib.add_costs(rs)
+        lines = comparelib.table(rs).splitlines()
+        row = next(line for line in lines if line.startswith("| engine-tcmu | native |"))
+        self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | 0.50 (0.25–0.75) |"), row)
+        row = next(line for line in lines if line.startswith("| engine-nbd | native |"))
+        self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | – |"), row)
+        self.assertIn("engine-tcmu's CPU per I/O includes the kernel's share, 0.50 (0.25–0.75) "
+                      "µs/IO: the completion work (finding completions, copying reads out, "
+                      "retiring commands) that the kernel does inside the handler's notify and "
+                      "charges to the handler, which the engine does in fio's thread.", lines)
+        self.assertEqual([x["figures"]["kernel_share_us_per_io"] for x in rs[1]["rounds"]],
+                         [0.5, 0.25, 0.75])
+        # no engine-tcmu with a share: no line
+        rs = [rounds("engine-nbd", [1000.0]), rounds("engine-tcmu", [900.0])]
+        comparelib.add_costs(rs)
+        self.assertNotIn("kernel's share, ", comparelib.table(rs))
+
+    def test_parse_kernel_share(self):
+        line = ("torus: tcmu: the kernel's share: {} ns of completion work per command over "
+                "{} commands (finding completions, copying reads out, freeing blocks and "
+                "cmd_ids, completing to fio: done in fio's thread here, inside the handler's "
+                "notify write() in the kernel)\n")
+        text = "fio-3.33\n" + line.format(800, 1000) + "other\n" + line.format(1200, 3000)
+        # two jobs: (800*1000 + 1200*3000) ns over 4000 I/Os = 1.1 µs
+        self.assertAlmostEqual(comparelib.kernel_share(text, 4000), 1.1)
+        # split requests: per I/O, not per command
+        self.assertAlmostEqual(comparelib.kernel_share(line.format(500, 4000), 1000), 2.0)
+        self.assertIsNone(comparelib.kernel_share("torus: nbd: whatever\n", 4000))
+        self.assertIsNone(comparelib.kernel_share(line.format(500, 10), 0))
 
     def test_fmt(self):
         self.assertEqual(comparelib.fmt(None), "–")
