@@ -130,6 +130,24 @@ MUTATIONS = [
         tests=["tcmu-nbd-pipeline"],
         expect="fio exited non-zero: fio --name=mixed",
     ),
+    Mutation(
+        name="tcmu-share-uncounted",
+        why="the TCMU engine never counts the commands its completion work was for, so it never says the kernel's share",
+        file="client/tcmu/tcmu_client.c",
+        old="\t\tc->work.cmds += n;\n",
+        new="",
+        tests=["tcmu-kernel-share"],
+        expect="not one kernel's share line",
+    ),
+    Mutation(
+        name="tcmu-share-counts-setup",
+        why="the TCMU engine's kernel's share counts the set-up commands (INQUIRY, READ CAPACITY...) with the job's I/O",
+        file="client/tcmu/tcmu_client.c",
+        old="\tc->in_exec = true;\n",
+        new="",
+        tests=["tcmu-kernel-share"],
+        expect="want [4096] (1 a job's I/O)",
+    ),
 ]
 
 
