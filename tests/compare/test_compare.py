@@ -13,7 +13,8 @@ The first run is 2 rounds of 1 s per path, the others 1 round (the guest's
 boots are slow; the default of 3 rounds is checked by
 tests/scripts/test_comparelib.py), against the default nbd-shim memory
 server. The job sets gtod_reduce=1, which compare must turn off. Checks
-non-zero figures (latencies included), fio's JSON per path and round,
+non-zero figures (latencies included, and engine-tcmu's kernel's share in
+every round), fio's JSON per path and round,
 results.json with every round's figures, medians and ranges, the ratios
 from each round, the picture, the table, and that paths asked for but not
 run are listed with a reason. kernel-loop
@@ -24,6 +25,7 @@ are missing."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -169,7 +171,8 @@ def check_ran(summary, report, res, must):
                     if line.startswith(f"| {name} |") or line.startswith(f"| {name} ‡ |")), None)
         if not row:
             fail(f"report.md has no row for {name}")
-        if (rounds > 1 and f" | {rounds} | " not in row) or (rounds > 1) != ("–" in row):
+        ranged = bool(re.search(r"\(\S+–\S+\)", row))
+        if (rounds > 1 and f" | {rounds} | " not in row) or (rounds > 1) != ranged:
             fail(f"report.md's row for {name} does not give {rounds} rounds' min–max: {row}")
     return by
 
@@ -220,6 +223,15 @@ def native():
                 fail(f"{name} has no cost against engine-nbd from each round: {c}")
             if f"| {name} | engine-nbd | " not in report:
                 fail(f"report.md shows no cost of {name} against engine-nbd")
+        # the kernel's share: engine-tcmu's, every round, and said to be in its CPU
+        shares = [r["figures"].get("kernel_share_us_per_io") for r in by["engine-tcmu"]["rounds"]]
+        if not all(v and v > 0 for v in shares) or \
+                any(r["figures"].get("kernel_share_us_per_io") is not None
+                    for r in by["engine-nbd"]["rounds"]):
+            fail(f"kernel's share per round: engine-tcmu {shares}, engine-nbd "
+                 f"{[r['figures'].get('kernel_share_us_per_io') for r in by['engine-nbd']['rounds']]}")
+        if "engine-tcmu's CPU per I/O includes the kernel's share, " not in report:
+            fail("report.md does not say engine-tcmu's CPU holds the kernel's share")
         if not loop_ok and (by["kernel-loop"]["status"] != "skipped" or
                             not by["kernel-loop"]["reason"]):
             fail("kernel-loop could not run here but was not skipped with a reason")
