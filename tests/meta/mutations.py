@@ -139,15 +139,6 @@ MUTATIONS = [
         tests=["tcmu-kernel-share"],
         expect="not one kernel's share line",
     ),
-    Mutation(
-        name="tcmu-share-counts-setup",
-        why="the TCMU engine's kernel's share counts the set-up commands (INQUIRY, READ CAPACITY...) with the job's I/O",
-        file="client/tcmu/tcmu_client.c",
-        old="\tc->in_exec = true;\n",
-        new="",
-        tests=["tcmu-kernel-share"],
-        expect="want [4096] (1 a job's I/O)",
-    ),
 ]
 
 

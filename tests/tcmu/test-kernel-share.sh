@@ -39,18 +39,18 @@ check_shares() {
 }
 
 # One job, 4k at QD16: one command per I/O.
-expect_fio_ok --name=one --uri="$uri" --size=8m --io_size=16m --rw=randrw --bs=4k \
+expect_fio_ok --name=one --uri="$uri" --size=8m --io_size=8m --rw=randrw --bs=4k \
 	--iodepth=16 --output-format=json --output="$T/out.json"
 [ "$(shares | wc -l)" = 1 ] || fail "not one kernel's share line: $(cat "$T/fio.out")"
 check_shares 1
 
 # 256k split into 64k commands: four commands per I/O.
-expect_fio_ok --name=split --uri="$uri" --size=8m --io_size=16m --rw=randrw --bs=256k \
+expect_fio_ok --name=split --uri="$uri" --size=8m --io_size=8m --rw=randrw --bs=256k \
 	--max_transfer=64k --iodepth=4 --output-format=json --output="$T/out.json"
 check_shares 4
 
 # Two jobs on the device's one ring: each counts its own, whoever reaped.
-expect_fio_ok --name=two --uri="$uri" --size=8m --io_size=8m --rw=randrw --bs=4k \
+expect_fio_ok --name=two --uri="$uri" --size=8m --io_size=4m --rw=randrw --bs=4k \
 	--iodepth=16 --numjobs=2 --output-format=json --output="$T/out.json"
 [ "$(shares | wc -l)" = 2 ] || fail "not two kernel's share lines: $(cat "$T/fio.out")"
 check_shares 1
