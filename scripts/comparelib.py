@@ -97,7 +97,7 @@ PERCENTILES = (50.0, 99.0, 99.9)
 # the engine's options (fio --enghelp), dropped from the job for kernel paths
 ENGINE_OPTIONS = {"uri", "transport", "fua", "request_timeout", "conns", "handshake",
                   "structured_replies", "poll_us", "ring_size", "data_size",
-                  "max_transfer", "trim_mode", "hold_batch"}
+                  "max_transfer", "trim_mode", "hold_batch", "ring"}
 # options every path sets itself
 OVERRIDDEN = {"ioengine", "filename", "filename_format", "directory", "opendir", "runtime",
               "time_based", "group_reporting", "direct", "buffered", "output",
