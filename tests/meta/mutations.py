@@ -70,9 +70,14 @@ MUTATIONS = [
     Mutation(
         name="runner-offset-shift",
         why="the tcmu-runner plugin host moves every offset past 1 MiB by 64 KiB (qcow and every plugin)",
-        file="storage/runner/runner.c",
-        old="\t\tc = prep(r, buf, len);\n\t\tsts = write ?",
-        new="\t\tc = prep(r, buf, len);\n\t\tif (off >= 1048576)\n\t\t\toff += 65536;\n\t\tsts = write ?",
+        file="storage/runner/runner_aio.c",
+        old="\t\t\t\t\ts->lib.iov_cnt, io->len, io->off);\n"
+            "\t\treturn h->read(&r->dev, &s->cmd, s->lib.iovec, s->lib.iov_cnt,\n"
+            "\t\t\t       io->len, io->off);\n",
+        new="\t\t\t\t\ts->lib.iov_cnt, io->len,\n"
+            "\t\t\t\t\tio->off + (io->off >= 1048576 ? 65536 : 0));\n"
+            "\t\treturn h->read(&r->dev, &s->cmd, s->lib.iovec, s->lib.iov_cnt,\n"
+            "\t\t\t       io->len, io->off + (io->off >= 1048576 ? 65536 : 0));\n",
         tests=["tcmu-fio-stores"],
         expect="what the job wrote is not where it wrote it",
     ),

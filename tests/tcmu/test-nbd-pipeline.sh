@@ -38,8 +38,10 @@ depth() {
 }
 
 job=(--rw=randrw --verify=crc32c --size=16M --bs=4k --iodepth=32)
+# A data area of 512 KiB: commands of every size completing out of order
+# leave holes, so most commands' data lies in scattered blocks.
 mixed=(--rw=randwrite --verify=crc32c --size=24M --offset=16M
-       --bsrange=4k-256k --iodepth=16)
+       --bsrange=4k-256k --iodepth=16 --data_size=512k)
 
 start_nbdkit "$T/k.sock" memory 64M
 k="nbd+unix:///?socket=$T/k.sock"
