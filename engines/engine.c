@@ -446,6 +446,21 @@ static int fio_torus_setup(struct thread_data *td)
 }
 
 /*
+ * What the last ->getevents handed out, fio has taken through ->event by
+ * the time it queues or reaps again: drop it, so that d->events never
+ * holds more than the requests in flight (iodepth).
+ */
+static void drop_handed(struct torus_data *d)
+{
+	if (!d->handed)
+		return;
+	d->nr_events -= d->handed;
+	memmove(d->events, d->events + d->handed,
+		d->nr_events * sizeof(*d->events));
+	d->handed = 0;
+}
+
+/*
  * The completer every transport hands finished requests to: the one
  * hand-off between a reply (or a ring entry) and fio's ->event.
  */
@@ -542,6 +557,7 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 	}
 
 	/* Counted first: a transport may finish it before returning. */
+	drop_handed(d);
 	d->inflight++;
 	ret = d->tp->queue(d->session, op, fua, offset, len, io_u->xfer_buf,
 			   io_u);
@@ -624,12 +640,7 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 	uint64_t start = 0, limit = 0, now, left;
 	int n;
 
-	if (d->handed) {
-		d->nr_events -= d->handed;
-		memmove(d->events, d->events + d->handed,
-			d->nr_events * sizeof(*d->events));
-		d->handed = 0;
-	}
+	drop_handed(d);
 	if (t) {
 		limit = (uint64_t)t->tv_sec * 1000000000ULL + t->tv_nsec;
 		if (limit < WAIT_SLICE_NS)
