@@ -105,7 +105,7 @@ MUTATIONS = [
             "\t\t\ts->bitmap[w] |= avail & -avail;\n"
             "\t\t\tblks[got++] = w * 64 + __builtin_ctzll(avail);\n"
             "\t\t}\n\t}\n\thint = w;\n\tw = st->blk_lo;\n\tgot = n;\n",
-        tests=["tcmu-ring-blocks", "tcmu-memory"],
+        tests=["tcmu-ring-blocks"],
         expect="the data area is touched beyond what is in flight",
     ),
     Mutation(
