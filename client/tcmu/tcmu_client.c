@@ -220,31 +220,6 @@ static int send_attach(struct tcmu_client *c, const struct tcmu_client_cfg *cfg)
 	return sendmsg(c->sock, &msg, MSG_NOSIGNAL) == sizeof(buf) ? 0 : -errno;
 }
 
-/* The fds that came with a reply: up to @max kept in @fds, others closed. */
-static void take_fds(struct msghdr *msg, int *fds, int max, int *nfds)
-{
-	struct cmsghdr *cm;
-
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		size_t n, i;
-		int fd;
-
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
-			       sizeof(int));
-			if (*nfds < max)
-				fds[*nfds] = fd;
-			else
-				close(fd);
-			(*nfds)++;
-		}
-	}
-}
-
 /*
  * Reads exactly len bytes within the deadline, and the fds that come with
  * them; -errno, -ETIMEDOUT, -EINTR.
@@ -282,7 +257,7 @@ static int recv_all(struct tcmu_client *c, void *buf, size_t len,
 			continue;
 		n = recvmsg(c->sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n > 0)
-			take_fds(&msg, fds, max, nfds);
+			tcmu_attach_take_fds(&msg, fds, max, nfds);
 		if (n == 0)
 			return -ECONNRESET;
 		if (n < 0) {

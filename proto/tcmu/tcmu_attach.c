@@ -3,8 +3,34 @@
  * The TCMU attach exchange (see tcmu_attach.h).
  */
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tcmu_attach.h"
+
+void tcmu_attach_take_fds(struct msghdr *msg, int *fds, int max, int *nfds)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		size_t n, i;
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+			if (*nfds < max)
+				fds[*nfds] = fd;
+			else
+				close(fd);
+			(*nfds)++;
+		}
+	}
+}
 
 /* Both 16 bytes with the NUL: a stray client reads as a bad magic. */
 static const char req_magic[16] = "TORUS-TCMU-RING";

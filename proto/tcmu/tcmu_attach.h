@@ -82,4 +82,13 @@ void tcmu_attach_reply_encode(uint8_t buf[TCMU_ATTACH_REPLY_LEN],
 int tcmu_attach_reply_decode(const uint8_t *buf, size_t len,
 			     struct tcmu_attach_reply *r, const char **msg);
 
+struct msghdr;
+
+/*
+ * The fds that came with a message (SCM_RIGHTS): up to @max kept in @fds
+ * from index *@nfds on, any more closed; *@nfds counts them all, so that
+ * the caller can tell a message with too many.
+ */
+void tcmu_attach_take_fds(struct msghdr *msg, int *fds, int max, int *nfds);
+
 #endif /* TORUS_TCMU_ATTACH_H */

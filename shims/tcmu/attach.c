@@ -61,31 +61,6 @@ struct shared_ring {
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_ring *shared_cur;
 
-/* Keep the first three fds that came with the request, close any more. */
-static void take_fds(struct client *c, struct msghdr *msg)
-{
-	struct cmsghdr *cm;
-
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		size_t n, i;
-		int fd;
-
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
-			       sizeof(int));
-			if (c->nfds < TCMU_SHARED_NFDS)
-				c->fds[c->nfds] = fd;
-			else
-				close(fd);
-			c->nfds++;
-		}
-	}
-}
-
 /* The 32-byte request and its fds, within the timeout: 0 or -errno. */
 static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
 {
@@ -129,7 +104,7 @@ static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
 				continue;
 			return -errno;
 		}
-		take_fds(c, &msg);
+		tcmu_attach_take_fds(&msg, c->fds, TCMU_SHARED_NFDS, &c->nfds);
 		if (n == 0)
 			return -ECONNRESET;
 		got += n;
