@@ -88,8 +88,9 @@
 #                        --backend memory, both through the engine (target:
 #                        the ring >= 1.5x the IOPS)
 #     tcmu_ceiling_qd32  tcmu-shim --backend null through the engine vs
-#                        ring-client --bench, a lean ring driver (the
-#                        engine's fraction of what the ring can do)
+#                        ring-client --bench, a lean ring driver that
+#                        spins on cmd_tail (the engine's fraction of what
+#                        the ring can do)
 #     These sections also report the server's CPU per I/O (from
 #     /proc/PID/stat around each run).
 # --engine-opt options apply to every run of the engine.
