@@ -1,0 +1,409 @@
+"""The timeline (issue 23; docs/timeline.md): where the time of one I/O goes.
+
+The engine (timeline=DIR) and the shims (--timeline DIR) each write record
+files into one directory (timeline/timeline_rec.h: a 512-byte header, then
+one 64-byte record per wire command, stamped on CLOCK_MONOTONIC). This
+module reads such a directory, joins every engine record with the server's
+record of the same command, cuts each I/O's life into phases between
+consecutive stamps (so that the phases add up to the total by
+construction), and summarises them per path: mean, p50, p99, p99.9
+(nearest rank on the exact values). scripts/timeline is its command;
+scripts/compare --timeline calls it for every engine path and round.
+
+The join (one rule for every source): the same key (NBD cookie, TCMU
+cmd_id), offset, length and op, and the server's stamps inside the engine's
+window ([sent, header] for NBD, [published, seen] for TCMU). The engine
+takes its stamps after the system call that sends or reads returns, so a
+server on the other CPU may stamp a few microseconds before the engine's
+'sent' (or after its 'header'): a server record up to SLACK_NS outside the
+window still joins, the nearest one when several could, and such an I/O
+shows a negative wire phase (counted, and said).
+"""
+
+import json
+import math
+import os
+import struct
+import sys
+
+import harness
+
+MAGIC = b"TORUSTL1"
+VERSION = 1
+HEADER_SIZE = 512
+REC_SIZE = 64
+NR_STAMPS = 5
+NAME_LEN = 32
+# magic, version, rec_size, nr_stamps, pid, source, key, 5 stamp names
+HEADER = struct.Struct("=8sIIII32s32s" + "32s" * NR_STAMPS)
+# key, offset, len, op, stream, t[5]
+RECORD = struct.Struct("=QQIHH" + "Q" * NR_STAMPS)
+OPS = ("read", "write", "trim", "flush", "other")
+PERCENTILES = (50.0, 99.0, 99.9)
+# a join rate below this is said loudly: the phases are then those of a part
+JOIN_WARN = 0.95
+# how far outside the engine's window a server's stamps may be (above)
+SLACK_NS = 1_000_000
+# the check against fio: the timeline's total mean within this of fio's
+FIO_TOLERANCE = 0.10
+
+# Phases: (name, where, from stamp, to stamp), in the order of the I/O's
+# life; each ends where the next begins. Engine and server stamp names are
+# distinct, so one joined I/O is one dict of stamps.
+PHASES = {
+    ("engine-nbd", "nbd-shim"): (
+        ("client submit", "client", "queued", "sent"),
+        ("wire out", "wire", "sent", "received"),
+        ("server queue", "server", "received", "started"),
+        ("storage", "server", "started", "stored"),
+        ("server reply", "server", "stored", "replied"),
+        ("wire back", "wire", "replied", "header"),
+        ("client complete", "client", "header", "handed"),
+    ),
+    ("engine-nbd", None): (
+        ("client submit", "client", "queued", "sent"),
+        ("server and wire", "server-and-wire", "sent", "header"),
+        ("client complete", "client", "header", "handed"),
+    ),
+    ("engine-tcmu", "tcmu-shim"): (
+        ("client submit", "client", "queued", "published"),
+        ("wake-up out", "wire", "published", "picked"),
+        ("server queue", "server", "picked", "started"),
+        ("storage", "server", "started", "stored"),
+        ("server reply", "server", "stored", "completed"),
+        ("wake-up back", "wire", "completed", "seen"),
+        ("client complete", "client", "seen", "handed"),
+    ),
+    ("engine-tcmu", None): (
+        ("client submit", "client", "queued", "published"),
+        ("handler and wake-ups", "server-and-wire", "published", "seen"),
+        ("client complete", "client", "seen", "handed"),
+    ),
+}
+TOTAL = ("total", "total", "queued", "handed")
+# the server that serves each engine path, and the engine's window on it
+SERVER_OF = {"engine-nbd": "nbd-shim", "engine-tcmu": "tcmu-shim"}
+WINDOW = {"engine-nbd": ("sent", "header"), "engine-tcmu": ("published", "seen")}
+ENGINES = tuple(SERVER_OF)
+# each source's stamps, in t[]'s order (T-common; the file's header says them)
+STAMPS = {
+    "engine-nbd": ("queued", "sent", "header", "payload", "handed"),
+    "engine-tcmu": ("queued", "published", "seen", "handed"),
+    "nbd-shim": ("received", "started", "stored", "replied"),
+    "tcmu-shim": ("picked", "started", "stored", "completed"),
+}
+
+
+class TimelineError(Exception):
+    """A timeline directory or file that cannot be read: the message names
+    it, the problem and the fix."""
+
+
+class RecFile:
+    """One record file: who wrote it (source, key, pid), its stamps' names,
+    and its records as tuples (key, offset, len, op, stream, t0..t4)."""
+
+    def __init__(self, path, source, key, pid, stamps, records):
+        self.path, self.source, self.key, self.pid = path, source, key, pid
+        self.stamps, self.records = stamps, records
+
+    @property
+    def name(self):
+        return os.path.basename(self.path)
+
+
+def _cstr(raw):
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def read_rec(path):
+    """The record file PATH as a RecFile; TimelineError when its header is
+    not one this reader knows (magic, version, record size, stamps)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise TimelineError(f"timeline: cannot read {path}: {e.strerror}")
+    if len(data) < HEADER_SIZE:
+        raise TimelineError(f"timeline: {path} is {len(data)} bytes, shorter than the "
+                            f"{HEADER_SIZE}-byte header: not a record file (or its writer "
+                            "did not get to write it: did it exit cleanly?)")
+    magic, version, rec_size, nr, pid, source, key, *names = \
+        HEADER.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise TimelineError(f"timeline: {path} is not a timeline record file (magic "
+                            f"{magic!r}, not {MAGIC.decode()}): keep only the engine's "
+                            "and the shims' .rec files in the directory")
+    if version != VERSION:
+        raise TimelineError(f"timeline: {path} is version {version}, this reader knows "
+                            f"{VERSION}: read it with the scripts of the build that wrote it")
+    if rec_size != REC_SIZE:
+        raise TimelineError(f"timeline: {path} has {rec_size}-byte records, this reader "
+                            f"knows {REC_SIZE}: read it with the scripts of the build that "
+                            "wrote it")
+    if nr > NR_STAMPS:
+        raise TimelineError(f"timeline: {path} says {nr} stamps, at most {NR_STAMPS}: "
+                            "the file is damaged")
+    body = len(data) - HEADER_SIZE
+    whole = body - body % REC_SIZE      # a writer killed mid-write leaves a part
+    records = list(RECORD.iter_unpack(memoryview(data)[HEADER_SIZE:HEADER_SIZE + whole]))
+    return RecFile(path, _cstr(source), _cstr(key), pid,
+                   [_cstr(n) for n in names[:nr]], records)
+
+
+def read_dir(d):
+    """Every *.rec file of the timeline directory D, as RecFiles in name
+    order; TimelineError when there is none or one is bad."""
+    if not os.path.isdir(d):
+        raise TimelineError(f"timeline: {d} is not a directory (give the directory that "
+                            "timeline=DIR or --timeline DIR wrote)")
+    names = sorted(n for n in os.listdir(d) if n.endswith(".rec"))
+    if not names:
+        raise TimelineError(f"timeline: no .rec files in {d} (run fio with the engine's "
+                            "timeline=DIR, and the shims with --timeline DIR)")
+    return [read_rec(os.path.join(d, n)) for n in names]
+
+
+# ------------------------------------------------------------- figures
+
+def nearest_rank(sorted_values, p):
+    """The P-th percentile of SORTED_VALUES by nearest rank: the smallest
+    value with at least P% of the values at or below it."""
+    n = len(sorted_values)
+    return sorted_values[max(1, math.ceil(p / 100.0 * n)) - 1]
+
+
+def summary(name, where, values_ns):
+    """One phase's entry of the phase summary (T-common's schema)."""
+    vs = sorted(values_ns)
+    out = {"name": name, "where": where, "count": len(vs),
+           "mean_us": sum(vs) / len(vs) / 1e3 if vs else None}
+    for p in PERCENTILES:
+        out[f"p{p:g}_us"] = nearest_rank(vs, p) / 1e3 if vs else None
+    return out
+
+
+# ------------------------------------------------------------- the join
+
+def _stamps(rf, rec):
+    """{stamp name: ns} of record REC of file RF."""
+    return dict(zip(rf.stamps, rec[5:5 + len(rf.stamps)]))
+
+
+def join(engine_files, server_files, path):
+    """The I/Os of ENGINE_FILES (one path's) joined with SERVER_FILES' records:
+    (ios, counts): ios a list of (stamps, joined), stamps a dict of the
+    engine's stamps and, when joined, the server's; counts {records, incomplete, joined, unmatched_server}. An
+    engine record with a stamp not taken (0: an I/O that failed or was never
+    handed back) is incomplete and left out."""
+    lo_name, hi_name = WINDOW[path]
+    index = {}
+    for rf in server_files:
+        for rec in rf.records:
+            st = _stamps(rf, rec)
+            taken = [v for v in st.values() if v]
+            if len(taken) != len(st):
+                continue
+            index.setdefault(rec[:4], []).append([min(taken), max(taken), st, False])
+    ios, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
+    for rf in engine_files:
+        for rec in rf.records:
+            counts["records"] += 1
+            st = _stamps(rf, rec)
+            if not all(st.values()):
+                counts["incomplete"] += 1
+                continue
+            lo, hi = st[lo_name], st[hi_name]
+            best, dist = None, None
+            for cand in index.get(rec[:4], ()):
+                if cand[3]:
+                    continue
+                d = max(0, lo - cand[0]) + max(0, cand[1] - hi)
+                if dist is None or d < dist:
+                    best, dist = cand, d
+            ok = best is not None and dist <= SLACK_NS
+            if ok:
+                best[3] = True
+                st = dict(st, **best[2])
+                counts["joined"] += 1
+            ios.append((st, ok))
+    counts["unmatched_server"] = sum(1 for cands in index.values() for c in cands
+                                     if not c[3])
+    return ios, counts
+
+
+def phase_summary(ios, phases):
+    """The phase summary of IOS (stamp dicts holding every stamp PHASES
+    name) with the total last, and {phase: I/Os where it is negative}."""
+    out, negative = [], {}
+    for name, where, a, b in phases + (TOTAL,):
+        vals = [st[b] - st[a] for st in ios]
+        neg = sum(1 for v in vals if v < 0)
+        if neg:
+            negative[name] = neg
+        out.append(summary(name, where, vals))
+    return out, negative
+
+
+def fio_lat_mean_us(fio_json):
+    """fio's mean total latency (lat_ns, submission to completion) over
+    every job and direction of the fio JSON file FIO_JSON, in µs."""
+    data = harness.load_fio_json(fio_json)
+    return harness.fio_summary(data, os.path.basename(fio_json), all_jobs=True)["lat_mean_us"]
+
+
+def analyse(d, fio_json=None):
+    """The timeline of directory D: {"dir", "files", "paths": {engine
+    path: its result}, "warnings"}. A path's result: server (or None),
+    form ("merged" or "server and wire"), records, incomplete, joined,
+    join_rate, phases (the summary, total last), negative, and with
+    FIO_JSON (fio's JSON of that run, when D holds one engine path) fio's
+    lat mean against the total."""
+    files = read_dir(d)
+    res = {"dir": d, "files": [{"file": f.name, "source": f.source, "key": f.key,
+                                "stamps": f.stamps, "records": len(f.records)}
+                               for f in files],
+           "paths": {}, "warnings": []}
+    known = set(ENGINES) | set(SERVER_OF.values())
+    for f in files:
+        if f.source not in known:
+            res["warnings"].append(f"{f.name}: source {f.source!r} is none this reader "
+                                   f"joins ({', '.join(sorted(known))}): left out")
+    for path in ENGINES:
+        eng = [f for f in files if f.source == path]
+        if not eng:
+            continue
+        srv = [f for f in files if f.source == SERVER_OF[path]]
+        server = SERVER_OF[path] if srv else None
+        phases = PHASES[(path, server)]
+        want = {x for _, _, a, b in phases + (TOTAL,) for x in (a, b)}
+        for f in eng + srv:
+            missing = sorted(want & set(STAMPS[f.source]) - set(f.stamps))
+            if missing:
+                raise TimelineError(f"timeline: {f.path} ({f.source}) lacks the stamp(s) "
+                                    f"{', '.join(missing)}: written by another version; "
+                                    "read it with the scripts of the build that wrote it")
+        ios, counts = join(eng, srv, path)
+        r = {"server": server, "form": "merged" if server else "server and wire",
+             **counts}
+        complete = counts["records"] - counts["incomplete"]
+        if server:
+            r["join_rate"] = counts["joined"] / complete if complete else 0.0
+            joined = [st for st, ok in ios if ok]
+        else:
+            r["join_rate"] = None
+            joined = [st for st, _ in ios]
+        if server and r["join_rate"] < JOIN_WARN:
+            res["warnings"].append(
+                f"{path}: only {counts['joined']} of {complete} I/Os "
+                f"({100 * r['join_rate']:.1f}%, below {100 * JOIN_WARN:.0f}%) found their "
+                f"{server} record: the phases below are of those that did. Were the "
+                f"engine and the {server} of this run both writing into {d}, and did the "
+                "server close its files (end of connection) before this read them?")
+        r["phases"], r["negative"] = phase_summary(joined, phases) if joined else ([], {})
+        if not joined:
+            res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
+        if r["negative"]:
+            r["negative_note"] = (
+                "I/Os whose server stamp came before the engine's: the engine stamps after "
+                "its send or receive call returns, and the server on another CPU may get "
+                "there first; the phases still add up to the total")
+        res["paths"][path] = r
+    if not res["paths"]:
+        raise TimelineError(f"timeline: no engine records in {d} (only "
+                            f"{', '.join(sorted({f.source for f in files}))}): run fio with "
+                            "the engine's timeline=DIR into the same directory")
+    if fio_json:
+        if len(res["paths"]) != 1:
+            res["warnings"].append(f"{d} holds {' and '.join(res['paths'])}: fio's "
+                                   "figure is not checked against either")
+        else:
+            r = next(iter(res["paths"].values()))
+            if r["phases"]:
+                fio = fio_lat_mean_us(fio_json)
+                total = r["phases"][-1]["mean_us"]
+                r["fio"] = {"lat_mean_us": fio, "total_mean_us": total,
+                            "ratio": total / fio if fio else None,
+                            "within": bool(fio) and abs(total / fio - 1) <= FIO_TOLERANCE}
+                if not r["fio"]["within"]:
+                    res["warnings"].append(
+                        f"the timeline's mean total ({total:.1f} µs) is not within "
+                        f"{100 * FIO_TOLERANCE:.0f}% of fio's mean latency ({fio:.1f} µs): "
+                        "are the records and the fio JSON of the same run?")
+    return res
+
+
+# ------------------------------------------------------------- output
+
+def text_table(res):
+    """The phase tables of ANALYSE's result RES, as text."""
+    lines = []
+    for path, r in res["paths"].items():
+        what = f"{path} with {r['server']}" if r["server"] else \
+            f"{path} (no server records: the server and the wire are one phase)"
+        head = f"{what}: {r['records']} I/Os"
+        if r["incomplete"]:
+            head += f", {r['incomplete']} without every stamp (left out)"
+        if r["server"]:
+            head += (f", {r['joined']} joined with their {r['server']} record "
+                     f"({100 * r['join_rate']:.1f}%)")
+        lines += [head, ""]
+        if not r["phases"]:
+            lines += ["(no phases)", ""]
+            continue
+        total = r["phases"][-1]["mean_us"] or 0
+        lines.append(f"{'phase':22} {'where':16} {'mean µs':>9} {'p50':>9} {'p99':>9} "
+                     f"{'p99.9':>9} {'share':>6}")
+        for p in r["phases"]:
+            share = "" if p["where"] == "total" or not total else \
+                f"{100 * p['mean_us'] / total:5.1f}%"
+            lines.append(f"{p['name']:22} {p['where']:16} {p['mean_us']:9.2f} "
+                         f"{p['p50_us']:9.2f} {p['p99_us']:9.2f} {p['p99.9_us']:9.2f} "
+                         f"{share:>6}")
+        if r.get("negative"):
+            lines.append("negative in " + ", ".join(f"{k}: {v} I/Os"
+                                                   for k, v in r["negative"].items())
+                         + f" ({r['negative_note']})")
+        if r.get("fio"):
+            f = r["fio"]
+            lines.append(f"fio's mean latency (lat): {f['lat_mean_us']:.2f} µs; the "
+                         f"timeline's total: {f['total_mean_us']:.2f} µs "
+                         f"({100 * (f['ratio'] - 1):+.1f}%"
+                         f"{'' if f['within'] else ', NOT within ' + str(int(100 * FIO_TOLERANCE)) + '%'})")
+        lines.append("")
+    for w in res["warnings"]:
+        lines.append(f"WARNING: {w}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_json(res, path):
+    with open(path, "w") as f:
+        json.dump(res, f, indent=2)
+
+
+def main(argv=None):
+    """scripts/timeline DIR [--fio-json FILE]: the phase table on stdout,
+    DIR/timeline.json. Exit 0; 1 when a join rate is below 95% or fio's
+    check failed; 2 on a directory or file that cannot be read."""
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="timeline", description="Where the time of one I/O goes: joins the "
+        "engine's (timeline=DIR) and the shims' (--timeline DIR) record files of DIR and "
+        "prints each phase's mean, p50, p99 and p99.9 per engine path; writes "
+        "DIR/timeline.json. docs/timeline.md says what each phase is.")
+    ap.add_argument("dir", help="the timeline directory")
+    ap.add_argument("--fio-json", help="fio's JSON of the same run: its mean latency "
+                    "(lat_ns) is checked against the timeline's total (within 10%%)")
+    a = ap.parse_args(argv)
+    try:
+        res = analyse(a.dir, a.fio_json)
+    except (TimelineError, harness.FioError, OSError) as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    write_json(res, os.path.join(a.dir, "timeline.json"))
+    sys.stdout.write(text_table(res))
+    for w in res["warnings"]:
+        print(f"timeline: {w}", file=sys.stderr)
+    bad = any(r["server"] and r["join_rate"] < JOIN_WARN for r in res["paths"].values()) or \
+        any(r.get("fio") and not r["fio"]["within"] for r in res["paths"].values())
+    return 1 if bad else 0

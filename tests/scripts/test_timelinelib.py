@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""scripts/timelinelib.py on record files written here with the layout of
+timeline/timeline_rec.h: a bad header refused naming the file, the join
+(key, offset, length, op and the window; a reused key; a server stamp just
+outside the window), the phases adding up to the total, nearest-rank
+percentiles, the form without server records, a low join rate said loudly,
+the check against fio's mean latency, and scripts/timeline's output."""
+
+import contextlib
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+
+import timelinelib as tl  # noqa: E402
+
+READ, WRITE = 0, 1
+
+
+def write_rec(path, source, key, stamps, records, magic=b"TORUSTL1", version=1,
+              rec_size=64, tail=b""):
+    """A record file as timeline_rec.c writes it; RECORDS: (key, offset,
+    len, op, stream, [stamps...])."""
+    names = [s.encode() for s in stamps] + [b""] * (5 - len(stamps))
+    head = struct.pack("=8sIIII32s32s" + "32s" * 5, magic, version, rec_size, len(stamps),
+                       1234, source.encode(), key.encode(), *names)
+    head += b"\0" * (512 - len(head))
+    body = b"".join(struct.pack("=QQIHH5Q", k, off, ln, op, stream,
+                                *(list(t) + [0] * (5 - len(t))))
+                    for k, off, ln, op, stream, t in records)
+    with open(path, "wb") as f:
+        f.write(head + body + tail)
+
+
+ENGINE_NBD = ("queued", "sent", "header", "payload", "handed")
+NBD_SHIM = ("received", "started", "stored", "replied")
+ENGINE_TCMU = ("queued", "published", "seen", "handed")
+TCMU_SHIM = ("picked", "started", "stored", "completed")
+
+
+def nbd_io(key, off, start, op=READ, stream=0, skew=0):
+    """One I/O's engine and server records, 1000 ns apart per stamp from
+    START (the server's first stamp SKEW ns earlier than that)."""
+    s = start
+    eng = (key, off, 4096, op, stream, [s, s + 1000, s + 7000, s + 7500, s + 8000])
+    srv = (key, off, 4096, op, stream, [s + 2000 - skew, s + 3000, s + 5000, s + 6000])
+    return eng, srv
+
+
+def quiet_main(argv):
+    """timelinelib.main(ARGV), its output kept: (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tl.main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+class Dir(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def p(self, name):
+        return os.path.join(self.d, name)
+
+
+class Header(Dir):
+    def test_good_file(self):
+        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD,
+                  [(7, 4096, 512, WRITE, 2, [1, 2, 3, 4, 5])], tail=b"\1" * 10)
+        rf = tl.read_rec(self.p("engine-1.rec"))
+        self.assertEqual((rf.source, rf.key, rf.pid), ("engine-nbd", "nbd-cookie", 1234))
+        self.assertEqual(rf.stamps, list(ENGINE_NBD))
+        # the part of a record a killed writer left is not a record
+        self.assertEqual(rf.records, [(7, 4096, 512, WRITE, 2, 1, 2, 3, 4, 5)])
+
+    def test_bad_headers_name_the_file(self):
+        cases = ((dict(magic=b"NOTATIME"), "is not a timeline record file"),
+                 (dict(version=2), "is version 2, this reader knows 1"),
+                 (dict(rec_size=32), "has 32-byte records, this reader knows 64"))
+        for kw, said in cases:
+            path = self.p("engine-1.rec")
+            write_rec(path, "engine-nbd", "nbd-cookie", ENGINE_NBD, [], **kw)
+            with self.assertRaises(tl.TimelineError) as e:
+                tl.analyse(self.d)
+            self.assertIn(path, str(e.exception))
+            self.assertIn(said, str(e.exception))
+        with open(path, "wb") as f:
+            f.write(b"TORUSTL1")
+        with self.assertRaisesRegex(tl.TimelineError, "shorter than the 512-byte header"):
+            tl.read_rec(path)
+
+    def test_no_records(self):
+        with self.assertRaisesRegex(tl.TimelineError, "no .rec files in .*timeline=DIR"):
+            tl.analyse(self.d)
+        with self.assertRaisesRegex(tl.TimelineError, "is not a directory"):
+            tl.analyse(self.p("none"))
+        write_rec(self.p("nbd-shim-1-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM, [])
+        with self.assertRaisesRegex(tl.TimelineError, "no engine records .*only nbd-shim"):
+            tl.analyse(self.d)
+
+    def test_stamps_missing(self):
+        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD[:2], [])
+        with self.assertRaisesRegex(tl.TimelineError, "engine-1.rec .* lacks the stamp"):
+            tl.analyse(self.d)
+
+
+class Figures(unittest.TestCase):
+    def test_nearest_rank(self):
+        vs = list(range(1, 101))
+        self.assertEqual([tl.nearest_rank(vs, p) for p in (50, 99, 99.9, 1, 0)],
+                         [50, 99, 100, 1, 1])
+        self.assertEqual(tl.nearest_rank([5], 99.9), 5)
+        s = tl.summary("x", "client", [3000, 1000, 2000])
+        self.assertEqual((s["count"], s["mean_us"], s["p50_us"], s["p99_us"], s["p99.9_us"]),
+                         (3, 2.0, 2.0, 3.0, 3.0))
+
+
+class Join(Dir):
+    def write_nbd(self, pairs, server=True):
+        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD,
+                  [e for e, _ in pairs])
+        if server:
+            write_rec(self.p("nbd-shim-99-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM,
+                      [s for _, s in pairs])
+
+    def test_merged_nbd(self):
+        # key 1 used twice at the same offset: the window tells them apart
+        pairs = [nbd_io(1, 0, 10_000), nbd_io(2, 4096, 10_500, op=WRITE),
+                 nbd_io(1, 0, 50_000)]
+        self.write_nbd(pairs)
+        # the server's records in another order, one from another engine too
+        srv = [s for _, s in pairs][::-1] + [(3, 8192, 4096, READ, 0, [1, 2, 3, 4])]
+        write_rec(self.p("nbd-shim-99-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM, srv)
+        res = tl.analyse(self.d)
+        r = res["paths"]["engine-nbd"]
+        self.assertEqual((r["server"], r["form"], r["records"], r["joined"], r["join_rate"]),
+                         ("nbd-shim", "merged", 3, 3, 1.0))
+        self.assertEqual(r["unmatched_server"], 1)
+        names = [p["name"] for p in r["phases"]]
+        self.assertEqual(names, ["client submit", "wire out", "server queue", "storage",
+                                 "server reply", "wire back", "client complete", "total"])
+        self.assertEqual([p["where"] for p in r["phases"]],
+                         ["client", "wire", "server", "server", "server", "wire", "client",
+                          "total"])
+        means = {p["name"]: p["mean_us"] for p in r["phases"]}
+        self.assertEqual(means, {"client submit": 1.0, "wire out": 1.0, "server queue": 1.0,
+                                 "storage": 2.0, "server reply": 1.0, "wire back": 1.0,
+                                 "client complete": 1.0, "total": 8.0})
+        self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]), 8.0)
+        self.assertEqual(res["warnings"], [])
+        self.assertEqual(r["negative"], {})
+
+    def test_server_a_little_early(self):
+        # the server read the request before the engine's send() returned
+        pairs = [nbd_io(1, 0, 10_000, skew=1500)]
+        self.write_nbd(pairs)
+        r = tl.analyse(self.d)["paths"]["engine-nbd"]
+        self.assertEqual(r["joined"], 1)
+        self.assertEqual(r["negative"], {"wire out": 1})
+        self.assertIn("phases still add up", tl.text_table(tl.analyse(self.d)))
+        # beyond the slack it is another command's
+        pairs = [nbd_io(1, 0, 10_000_000, skew=tl.SLACK_NS + 2000)]
+        self.write_nbd(pairs)
+        r = tl.analyse(self.d)["paths"]["engine-nbd"]
+        self.assertEqual(r["joined"], 0)
+
+    def test_fields_must_match(self):
+        e, s = nbd_io(1, 0, 10_000)
+        for other in ((2,) + s[1:], s[:1] + (4096,) + s[2:], s[:2] + (512,) + s[3:],
+                      s[:3] + (WRITE,) + s[4:]):
+            self.write_nbd([(e, other)])
+            self.assertEqual(tl.analyse(self.d)["paths"]["engine-nbd"]["joined"], 0)
+
+    def test_low_join_rate_is_loud(self):
+        pairs = [nbd_io(k, k * 4096, 10_000 * k) for k in range(1, 21)]
+        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD,
+                  [e for e, _ in pairs])
+        write_rec(self.p("nbd-shim-99-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM,
+                  [s for _, s in pairs[:18]])
+        res = tl.analyse(self.d)
+        r = res["paths"]["engine-nbd"]
+        self.assertEqual((r["joined"], r["join_rate"]), (18, 0.9))
+        self.assertEqual(r["phases"][-1]["count"], 18)
+        self.assertTrue(any("only 18 of 20 I/Os (90.0%, below 95%)" in w
+                            for w in res["warnings"]), res["warnings"])
+        self.assertIn("WARNING: engine-nbd: only 18 of 20", tl.text_table(res))
+        rc, _, err = quiet_main([self.d])
+        self.assertEqual(rc, 1)
+        self.assertIn("timeline: engine-nbd: only 18 of 20", err)
+
+    def test_without_server(self):
+        self.write_nbd([nbd_io(1, 0, 10_000), nbd_io(2, 4096, 20_000)], server=False)
+        res = tl.analyse(self.d)
+        r = res["paths"]["engine-nbd"]
+        self.assertEqual((r["server"], r["form"], r["join_rate"]),
+                         (None, "server and wire", None))
+        self.assertEqual([(p["name"], p["where"], p["mean_us"]) for p in r["phases"]],
+                         [("client submit", "client", 1.0),
+                          ("server and wire", "server-and-wire", 6.0),
+                          ("client complete", "client", 1.0), ("total", "total", 8.0)])
+        self.assertIn("no server records", tl.text_table(res))
+
+    def test_incomplete_left_out(self):
+        e, s = nbd_io(1, 0, 10_000)
+        e2 = (2, 4096, 4096, READ, 0, [20_000, 21_000, 0, 0, 0])
+        self.write_nbd([(e, s), (e2, s)])
+        r = tl.analyse(self.d)["paths"]["engine-nbd"]
+        self.assertEqual((r["records"], r["incomplete"], r["joined"], r["join_rate"]),
+                         (2, 1, 1, 1.0))
+
+    def test_tcmu(self):
+        eng = [(5, 0, 4096, WRITE, 0, [1000, 2000, 9000, 9500]),
+               (6, 4096, 4096, READ, 0, [1000, 2500, 9900, 12000])]
+        srv = [(5, 0, 4096, WRITE, 0, [3000, 4000, 6000, 8000]),
+               (6, 4096, 4096, READ, 0, [3000, 3100, 3200, 3300])]
+        write_rec(self.p("engine-1.rec"), "engine-tcmu", "tcmu-cmd-id", ENGINE_TCMU, eng)
+        write_rec(self.p("tcmu-shim-9-0.rec"), "tcmu-shim", "tcmu-cmd-id", TCMU_SHIM, srv)
+        # an nbd-shim under tcmu-shim --backend nbd: is not the engine's server
+        write_rec(self.p("nbd-shim-9-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM,
+                  [(1, 0, 4096, WRITE, 0, [4100, 4200, 5000, 5100])])
+        res = tl.analyse(self.d)
+        self.assertEqual(list(res["paths"]), ["engine-tcmu"])
+        r = res["paths"]["engine-tcmu"]
+        self.assertEqual(r["join_rate"], 1.0)
+        self.assertEqual([p["name"] for p in r["phases"]],
+                         ["client submit", "wake-up out", "server queue", "storage",
+                          "server reply", "wake-up back", "client complete", "total"])
+        self.assertEqual(r["phases"][3]["mean_us"], (2.0 + 0.1) / 2)
+        self.assertEqual(r["phases"][-1]["p99_us"], 11.0)
+        self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
+                               r["phases"][-1]["mean_us"])
+
+    def test_fio_check(self):
+        self.write_nbd([nbd_io(1, 0, 10_000), nbd_io(2, 4096, 20_000)])
+        for lat_ns, within in ((8500, True), (12_000, False)):
+            fio = self.p("fio.json")
+            with open(fio, "w") as f:
+                f.write("some message\n")
+                json.dump({"jobs": [{"jobname": "j", "error": 0, "usr_cpu": 1, "sys_cpu": 1,
+                                     "job_runtime": 1000,
+                                     "read": {"total_ios": 2, "iops": 2, "bw_bytes": 8192,
+                                              "clat_ns": {"mean": lat_ns - 100},
+                                              "lat_ns": {"mean": lat_ns}}}]}, f)
+            res = tl.analyse(self.d, fio)
+            got = res["paths"]["engine-nbd"]["fio"]
+            self.assertEqual((got["lat_mean_us"], got["total_mean_us"], got["within"]),
+                             (lat_ns / 1e3, 8.0, within))
+            rc, out, _ = quiet_main([self.d, "--fio-json", fio])
+            self.assertEqual(rc, 0 if within else 1)
+            self.assertIn(f"fio's mean latency (lat): {lat_ns / 1e3:.2f} µs", out)
+
+    def test_command(self):
+        self.write_nbd([nbd_io(1, 0, 10_000)])
+        r = subprocess.run([os.path.join(SRC, "scripts", "timeline"), self.d],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("engine-nbd with nbd-shim: 1 I/Os, 1 joined with their nbd-shim "
+                      "record (100.0%)", r.stdout)
+        self.assertRegex(r.stdout, r"storage +server +2\.00 +2\.00 +2\.00 +2\.00 +25\.0%")
+        with open(self.p("timeline.json")) as f:
+            saved = json.load(f)
+        self.assertEqual(saved["paths"]["engine-nbd"]["phases"][-1]["mean_us"], 8.0)
+        write_rec(self.p("bad.rec"), "x", "y", [], [], magic=b"XXXXXXXX")
+        r = subprocess.run([os.path.join(SRC, "scripts", "timeline"), self.d],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bad.rec is not a timeline record file", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
