@@ -4,7 +4,8 @@
                   [--paths LIST] [--results DIR] [--seconds N]
                   [--kernel auto|native|guest] [--engine-in-guest]
                   [--fs auto|none|ext4|xfs] [--mount-options OPTS]
-                  [--rounds N] [--as-written] [--job-direct] [--engine PATH]
+                  [--rounds N] [--as-written] [--job-direct] [--timeline]
+                  [--engine PATH]
                   [--fio PATH] [--nbd-shim PATH] [--tcmu-shim PATH] [--list]
 
 Paths (--paths takes a comma-separated list of these; default: all; each
@@ -64,6 +65,15 @@ Output, in the results folder (default results/compare-<date-time>):
                 messages; .rN.fio the job as it ran; <path>.json and
                 <path>.fio: those of its median round; servers.log
 
+--timeline: where the time of one I/O goes (docs/timeline.md). Each
+path-round gets a directory <path>.rN.timeline: the engine paths run with
+timeline=DIR, engine-tcmu's tcmu-shim and the started nbd-shim with
+--timeline (the server's records of a run's connections move into its
+directory); scripts/timelinelib.py joins them into phases (client, wire,
+server, storage). Kernel paths are traced by scripts/timeline_kernel.py
+(bpftrace) when it can. results.json gains "timeline" per path (the median
+round's phases), report.md a table of them, report.png a stacked bar each.
+
 Progress goes to stderr; the table to stdout too. Exit status: 0 when every
 path that could be set up ran (skipped ones are listed with the reason), 1
 when one failed, 2 on usage errors or a missing prerequisite for all paths.
@@ -87,6 +97,7 @@ import time
 import urllib.parse
 
 import harness
+import timelinelib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -97,7 +108,7 @@ PERCENTILES = (50.0, 99.0, 99.9)
 # the engine's options (fio --enghelp), dropped from the job for kernel paths
 ENGINE_OPTIONS = {"uri", "transport", "fua", "request_timeout", "conns", "handshake",
                   "structured_replies", "poll_us", "ring_size", "data_size",
-                  "max_transfer", "trim_mode", "hold_batch", "ring"}
+                  "max_transfer", "trim_mode", "hold_batch", "ring", "timeline"}
 # options every path sets itself
 OVERRIDDEN = {"ioengine", "filename", "filename_format", "directory", "opendir", "runtime",
               "time_based", "group_reporting", "direct", "buffered", "output",
@@ -413,7 +424,8 @@ def start_target(ctx, stack):
     if a.nbd_shim and os.access(a.nbd_shim, os.X_OK):
         srv = harness.nbd_shim(a.nbd_shim, "standard", backend=backend,
                                size=None if backend.startswith("file:") else a.size,
-                               socket=sock, log=ctx.server_log, log_header=True)
+                               socket=sock, log=ctx.server_log, log_header=True,
+                               timeline=timelinelib.servers_dir(ctx) if a.timeline else None)
         ctx.target_desc = (f"nbd-shim --profile standard --backend {backend} "
                            f"--size {a.size} on {sock}")
     elif backend == "memory" and shutil.which("nbdkit"):
@@ -431,11 +443,15 @@ def start_target(ctx, stack):
 
 # ------------------------------------------------------------- fio run
 
-def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=()):
+def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(), device=None):
     """Run the job for PATH with OVERRIDES; WATCH: pids whose CPU counts
-    as the path's; KEEP: job options of OVERRIDDEN the job keeps. Returns
-    the result's figures."""
+    as the path's; KEEP: job options of OVERRIDDEN the job keeps; DEVICE:
+    the block device it runs on (kernel paths). Returns the result's
+    figures (with --timeline, its phases as "timeline")."""
     ov = dict(overrides)
+    tl = timelinelib.CompareRun(ctx, path) if ctx.args.timeline else None
+    if tl:
+        ov.update(tl.job_options())
     keep = set(keep)
     if ctx.args.as_written:
         keep |= AS_WRITTEN
@@ -451,10 +467,14 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=())
     m0 = machine_ticks()
     t0 = time.monotonic()
     timeout = ctx.seconds * (6 if ctx.args.as_written else 3) + 120
+    traced = tl.around_fio({"jobfile": jobfile, "device": device, "watch": watch,
+                            "seconds": ctx.seconds, "round": ctx.round}) if tl \
+        else contextlib.nullcontext()
     try:
-        harness.run_fio(["--output-format=json+", "--eta=never", jobfile], json=False,
-                        env=env, timeout=timeout, fio=ctx.fio, output=out,
-                        log=errlog, cwd=ctx.tmp)
+        with traced:
+            harness.run_fio(["--output-format=json+", "--eta=never", jobfile], json=False,
+                            env=env, timeout=timeout, fio=ctx.fio, output=out,
+                            log=errlog, cwd=ctx.tmp)
     except harness.FioError as e:
         msg = str(e)
         if "No space left" in msg or "ENOSPC" in msg:
@@ -483,6 +503,8 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=())
             s["kernel_share_us_per_io"] = kernel_share(f.read(), s["ios"])
     except OSError:
         s["kernel_share_us_per_io"] = None
+    if tl:
+        s["timeline"] = tl.result(out)
     return s
 
 
@@ -495,9 +517,9 @@ def run_on_device(ctx, stack, res, path, dev, watch=()):
     if ctx.fs == "none":
         if ctx.args.job_direct:
             return run_job(ctx, path, {"ioengine": "libaio", "filename": dev}, drop=drop,
-                           watch=watch, keep=("direct", "buffered"))
+                           watch=watch, keep=("direct", "buffered"), device=dev)
         return run_job(ctx, path, {"ioengine": "libaio", "filename": dev, "direct": "1"},
-                       drop=drop, watch=watch)
+                       drop=drop, watch=watch, device=dev)
     mkfs = f"mkfs.{ctx.fs}"
     ctx.need(mkfs, "mount")
     # no lazy initialisation: ext4lazyinit's writes would land in the run
@@ -520,7 +542,7 @@ def run_on_device(ctx, stack, res, path, dev, watch=()):
                         f"the job's files in it (its own direct=)")
     res["filesystem"] = {"type": ctx.fs, "mount_options": ctx.args.mount_options}
     return run_job(ctx, path, {"ioengine": "libaio", "directory": mnt}, drop=drop,
-                   watch=watch, keep=("direct", "buffered", "filename_format"))
+                   watch=watch, keep=("direct", "buffered", "filename_format"), device=dev)
 
 
 # ------------------------------------------------------------- the paths
@@ -550,7 +572,9 @@ def path_engine_tcmu(ctx, stack, res):
     sock = os.path.join(ctx.tmp, "tcmu.sock")
     shim = harness.tcmu_shim(ctx.args.tcmu_shim, sock, backend=f"nbd:{ctx.target}",
                              log=ctx.server_log or ctx.out("servers.log"), log_header=True,
-                             what="tcmu-shim (nbd store)")
+                             what="tcmu-shim (nbd store)",
+                             timeline=timelinelib.round_dir(ctx, "engine-tcmu")
+                             if ctx.args.timeline else None)
     stack.callback(shim.stop)
     res["notes"].append(f"tcmu-shim --backend nbd:{ctx.target}")
     watch = [shim.pid] + [s.pid for s in ctx.servers]
@@ -694,7 +718,8 @@ def run_in_guest(ctx, path, res, extra, guest_opts=()):
            "--nbd-shim", ctx.args.nbd_shim or "", "--fs", ctx.fs,
            "--mount-options", ctx.args.mount_options] + extra + \
         (["--as-written"] if ctx.args.as_written else []) + \
-        (["--job-direct"] if ctx.args.job_direct else [])
+        (["--job-direct"] if ctx.args.job_direct else []) + \
+        (["--timeline"] if ctx.args.timeline else [])
     log(f"{path}: in the guest (scripts/guest; a boot takes seconds)")
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, errors="replace")
@@ -967,6 +992,7 @@ def merge_rounds(runs):
     res["spread"] = spreads(res["range"])
     res["flagged"] = [k for k, v in res["spread"].items() if v and v > SPREAD_LIMIT]
     res["median_round"] = median_round(figs)
+    timelinelib.merge_rounds(res)
     return res
 
 
@@ -1194,6 +1220,7 @@ def write_report(ctx, results, text, picture, probes):
                   "their figures. The engine paths have no filesystem: fio's requests go "
                   "to the export as they are.", ""]
     lines += [text, ""]
+    lines += timelinelib.report_lines(results)
     if picture:
         lines += ["![latency percentiles and bandwidth per path](report.png)", ""]
     with open(ctx.out("report.md"), "w") as f:
@@ -1211,8 +1238,18 @@ def write_picture(ctx, results):
     ok = [r for r in results if r["status"] == "ok"]
     if not ok:
         return False
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 2.2 + 0.6 * len(ok)),
-                                   gridspec_kw={"width_ratios": [3, 2]})
+    timed = [r for r in ok if (r.get("timeline") or {}).get("phases")]
+    if timed:                                   # --timeline: a row of stacked bars below
+        fig, axes = plt.subplots(2, 2, figsize=(12, 4.4 + 0.6 * (len(ok) + len(timed))),
+                                 gridspec_kw={"width_ratios": [3, 2],
+                                              "height_ratios": [len(ok), len(timed)]})
+        (ax1, ax2), (ax3, ax4) = axes
+        ax3.remove()
+        ax4.remove()
+        timelinelib.draw(fig.add_subplot(2, 1, 2), results)
+    else:
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 2.2 + 0.6 * len(ok)),
+                                       gridspec_kw={"width_ratios": [3, 2]})
     names = [r["path"] + (f" {FLAG}" if r.get("flagged") else "")
              + (" (functional only)" if r["functional_only"] else "") for r in ok]
     ys = list(range(len(ok)))
@@ -1316,6 +1353,9 @@ def parse_args(argv):
     ap.add_argument("--nbd-shim", default=os.path.join(REPO, "build", "shims", "nbd", "nbd-shim"))
     ap.add_argument("--tcmu-shim",
                     default=os.path.join(REPO, "build", "shims", "tcmu", "tcmu-shim"))
+    ap.add_argument("--timeline", action="store_true",
+                    help="record where the time of each I/O goes (docs/timeline.md): a "
+                         "timeline directory per path and round, the phases in the report")
     ap.add_argument("--list", action="store_true", help="list the paths and exit")
     ap.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--round", type=int, default=1, help=argparse.SUPPRESS)

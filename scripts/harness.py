@@ -412,11 +412,12 @@ SHIM_EXPORTS = {"torus": "torus", "zeroos": "default"}
 
 
 def nbd_shim(program, profile, backend=None, size=None, export=None, socket=None, port=None,
-             host=LOOPBACK, extra=(), **kw):
+             host=LOOPBACK, extra=(), timeline=None, **kw):
     """The NBD shim PROGRAM (build/shims/nbd/nbd-shim) with --profile PROFILE
-    on SOCKET or HOST:PORT (a free port when neither is given); BACKEND, SIZE
-    and EXPORT become --backend, --size and --export, EXTRA follows. The URI
-    names EXPORT, or the profile's default export."""
+    on SOCKET or HOST:PORT (a free port when neither is given); BACKEND, SIZE,
+    EXPORT and TIMELINE (a directory for its records, docs/timeline.md)
+    become --backend, --size, --export and --timeline, EXTRA follows. The
+    URI names EXPORT, or the profile's default export."""
     socket, port = _listen(socket, port, host)
     argv = [program, "--profile", profile, "--listen",
             f"unix:{socket}" if socket is not None else f"tcp:{host}:{port}"]
@@ -426,6 +427,8 @@ def nbd_shim(program, profile, backend=None, size=None, export=None, socket=None
         argv += ["--size", str(size)]
     if backend is not None:
         argv += ["--backend", backend]
+    if timeline is not None:
+        argv += ["--timeline", timeline]
     argv += [str(a) for a in extra]
     kw.setdefault("what", f"nbd-shim {profile}")
     uri_export = export if export is not None else SHIM_EXPORTS.get(profile, "")
@@ -445,16 +448,19 @@ def tcp_to_unix(socket, port=None, host=LOOPBACK, **kw):
     return Server(argv, uri=f"tcp://{host}:{port}", port=port, host=host, **kw)
 
 
-def tcmu_shim(program, socket, backend=None, size=None, extra=(), **kw):
+def tcmu_shim(program, socket, backend=None, size=None, extra=(), timeline=None, **kw):
     """The TCMU handler host PROGRAM (build/shims/tcmu/tcmu-shim) on the Unix
-    socket SOCKET; BACKEND and SIZE become --backend and --size, EXTRA
-    follows (--block-size, --max-transfer, -v ...). .uri is the engine's
+    socket SOCKET; BACKEND, SIZE and TIMELINE (a directory for its records,
+    docs/timeline.md) become --backend, --size and --timeline, EXTRA follows
+    (--block-size, --max-transfer, -v ...). .uri is the engine's
     tcmu+unix:///?socket=SOCKET."""
     argv = [program, "--socket", socket]
     if size is not None:
         argv += ["--size", str(size)]
     if backend is not None:
         argv += ["--backend", backend]
+    if timeline is not None:
+        argv += ["--timeline", timeline]
     argv += [str(a) for a in extra]
     kw.setdefault("what", "tcmu-shim")
     return Server(argv, uri=f"tcmu+unix:///?socket={socket}", socket=socket, **kw)

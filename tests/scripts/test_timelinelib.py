@@ -171,7 +171,7 @@ class Join(Dir):
         self.assertEqual(r["negative"], {"wire out": 1})
         self.assertIn("phases still add up", tl.text_table(tl.analyse(self.d)))
         # beyond the slack it is another command's
-        pairs = [nbd_io(1, 0, 10_000_000, skew=tl.SLACK_NS + 2000)]
+        pairs = [nbd_io(1, 0, 100_000_000, skew=tl.SLACK_NS + 2000)]
         self.write_nbd(pairs)
         r = tl.analyse(self.d)["paths"]["engine-nbd"]
         self.assertEqual(r["joined"], 0)
@@ -277,6 +277,83 @@ class Join(Dir):
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 2)
         self.assertIn("bad.rec is not a timeline record file", r.stderr)
+
+
+def phases(total_us, server=True):
+    """A phase summary of TOTAL_US per I/O split in two."""
+    def one(name, where, mean):
+        return {"name": name, "where": where, "count": 10, "mean_us": mean, "p50_us": mean,
+                "p99_us": 2 * mean, "p99.9_us": 3 * mean}
+    return [one("client submit", "client", total_us / 4),
+            one("storage" if server else "server and wire",
+                "server" if server else "server-and-wire", 3 * total_us / 4),
+            one("total", "total", total_us)]
+
+
+class Compare(unittest.TestCase):
+    """compare --timeline's pieces that need no fio: the median round's
+    timeline, the report's section, the picture's bars."""
+
+    def result(self):
+        rounds = []
+        for i, tot in enumerate((30.0, 10.0, 20.0), 1):
+            t = {"dir": f"engine-nbd.r{i}.timeline", "source": "records", "server": "nbd-shim",
+                 "form": "merged", "records": 100, "incomplete": 0, "joined": 100,
+                 "join_rate": 1.0, "phases": phases(tot),
+                 "fio": {"lat_mean_us": tot, "total_mean_us": tot * 0.98, "ratio": 0.98,
+                         "within": True}}
+            rounds.append({"round": i, "figures": {"iops": 1000 * i, "timeline": t}})
+        return {"path": "engine-nbd", "status": "ok", "functional_only": False,
+                "rounds": rounds, "figures": {"iops": 2000, "timeline": rounds[0]},
+                "median_round": 2}
+
+    def test_median_round(self):
+        r = self.result()
+        tl.merge_rounds(r)
+        self.assertNotIn("timeline", r["figures"])
+        self.assertEqual(r["timeline"]["round"], 2)
+        self.assertEqual(r["timeline"]["phases"][-1]["mean_us"], 10.0)
+        self.assertEqual([x["timeline"]["phases"][-1]["mean_us"] for x in r["rounds"]],
+                         [30.0, 10.0, 20.0])
+        self.assertTrue(all("timeline" not in x["figures"] for x in r["rounds"]))
+
+    def test_report(self):
+        r = self.result()
+        tl.merge_rounds(r)
+        k = {"path": "kernel-nbd", "status": "ok", "functional_only": True,
+             "timeline": {"none": "no kernel timeline: bpftrace is missing"}}
+        low = {"path": "engine-tcmu", "status": "ok", "functional_only": False,
+               "timeline": dict(r["timeline"], server="tcmu-shim", joined=90,
+                                join_rate=0.9, fio=None)}
+        text = "\n".join(tl.report_lines([r, k, low]))
+        self.assertIn("## Where the time goes", text)
+        self.assertIn("| path | phase | where | mean µs | p50 | p99 |", text)
+        self.assertIn("| engine-nbd | storage | server | 7.5 | 7.5 | 15.0 |", text)
+        self.assertIn("| engine-nbd | **total** | total | 10.0 | 10.0 | 20.0 |", text)
+        self.assertIn("- engine-nbd: 100 of 100 I/Os joined with their nbd-shim record "
+                      "(100.0%)", text)
+        self.assertIn("- engine-nbd: the phases' total 9.8 µs against fio's mean latency "
+                      "10.0 µs (-2.0%)", text)
+        self.assertIn("- kernel-nbd: no kernel timeline: bpftrace is missing", text)
+        self.assertIn("(90.0%, BELOW 95%: the phases are of those only)", text)
+        self.assertEqual(tl.report_lines([{"path": "x", "status": "ok"}]), [])
+
+    def test_picture(self):
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            self.skipTest("matplotlib is missing (python3-matplotlib)")
+        r = self.result()
+        tl.merge_rounds(r)
+        fig, ax = plt.subplots()
+        self.assertTrue(tl.draw(ax, [r, {"path": "kernel-nbd", "status": "ok",
+                                         "timeline": {"none": "why"}}]))
+        self.assertEqual([t.get_text() for t in ax.get_yticklabels()], ["engine-nbd"])
+        self.assertEqual(len(ax.patches), 2)     # two phases, the total not drawn
+        self.assertFalse(tl.draw(ax, [{"path": "x", "status": "ok"}]))
+        plt.close(fig)
 
 
 if __name__ == "__main__":
