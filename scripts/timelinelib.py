@@ -24,6 +24,7 @@ a negative wire phase (counted, and said).
 
 import json
 import math
+import operator
 import os
 import struct
 import sys
@@ -187,63 +188,91 @@ def summary(name, where, values_ns):
 
 # ------------------------------------------------------------- the join
 
-def _stamps(rf, rec):
-    """{stamp name: ns} of record REC of file RF."""
-    return dict(zip(rf.stamps, rec[5:5 + len(rf.stamps)]))
+def chain(phases):
+    """The stamps PHASES run through, in order: each phase ends where the
+    next begins, so phase i is chain[i + 1] - chain[i] and the total
+    chain[-1] - chain[0]."""
+    names = [phases[0][2]]
+    for _, _, a, b in phases:
+        if a != names[-1]:
+            raise ValueError(f"phase {a}->{b} does not start where the last ended")
+        names.append(b)
+    return names
 
 
-def join(engine_files, server_files, path):
-    """The I/Os of ENGINE_FILES (one path's) joined with SERVER_FILES' records:
-    (ios, counts): ios a list of (stamps, joined), stamps a dict of the
-    engine's stamps and, when joined, the server's; counts {records, incomplete, joined, unmatched_server}. An
-    engine record with a stamp not taken (0: an I/O that failed or was never
-    handed back) is incomplete and left out."""
+def _getter(names, *files):
+    """An itemgetter of the stamps NAMES out of the records of FILES put end
+    to end (rec_a + rec_b), each name from the first file that has it."""
+    idx, base = {}, 0
+    for f in files:
+        for i, n in enumerate(f.stamps):
+            idx.setdefault(n, base + 5 + i)
+        base += 5 + NR_STAMPS
+    at = [idx[n] for n in names]
+    if len(at) == 1:                    # itemgetter of one gives no tuple
+        return lambda rec: (rec[at[0]],)
+    return operator.itemgetter(*at)
+
+
+def join(engine_files, server_files, path, names):
+    """The I/Os of ENGINE_FILES (one path's), joined with SERVER_FILES'
+    records when there are any: (chains, counts). chains: for each complete
+    I/O (each joined one, with server files), its stamps NAMES as a tuple.
+    counts: records, incomplete (an engine record with a stamp not taken:
+    an I/O that failed or was never handed back; left out), joined,
+    unmatched_server."""
     lo_name, hi_name = WINDOW[path]
+    mine = [n for n in names if n in STAMPS[path]]
     index = {}
-    for rf in server_files:
+    for si, rf in enumerate(server_files):
+        take = _getter([n for n in names if n not in mine], rf)
         for rec in rf.records:
-            st = _stamps(rf, rec)
-            taken = [v for v in st.values() if v]
-            if len(taken) != len(st):
+            st = take(rec)
+            if 0 in st:
                 continue
-            index.setdefault(rec[:4], []).append([min(taken), max(taken), st, False])
-    ios, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
+            index.setdefault(rec[:4], []).append([min(st), max(st), rec, si, False])
+    chains, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
     for rf in engine_files:
+        take = _getter(mine, rf)
+        lo_i, hi_i = 5 + rf.stamps.index(lo_name), 5 + rf.stamps.index(hi_name)
+        alone = None if server_files else _getter(names, rf)
+        joined = [_getter(names, rf, sf) for sf in server_files]
+        counts["records"] += len(rf.records)
         for rec in rf.records:
-            counts["records"] += 1
-            st = _stamps(rf, rec)
-            if not all(st.values()):
+            if 0 in take(rec):
                 counts["incomplete"] += 1
                 continue
-            lo, hi = st[lo_name], st[hi_name]
+            if not server_files:
+                chains.append(alone(rec))
+                continue
+            lo, hi = rec[lo_i], rec[hi_i]
             best, dist = None, None
             for cand in index.get(rec[:4], ()):
-                if cand[3]:
+                if cand[4]:
                     continue
                 d = max(0, lo - cand[0]) + max(0, cand[1] - hi)
                 if dist is None or d < dist:
                     best, dist = cand, d
-            ok = best is not None and dist <= SLACK_NS
-            if ok:
-                best[3] = True
-                st = dict(st, **best[2])
+            if best is not None and dist <= SLACK_NS:
+                best[4] = True
+                chains.append(joined[best[3]](rec + best[2]))
                 counts["joined"] += 1
-            ios.append((st, ok))
     counts["unmatched_server"] = sum(1 for cands in index.values() for c in cands
-                                     if not c[3])
-    return ios, counts
+                                     if not c[4])
+    return chains, counts
 
 
-def phase_summary(ios, phases):
-    """The phase summary of IOS (stamp dicts holding every stamp PHASES
-    name) with the total last, and {phase: I/Os where it is negative}."""
+def phase_summary(chains, phases):
+    """The phase summary of CHAINS (chain()'s stamps of each I/O) with the
+    total last, and {phase: I/Os where it is negative}."""
     out, negative = [], {}
-    for name, where, a, b in phases + (TOTAL,):
-        vals = [st[b] - st[a] for st in ios]
+    for i, (name, where, _, _) in enumerate(phases):
+        vals = [c[i + 1] - c[i] for c in chains]
         neg = sum(1 for v in vals if v < 0)
         if neg:
             negative[name] = neg
         out.append(summary(name, where, vals))
+    out.append(summary(TOTAL[0], TOTAL[1], [c[-1] - c[0] for c in chains]))
     return out, negative
 
 
@@ -285,16 +314,13 @@ def analyse(d, fio_json=None):
                 raise TimelineError(f"timeline: {f.path} ({f.source}) lacks the stamp(s) "
                                     f"{', '.join(missing)}: written by another version; "
                                     "read it with the scripts of the build that wrote it")
-        ios, counts = join(eng, srv, path)
+        names = chain(phases)
+        joined, counts = join(eng, srv, path, names)
         r = {"server": server, "form": "merged" if server else "server and wire",
              **counts}
         complete = counts["records"] - counts["incomplete"]
-        if server:
-            r["join_rate"] = counts["joined"] / complete if complete else 0.0
-            joined = [st for st, ok in ios if ok]
-        else:
-            r["join_rate"] = None
-            joined = [st for st, _ in ios]
+        r["join_rate"] = (counts["joined"] / complete if complete else 0.0) if server \
+            else None
         if server and r["join_rate"] < JOIN_WARN:
             res["warnings"].append(
                 f"{path}: only {counts['joined']} of {complete} I/Os "

@@ -127,6 +127,15 @@ class Figures(unittest.TestCase):
                          (3, 2.0, 2.0, 3.0, 3.0))
 
 
+class Chains(unittest.TestCase):
+    def test_every_form_is_a_chain(self):
+        for key, phases in tl.PHASES.items():
+            names = tl.chain(phases)
+            self.assertEqual((names[0], names[-1]), ("queued", "handed"), key)
+        with self.assertRaisesRegex(ValueError, "does not start where the last ended"):
+            tl.chain((("a", "client", "queued", "sent"), ("b", "wire", "header", "handed")))
+
+
 class Join(Dir):
     def write_nbd(self, pairs, server=True):
         write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD,
