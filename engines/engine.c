@@ -20,6 +20,8 @@
 #include "fio_compat.h"
 
 #include "option_help.h"
+#include "timeline.h"
+#include "timeline_rec.h"
 #include "torus_bits.h"
 #include "torus_clock.h"
 #include "transport.h"
@@ -50,6 +52,7 @@ struct torus_options {
 	char *transport;
 	unsigned int fua;
 	unsigned int request_timeout;
+	char *timeline;
 };
 
 struct torus_data {
@@ -70,6 +73,7 @@ struct torus_data {
 	unsigned int nr_uncommitted;
 	unsigned int inflight;		/* queued and not yet finished */
 	uint64_t stop_seen_ns;		/* when a stopping job was first seen waiting */
+	struct torus_tl *tl;		/* timeline=, or NULL */
 	char uri[512];
 };
 
@@ -113,6 +117,15 @@ static const struct fio_option common_options[] = {
 		.def	= "30",
 		.minval	= 0,
 		.maxval	= MAX_REQUEST_TIMEOUT,
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "timeline",
+		.lname	= "Timeline directory",
+		.help	= "Directory (made if missing) for per-I/O stamps: each job writes DIR/engine-N.rec, a record of every wire command (N: fio's job number), and DIR/engine-N.json, its phases, and prints the phase table at its end (docs/timeline.md); empty: off",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct torus_options, timeline),
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -485,6 +498,66 @@ static void complete(void *arg, void *user, int error)
 	d->events[d->nr_events++] = io_u;
 }
 
+/* timeline=: a wire command of io_u finished (the transport's stamps). */
+static void stamp(void *arg, void *user, const struct torus_wire_stamps *w)
+{
+	struct torus_data *d = arg;
+	struct io_u *io_u = user;
+
+	torus_tl_cmd(d->tl, io_u->index, w);
+}
+
+static enum tl_op tl_op_of(const struct io_u *io_u)
+{
+	switch (io_u->ddir) {
+	case DDIR_READ:
+		return TL_OP_READ;
+	case DDIR_WRITE:
+		return TL_OP_WRITE;
+	case DDIR_TRIM:
+		return TL_OP_TRIM;
+	case DDIR_SYNC:
+	case DDIR_DATASYNC:
+		return TL_OP_FLUSH;
+	default:
+		return TL_OP_OTHER;
+	}
+}
+
+/* The most wire commands one of the job's requests can need. */
+static unsigned int cmds_per_request(struct thread_data *td,
+				     const struct torus_target *t)
+{
+	unsigned long long bs = 0;
+	int ddir;
+
+	if (!t->cmd_max)
+		return 1;
+	for (ddir = DDIR_READ; ddir <= DDIR_TRIM; ddir++)
+		if (td->o.max_bs[ddir] > bs)
+			bs = td->o.max_bs[ddir];
+	return bs > t->cmd_max ? (bs + t->cmd_max - 1) / t->cmd_max : 1;
+}
+
+/* timeline=DIR: the job's record file, before anything connects. */
+static int open_timeline(struct thread_data *td, struct torus_data *d)
+{
+	struct torus_options *o = td->eo;
+	char err[1024];
+
+	if (!o->timeline || !*o->timeline)
+		return 0;
+	d->tl = torus_tl_open(o->timeline, td->thread_number, d->tp->name,
+			      err, sizeof(err));
+	if (!d->tl) {
+		log_err("torus: %s\n", err);
+		return 1;
+	}
+	d->params.stamp.fn = stamp;
+	d->params.stamp.arg = d;
+	return 0;
+}
+
 /*
  * Per-job state. Runs in the job's process or thread; may run without
  * ->setup (io_submit_mode=offload workers), so it stands on its own.
@@ -509,9 +582,17 @@ static int fio_torus_init(struct thread_data *td)
 	d->td = td;
 	d->params.done.fn = complete;
 	d->params.done.arg = d;
+	if (open_timeline(td, d))
+		return 1;
 	d->session = d->tp->open(&d->params, depth, &d->target, err,
 				 sizeof(err));
 	if (!d->session) {
+		log_err("torus: %s\n", err);
+		return 1;
+	}
+	if (d->tl && torus_tl_size(d->tl, depth,
+				   cmds_per_request(td, &d->target), err,
+				   sizeof(err))) {
 		log_err("torus: %s\n", err);
 		return 1;
 	}
@@ -559,6 +640,8 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 	/* Counted first: a transport may finish it before returning. */
 	drop_handed(d);
 	d->inflight++;
+	if (d->tl)
+		torus_tl_queued(d->tl, io_u->index);
 	ret = d->tp->queue(d->session, op, fua, offset, len, io_u->xfer_buf,
 			   io_u);
 	if (ret) {
@@ -669,6 +752,14 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 		stop_if_asked(td, d, now);
 	}
 	d->handed = d->nr_events < max ? d->nr_events : max;
+	if (d->tl && d->handed) {
+		unsigned int i;
+
+		now = now_ns();
+		for (i = 0; i < d->handed; i++)
+			torus_tl_handed(d->tl, d->events[i]->index,
+					tl_op_of(d->events[i]), now);
+	}
 	return d->handed;
 }
 
@@ -682,12 +773,15 @@ static struct io_u *fio_torus_event(struct thread_data *td, int event)
 static void fio_torus_cleanup(struct thread_data *td)
 {
 	struct torus_data *d = td->io_ops_data;
+	char err[1024];
 
 	if (!d)
 		return;
 	d->closing = true;
 	if (d->session)
 		d->tp->close(d->session);
+	if (d->tl && torus_tl_close(d->tl, err, sizeof(err)))
+		log_err("torus: %s\n", err);
 	free(d->events);
 	free(d->uncommitted);
 	free(d);

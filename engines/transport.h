@@ -39,6 +39,11 @@ struct torus_params {
 	const volatile bool *stop;
 	/* Where finished requests go (the glue's event array). */
 	struct torus_completer done;
+	/*
+	 * timeline=: where each wire command's stamps go, before its
+	 * request's completion (fn NULL: off). user is the request's.
+	 */
+	struct torus_stamper stamp;
 };
 
 /*
@@ -65,6 +70,8 @@ struct torus_target {
 	bool can_fua;
 	uint32_t min_block;
 	uint32_t max_block;
+	/* Largest wire command: larger requests are split (0: never). */
+	uint32_t cmd_max;
 	char label[512];		/* names the target in messages */
 	char detail[256];		/* e.g. how the handshake went */
 };

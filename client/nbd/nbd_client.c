@@ -58,11 +58,22 @@ struct nbd_slot {
 	void *user;
 	struct nbd_conn *conn;
 	uint64_t sent_ns;	/* when its send started (timeouts) */
+	uint64_t t[3];		/* timeline: sent, header, payload */
 	uint32_t gen;		/* cookie's upper half: catches stale replies */
 	uint16_t flags;
 	bool busy;
 	bool sent;
 	bool big;		/* a read of BIG_READ or more */
+};
+
+/*
+ * Timeline: where a request's last byte lies in the send in flight, so
+ * that the send's completion stamps the requests it carried whole.
+ */
+struct nbd_send_mark {
+	struct nbd_slot *slot;
+	uint32_t gen;		/* the slot's use: a reused slot is not stamped */
+	uint64_t end;		/* bytes of the message up to its last byte */
 };
 
 struct nbd_conn {
@@ -81,6 +92,10 @@ struct nbd_conn {
 	struct iovec *iov;	/* 2 * depth */
 	unsigned int iov_cnt, iov_pos;
 	struct msghdr msg;
+	/* Timeline only: the send's requests, and bytes gone so far. */
+	struct nbd_send_mark *marks;	/* depth */
+	unsigned int nr_marks, nr_marked;
+	uint64_t send_done;
 
 	/* Sent (or being sent), reply not complete yet. */
 	unsigned int inflight;
@@ -111,6 +126,9 @@ struct nbd_client {
 
 	/* Where finished requests go, and how many went in this reap(). */
 	struct torus_completer done;
+	/* Timeline: where stamps go (fn NULL: off); the receive's time. */
+	struct torus_stamper stamp;
+	uint64_t rx_now;
 	unsigned int completed;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
@@ -139,9 +157,25 @@ struct nbd_client {
 /* Server faults reported per connection before going quiet. */
 #define MAX_NOTICES	5
 
+/* A request that went on the wire: its stamps, keyed by its cookie. */
+static void stamp_slot(struct nbd_client *c, const struct nbd_slot *s)
+{
+	struct torus_wire_stamps w = {
+		.key = (uint64_t)s->gen << 32 | (uint32_t)(s - c->slots),
+		.offset = s->rq.offset,
+		.len = s->rq.len,
+		.stream = s->conn->idx,
+		.t = { s->t[0], s->t[1], s->t[2] },
+	};
+
+	c->stamp.fn(c->stamp.arg, s->user, &w);
+}
+
 /* The one hand-off of a finished request: straight to the completer. */
 static void complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
 {
+	if (c->stamp.fn && s->sent)
+		stamp_slot(c, s);
 	s->busy = false;
 	s->sent = false;
 	s->conn->inflight--;
@@ -167,6 +201,7 @@ static void drop_conn(struct nbd_conn *cn, int error)
 	/* Queued-but-unsent requests are failed with the sent ones. */
 	cn->inflight += cn->npending;
 	cn->npending = 0;
+	cn->nr_marks = 0;
 	for (i = 0; i < c->depth; i++) {
 		struct nbd_slot *s = &c->slots[i];
 
@@ -209,14 +244,20 @@ static struct nbd_rx_req *rx_lookup(void *owner, uint64_t cookie)
 	s = &c->slots[i];
 	if (!s->busy || !s->sent || s->conn != cn || s->gen != COOKIE_GEN(cookie))
 		return NULL;
+	/* The parser looks a reply up as soon as its header is in. */
+	if (c->stamp.fn && !s->t[1])
+		s->t[1] = c->rx_now;
 	return &s->rq;
 }
 
 static void rx_complete(void *owner, struct nbd_rx_req *rq, int error)
 {
 	struct nbd_conn *cn = owner;
+	struct nbd_slot *s = (struct nbd_slot *)rq;
 
-	complete_slot(cn->client, (struct nbd_slot *)rq, error);
+	if (cn->client->stamp.fn)
+		s->t[2] = cn->client->rx_now;
+	complete_slot(cn->client, s, error);
 }
 
 static void rx_notice(void *owner, const char *msg)
@@ -264,6 +305,42 @@ static void prep_send(struct nbd_conn *cn)
 	cn->sending = true;
 }
 
+/* Timeline: s goes in the send being built, after what is there. */
+static void mark_send(struct nbd_conn *cn, struct nbd_slot *s)
+{
+	uint64_t end = cn->nr_marks ? cn->marks[cn->nr_marks - 1].end : 0;
+
+	end += NBD_REQUEST_LEN;
+	if (s->rq.type == NBD_CMD_WRITE)
+		end += s->rq.len;
+	cn->marks[cn->nr_marks++] = (struct nbd_send_mark){
+		.slot = s, .gen = s->gen, .end = end,
+	};
+}
+
+/*
+ * Timeline: bytes more of the send went (all of it with done), at now:
+ * the requests whose last byte is among them are sent. A slot finished
+ * and reused meanwhile (the connection dropped) is left alone.
+ */
+static void mark_sent(struct nbd_conn *cn, uint64_t bytes, bool done,
+		      uint64_t now)
+{
+	unsigned int i;
+
+	cn->send_done += bytes;
+	for (i = cn->nr_marked; i < cn->nr_marks; i++) {
+		struct nbd_send_mark *m = &cn->marks[i];
+
+		if (!done && m->end > cn->send_done)
+			break;
+		if (m->slot->busy && m->slot->gen == m->gen && !m->slot->t[0])
+			m->slot->t[0] = now;
+	}
+	if (!done)
+		cn->nr_marked = i;
+}
+
 /* Moves the pending requests into one send: headers back to back. */
 static void start_send(struct nbd_conn *cn)
 {
@@ -275,6 +352,9 @@ static void start_send(struct nbd_conn *cn)
 
 	cn->iov_cnt = 0;
 	cn->iov_pos = 0;
+	cn->nr_marks = 0;
+	cn->nr_marked = 0;
+	cn->send_done = 0;
 	for (i = 0; i < cn->npending; i++) {
 		struct nbd_slot *s = cn->pending[i];
 		struct nbd_request req = {
@@ -302,6 +382,8 @@ static void start_send(struct nbd_conn *cn)
 			cn->iov_cnt++;
 			run = NULL;
 		}
+		if (c->stamp.fn)
+			mark_send(cn, s);
 	}
 	cn->inflight += cn->npending;
 	cn->npending = 0;
@@ -397,6 +479,9 @@ static void handle_recv(struct nbd_conn *cn, int res)
 		conn_lost(cn, "%s", res ? strerror(-res) : "server closed the connection");
 		return;
 	}
+	/* Timeline: the replies in this receive are parsed now. */
+	if (cn->client->stamp.fn)
+		cn->client->rx_now = now_ns();
 	if (cn->riov_direct) {
 		size_t direct = n < cn->riov[0].iov_len ? n : cn->riov[0].iov_len;
 
@@ -436,6 +521,8 @@ static void handle_send(struct nbd_conn *cn, int res)
 		conn_lost(cn, "send: %s", strerror(-res));
 		return;
 	}
+	if (cn->client->stamp.fn)
+		mark_sent(cn, n, false, now_ns());
 	/* Skip what went out; a short send continues where it stopped. */
 	while (n && cn->iov_pos < cn->iov_cnt) {
 		struct iovec *v = &cn->iov[cn->iov_pos];
@@ -503,6 +590,8 @@ int nbd_client_queue(struct nbd_client *c, uint16_t type, uint16_t flags,
 	nbd_rx_req_init(&s->rq);
 	s->flags = flags;
 	s->busy = true;
+	if (c->stamp.fn)
+		memset(s->t, 0, sizeof(s->t));
 	s->big = type == NBD_CMD_READ && len >= BIG_READ;
 	cn->big_reads += s->big;
 	cn->pending[cn->npending++] = s;
@@ -534,6 +623,31 @@ static void start_sends(struct nbd_client *c, bool hold)
 	}
 }
 
+/*
+ * Timeline: a send the kernel finished within the submit has its
+ * completion posted already, but it is only processed at the next reap;
+ * the requests it carried went now. The completion stays for reap() to
+ * process.
+ */
+static void peek_sends(struct nbd_client *c)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head;
+	uint64_t now = 0;
+
+	io_uring_for_each_cqe(&c->ring, head, cqe) {
+		uint64_t ud = io_uring_cqe_get_data64(cqe);
+		struct nbd_conn *cn = &c->conns[ud_conn(ud)];
+
+		if (ud & UD_RECV || cqe->res <= 0 || !cn->nr_marks ||
+		    cn->send_done + cqe->res < cn->marks[cn->nr_marks - 1].end)
+			continue;
+		if (!now)
+			now = now_ns();
+		mark_sent(cn, 0, true, now);
+	}
+}
+
 int nbd_client_submit(struct nbd_client *c)
 {
 	int ret;
@@ -544,7 +658,15 @@ int nbd_client_submit(struct nbd_client *c)
 	do {
 		ret = io_uring_submit(&c->ring);
 	} while (ret == -EINTR);
+	if (c->stamp.fn)
+		peek_sends(c);
 	return ret < 0 ? ret : 0;
+}
+
+void nbd_client_set_stamper(struct nbd_client *c,
+			    const struct torus_stamper *stamp)
+{
+	c->stamp = *stamp;
 }
 
 int nbd_client_fd(const struct nbd_client *c)
@@ -563,6 +685,8 @@ int nbd_client_send_all(struct nbd_client *c)
 	do {
 		ret = io_uring_submit(&c->ring);
 	} while (ret == -EINTR);
+	if (c->stamp.fn)
+		peek_sends(c);
 	return ret < 0 ? ret : 0;
 }
 
@@ -790,6 +914,7 @@ static void free_client(struct nbd_client *c)
 		free(c->conns[i].hdrbuf);
 		free(c->conns[i].iov);
 		free(c->conns[i].rbuf_mem);
+		free(c->conns[i].marks);
 	}
 	free(c->conns);
 	free(c->slots);
@@ -837,7 +962,9 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 		cn->hdrbuf = malloc((size_t)depth * NBD_REQUEST_LEN);
 		cn->iov = calloc(2 * (size_t)depth, sizeof(*cn->iov));
 		cn->rbuf_mem = aligned_alloc(64, RBUF_SIZE + 64);
-		if (!cn->pending || !cn->hdrbuf || !cn->iov || !cn->rbuf_mem)
+		cn->marks = calloc(depth, sizeof(*cn->marks));
+		if (!cn->pending || !cn->hdrbuf || !cn->iov || !cn->rbuf_mem ||
+		    !cn->marks)
 			goto oom;
 		cn->rbuf = cn->rbuf_mem + RBUF_SKEW;
 		nbd_rx_init(&cn->rx, &rx_ops, cn, exp->structured_replies,

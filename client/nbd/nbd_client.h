@@ -41,6 +41,14 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 				  const char *label, char *err, size_t errlen);
 
 /*
+ * Timeline: from now on, every request that went on the wire hands its
+ * stamps (sent, header, payload; torus_completion.h) to stamp just before
+ * its completion, keyed by the cookie it was sent with. Before any I/O.
+ */
+void nbd_client_set_stamper(struct nbd_client *c,
+			    const struct torus_stamper *stamp);
+
+/*
  * Records a request. buf must stay valid until completion (READ: filled;
  * WRITE: sent). Returns 0, -EBUSY when depth requests are outstanding, or
  * -ENOTCONN when every connection has been lost.

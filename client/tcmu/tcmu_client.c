@@ -121,6 +121,7 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	struct cmd_rec *r = &c->cmds[td->cmd_id];
 	struct tcmu_completion d = {
 		.user = r->user,
+		.cmd_id = td->cmd_id,
 		.status = td->status,
 	};
 	bool is_read = r->rbuf && r->rlen;

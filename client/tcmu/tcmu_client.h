@@ -38,6 +38,7 @@ struct tcmu_client;
 /* A finished command: its user pointer, errno and what the handler said. */
 struct tcmu_completion {
 	void *user;
+	uint16_t cmd_id;		/* its ring id (0: failed unanswered) */
 	int error;			/* 0 or a positive errno */
 	uint8_t status;			/* SCSI status (0xff: never answered) */
 	bool has_sense;

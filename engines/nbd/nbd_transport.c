@@ -302,6 +302,8 @@ static struct torus_session *nbd_open(const struct torus_params *p,
 		free(s);
 		return NULL;
 	}
+	if (p->stamp.fn)
+		nbd_client_set_stamper(s->client, &p->stamp);
 	return &s->base;
 fail:
 	while (i--)

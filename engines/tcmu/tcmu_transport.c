@@ -26,6 +26,7 @@
 #include "tcmu_identify.h"
 #include "tcmu_ring.h"
 #include "tcmu_uri.h"
+#include "torus_clock.h"
 
 /* The kernel's defaults for a user backstore. */
 #define DEF_RING_SIZE		"8M"	/* cmd_ring_size_mb */
@@ -163,6 +164,17 @@ struct tcmu_req {
 };
 
 /*
+ * timeline=: one command in the ring, the user pointer it is queued with
+ * (in place of its request) so that its stamps have a place.
+ */
+struct tcmu_part {
+	struct tcmu_req *req;		/* NULL: free */
+	uint64_t offset;
+	uint32_t len;
+	uint64_t published;
+};
+
+/*
  * A job's session: its ring, and the requests split into commands. The
  * client hands each finished command to part_done(); a request's
  * completion goes to the glue when its last command is back.
@@ -186,6 +198,13 @@ struct tcmu_session {
 	bool hold_batch;
 	unsigned int reports;
 	char label[512];
+	/* timeline= only: commands' stamps; those cmd_head has not passed. */
+	struct torus_stamper stamp;
+	struct tcmu_part *parts;	/* max_cmds */
+	struct tcmu_part **free_parts;
+	unsigned int nr_free_parts;
+	struct tcmu_part **unpub;
+	unsigned int nr_unpub;
 };
 
 
@@ -380,7 +399,28 @@ static void session_free(struct tcmu_session *ts)
 	free(ts->reqs);
 	free(ts->free_reqs);
 	free(ts->zero_block);
+	free(ts->parts);
+	free(ts->free_parts);
+	free(ts->unpub);
 	free(ts);
+}
+
+/* timeline=: a place for each command the ring can hold. */
+static int parts_alloc(struct tcmu_session *ts, char *err, size_t errlen)
+{
+	unsigned int i, n = ts->max_cmds;
+
+	ts->parts = calloc(n, sizeof(*ts->parts));
+	ts->free_parts = calloc(n, sizeof(*ts->free_parts));
+	ts->unpub = calloc(n, sizeof(*ts->unpub));
+	if (!ts->parts || !ts->free_parts || !ts->unpub) {
+		snprintf(err, errlen, "out of memory for the timeline of %u commands",
+			 n);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		ts->free_parts[ts->nr_free_parts++] = &ts->parts[n - 1 - i];
+	return 0;
 }
 
 static uint32_t round_down(uint32_t v, uint32_t to)
@@ -453,6 +493,9 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	}
 	for (i = 0; i < depth; i++)
 		ts->free_reqs[ts->nr_free++] = &ts->reqs[depth - 1 - i];
+	ts->stamp = p->stamp;
+	if (ts->stamp.fn && parts_alloc(ts, err, errlen))
+		goto fail;
 
 	ts->client = attach(p, &cfg, ts->label, sizeof(ts->label), err,
 			     errlen);
@@ -481,6 +524,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 			 ts->label, dev.max_transfer, dev.block_size);
 		goto fail;
 	}
+	t->cmd_max = ts->part_max < ts->trim_max ? ts->part_max : ts->trim_max;
 	ts->zero_block = calloc(1, dev.block_size);
 	if (!ts->zero_block) {
 		snprintf(err, errlen, "out of memory");
@@ -492,9 +536,45 @@ fail:
 	return NULL;
 }
 
+/*
+ * timeline=: the command pt is in the ring. cmd_head moved past it in
+ * tcmu_client_queue(), or (hold_batch) moves at the next submit.
+ */
+static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
+			struct tcmu_req *r, uint32_t len)
+{
+	pt->req = r;
+	pt->offset = r->offset + r->sent;
+	pt->len = len;
+	pt->published = 0;
+	if (ts->hold_batch)
+		ts->unpub[ts->nr_unpub++] = pt;
+	else
+		pt->published = now_ns();
+}
+
+/* Publishes what is held and wakes the handler; timeline: stamped. */
+static int client_submit(struct tcmu_session *ts)
+{
+	int ret = tcmu_client_submit(ts->client);
+	uint64_t now;
+	unsigned int i;
+
+	if (!ts->nr_unpub || tcmu_client_unpublished(ts->client))
+		return ret;
+	now = now_ns();
+	for (i = 0; i < ts->nr_unpub; i++)
+		if (ts->unpub[i]->req)
+			ts->unpub[i]->published = now;
+	ts->nr_unpub = 0;
+	return ret;
+}
+
 /* Queues the next command of r; 0, -EBUSY, or another -errno. */
 static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 {
+	struct tcmu_part *pt = NULL;
+	void *user = r;
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
 	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
 	uint64_t lba = (r->offset + r->sent) / ts->block_size;
@@ -540,10 +620,21 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 		len = data_len = 0;
 		break;
 	}
+	if (ts->stamp.fn) {
+		if (!ts->nr_free_parts)
+			return -EBUSY;
+		pt = ts->free_parts[--ts->nr_free_parts];
+		user = pt;
+	}
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
-				rbuf, r);
-	if (ret)
+				rbuf, user);
+	if (ret) {
+		if (pt)
+			ts->nr_free_parts++;
 		return ret;
+	}
+	if (pt)
+		part_queued(ts, pt, r, len);
 	r->sent += len;
 	r->issued++;
 	r->parts_out++;
@@ -652,7 +743,7 @@ static int tcmu_submit(struct torus_session *s)
 
 	if (hold(ts))
 		return 0;
-	return tcmu_client_submit(ts->client);
+	return client_submit(ts);
 }
 
 static const char *op_name(enum torus_op op)
@@ -687,6 +778,28 @@ static void report(struct tcmu_session *ts, const struct tcmu_req *r,
 }
 
 /*
+ * timeline=: the command d is seen; its stamps go to the glue before its
+ * request's completion, and its place is free. Its request.
+ */
+static struct tcmu_req *part_stamp(struct tcmu_session *ts,
+				   const struct tcmu_completion *d)
+{
+	struct tcmu_part *pt = d->user;
+	struct tcmu_req *r = pt->req;
+	struct torus_wire_stamps w = {
+		.key = d->cmd_id,
+		.offset = pt->offset,
+		.len = pt->len,
+		.t = { pt->published, now_ns() },
+	};
+
+	ts->stamp.fn(ts->stamp.arg, r->user, &w);
+	pt->req = NULL;
+	ts->free_parts[ts->nr_free_parts++] = pt;
+	return r;
+}
+
+/*
  * The client's completer: one command is back. Its request finishes with
  * its last command, which is the only bookkeeping a split request needs.
  */
@@ -694,6 +807,9 @@ static void part_done(void *arg, const struct tcmu_completion *d)
 {
 	struct tcmu_session *ts = arg;
 	struct tcmu_req *r = d->user;
+
+	if (ts->stamp.fn)
+		r = part_stamp(ts, d);
 
 	if (d->error && !r->error) {
 		r->error = d->error;
@@ -711,7 +827,7 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 
 	ts->finished = 0;
 	/* Whatever submit held goes out before any wait. */
-	ret = tcmu_client_submit(ts->client);
+	ret = client_submit(ts);
 	if (ret)
 		return ret;
 	for (;;) {
@@ -722,7 +838,7 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 			return n < 0 ? n : (int)ts->finished;
 		if (ts->waiting) {
 			push_waiting(ts);
-			tcmu_client_submit(ts->client);
+			client_submit(ts);
 		}
 		if (ts->finished >= min && !tcmu_client_inflight(ts->client))
 			break;

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Checks one job's timeline=DIR output against fio's own figures.
+
+  check_engine.py REC JSON FIO_JSON FIO_STDERR TRANSPORT CMDS_PER_IO DEPTH
+
+REC and JSON are the engine's DIR/engine-N.rec and .json; FIO_JSON is
+fio's --output-format=json; FIO_STDERR what fio printed on stderr.
+CMDS_PER_IO: wire commands per request (a split request has several).
+Prints what is wrong, expected vs actual, and exits 1; else prints OK.
+"""
+import json
+import struct
+import sys
+
+HEADER = struct.Struct("<8sIIII32s32s" + "32s" * 5)
+REC = struct.Struct("<QQIHH5Q")
+TABLE_HEADER = ("torus: timeline: %-22s %10s %10s %10s %10s %10s"
+                % ("phase", "mean", "p50", "p99", "p99.9", "count"))
+
+EXPECT = {
+    "nbd": ("engine-nbd", "nbd-cookie",
+            ["queued", "sent", "header", "payload", "handed"],
+            [("submit", "client"), ("server and wire", "server-and-wire"),
+             ("payload", "wire"), ("hand back", "client"),
+             ("total", "total")]),
+    "tcmu": ("engine-tcmu", "tcmu-cmd-id",
+             ["queued", "published", "seen", "handed"],
+             [("submit", "client"),
+              ("handler and wake-ups", "server-and-wire"),
+              ("hand back", "client"), ("total", "total")]),
+}
+
+errors = []
+
+
+def check(cond, what, expected, actual):
+    if not cond:
+        errors.append(f"{what}: expected {expected}, got {actual}")
+
+
+def cstr(b):
+    return b.split(b"\0", 1)[0].decode()
+
+
+def read_rec(path):
+    data = open(path, "rb").read()
+    h = HEADER.unpack_from(data, 0)
+    head = {
+        "magic": h[0], "version": h[1], "rec_size": h[2],
+        "nr_stamps": h[3], "source": cstr(h[5]), "key": cstr(h[6]),
+        "stamps": [cstr(s) for s in h[7:7 + h[3]]],
+    }
+    body = data[512:]
+    check(len(body) % 64 == 0, "record bytes", "a multiple of 64",
+          len(body))
+    recs = [REC.unpack_from(body, o) for o in range(0, len(body) - 63, 64)]
+    return head, recs
+
+
+def main():
+    rec, js, fio_json, fio_err, transport = sys.argv[1:6]
+    cmds, depth = int(sys.argv[6]), int(sys.argv[7])
+    source, key, stamps, phases = EXPECT[transport]
+    head, recs = read_rec(rec)
+    check(head["magic"] == b"TORUSTL1", "magic", "TORUSTL1", head["magic"])
+    check(head["rec_size"] == 64, "record size", 64, head["rec_size"])
+    check(head["source"] == source, "source", source, head["source"])
+    check(head["key"] == key, "key", key, head["key"])
+    check(head["stamps"] == stamps, "stamps", stamps, head["stamps"])
+    n = head["nr_stamps"]
+
+    job = json.load(open(fio_json))["jobs"][0]
+    ios = sum(job[d]["total_ios"] for d in ("read", "write", "trim"))
+    check(len(recs) == ios * cmds, "records",
+          f"fio's {ios} I/Os x {cmds} command(s)", len(recs))
+
+    bad = 0
+    requests = {}
+    for r in recs:
+        k, off, ln, op, stream, t = r[0], r[1], r[2], r[3], r[4], r[5:5 + n]
+        if not all(t) or list(t) != sorted(t):
+            bad += 1
+            if bad <= 3:
+                errors.append(f"record key {k:#x} offset {off}: stamps "
+                              f"not all taken and in order: {list(t)}")
+        if transport == "nbd":
+            # cookie: the client's slot below, its use count above
+            check(k & 0xffffffff < depth and k >> 32 >= 1,
+                  "NBD cookie", f"slot < {depth}, use >= 1", hex(k))
+        else:
+            check(1 <= k <= 65535, "TCMU cmd_id", "1..65535", k)
+        requests.setdefault((t[0], t[n - 1], op), []).append((off, ln))
+    check(bad == 0, "records with stamps missing or out of order", 0, bad)
+    # A split request: its commands share queued and handed, and cover
+    # its range once, end to end.
+    if cmds > 1:
+        for parts in requests.values():
+            parts.sort()
+            check(len(parts) % cmds == 0, "commands of one request",
+                  f"a multiple of {cmds}", len(parts))
+            if len(parts) == cmds:
+                ok = all(parts[i][0] + parts[i][1] == parts[i + 1][0]
+                         for i in range(cmds - 1))
+                check(ok, "a split request's commands", "contiguous", parts)
+
+    summary = json.load(open(js))
+    names = [(p["name"], p["where"]) for p in summary]
+    check(names == phases, "phases", phases, names)
+    for p in summary:
+        for f in ("count", "mean_us", "p50_us", "p99_us", "p99.9_us"):
+            check(f in p, f"phase {p['name']}: field", f, sorted(p))
+        check(p["count"] == len(recs), f"phase {p['name']}: count",
+              len(recs), p["count"])
+        h = p.get("histogram", {})
+        check(len(h.get("edges_ns", [])) == len(h.get("counts", [])) + 1
+              and sum(h.get("counts", [])) == p["count"],
+              f"phase {p['name']}: histogram", "edges = counts + 1, "
+              "counts summing to count", {k: len(v) for k, v in h.items()})
+        check(p["p50_us"] <= p["p99_us"] <= p["p99.9_us"],
+              f"phase {p['name']}: percentiles", "in order",
+              (p["p50_us"], p["p99_us"], p["p99.9_us"]))
+
+    lat = sum(job[d]["lat_ns"]["mean"] * job[d]["total_ios"]
+              for d in ("read", "write", "trim")) / ios / 1000
+    total = summary[-1]["mean_us"]
+    check(abs(total - lat) <= 0.1 * lat, "total phase's mean",
+          f"within 10% of fio's lat mean {lat:.2f} us", f"{total:.2f} us")
+
+    err = open(fio_err).read().splitlines()
+    check(TABLE_HEADER in err, "the stderr table's header", TABLE_HEADER,
+          [l for l in err if "timeline" in l])
+    rows = [l.split()[2] for l in err if l.startswith("torus: timeline: ")
+            and l != TABLE_HEADER and l.endswith(str(len(recs)))]
+    check(len(rows) == len(phases), "stderr table rows", len(phases),
+          len(rows))
+
+    if errors:
+        print(f"{rec}:")
+        for e in errors:
+            print("  " + e)
+        return 1
+    print(f"OK {rec}: {len(recs)} records, total {total:.1f} us, "
+          f"fio lat {lat:.1f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
