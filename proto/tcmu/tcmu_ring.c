@@ -243,10 +243,14 @@ uint64_t tcmu_sub_state_size(const void *region, uint64_t region_size,
 
 static inline int lock(struct tcmu_sub *s);
 static inline void unlock(struct tcmu_sub *s);
-static void join_wait(struct tcmu_sub *s);
+static bool join_wait(struct tcmu_sub *s);
+static void sub_rebuild(struct tcmu_sub *s);
 
-/* Become an owner: the first free index, its alive mutex held. */
-static int sub_enter(struct tcmu_sub *s)
+/*
+ * Become an owner: the first free index, its alive mutex held. @rebuild:
+ * the creator died in an operation it ran without the lock.
+ */
+static int sub_enter(struct tcmu_sub *s, bool rebuild)
 {
 	struct tcmu_sub_state *st = s->st;
 	uint32_t i;
@@ -255,6 +259,8 @@ static int sub_enter(struct tcmu_sub *s)
 	ret = lock(s);
 	if (ret < 0)
 		return ret;
+	if (rebuild)
+		sub_rebuild(s);
 	for (i = 0; i < TCMU_SUB_OWNERS; i++)
 		if (st->owners[i].state == TCMU_OWNER_FREE)
 			break;
@@ -300,7 +306,7 @@ int tcmu_sub_create(struct tcmu_sub *s, void *region, uint64_t region_size,
 	s->shared = true;
 	ret = sub_common(s, region);
 	if (!ret)
-		ret = sub_enter(s);
+		ret = sub_enter(s, false);
 	if (ret)
 		tcmu_sub_free(s);
 	else
@@ -346,10 +352,8 @@ int tcmu_sub_join(struct tcmu_sub *s, void *region, uint64_t region_size,
 	s->shared = true;
 	sub_map(s);
 	ret = sub_common(s, region);
-	if (!ret) {
-		join_wait(s);
-		ret = sub_enter(s);
-	}
+	if (!ret)
+		ret = sub_enter(s, join_wait(s));
 	if (ret) {
 		free(s->iov_tmp);
 		memset(s, 0, sizeof(*s));
@@ -358,11 +362,41 @@ int tcmu_sub_join(struct tcmu_sub *s, void *region, uint64_t region_size,
 }
 
 /*
+ * After a submitter died mid-change: the free blocks and cmd_ids again
+ * from the slots. A slot is marked busy last when a command is queued and
+ * first when it is released, so the busy slots are exactly the commands
+ * out: blocks taken or ids popped for anything else were the dead one's.
+ */
+static void sub_rebuild(struct tcmu_sub *s)
+{
+	struct tcmu_sub_state *st = s->st;
+	uint32_t id, i;
+
+	memset(s->bitmap, 0, ((uint64_t)s->nr_blks + 63) / 64 * 8);
+	st->free_blks = s->nr_blks;
+	st->blk_lo = 0;
+	st->nr_free = 0;
+	/* Lowest ids on top, as sub_fill() leaves them. */
+	for (id = s->nr_slots; id >= 1; id--) {
+		const struct tcmu_sub_slot *slot = &s->slots[id - 1];
+		const uint32_t *blks = &s->slot_blks[(size_t)(id - 1) *
+						      s->max_blks];
+
+		if (!slot->busy) {
+			s->free_ids[st->nr_free++] = id;
+			continue;
+		}
+		for (i = 0; i < slot->nblks; i++)
+			s->bitmap[blks[i] / 64] |= 1ull << (blks[i] % 64);
+		st->free_blks -= slot->nblks;
+	}
+}
+
+/*
  * The lock of a shared state. A holder that died (EOWNERDEAD) left it
- * held mid-change: the state is made consistent and its owner counted
- * gone, so that its commands are released as they complete. What it was
- * changing at that moment (a command half queued) may keep a few data
- * blocks until the ring is set up again. -EIO when the lock is lost.
+ * held mid-change: the state is made consistent (its blocks and ids
+ * rebuilt) and its owner counted gone, so that its commands are released
+ * as they complete. -EIO when the lock is lost.
  */
 static int lock_shared(struct tcmu_sub *s)
 {
@@ -382,6 +416,7 @@ static int lock_shared(struct tcmu_sub *s)
 		uint32_t dead = st->holder;
 
 		pthread_mutex_consistent(&st->lock);
+		sub_rebuild(s);
 		if (dead < TCMU_SUB_OWNERS && dead != s->owner &&
 		    st->owners[dead].state == TCMU_OWNER_LIVE) {
 			st->owners[dead].state = TCMU_OWNER_GONE;
@@ -414,9 +449,9 @@ static inline void unlock(struct tcmu_sub *s)
  * without the mutex (its robust, process-shared path costs a single job
  * more than the rest of a command's queuing). It leaves that for good at
  * its next operation once it sees join_req; one it is in now is waited
- * for, unless it died in it.
+ * for, unless it died in it: then true, the state to be rebuilt.
  */
-static void join_wait(struct tcmu_sub *s)
+static bool join_wait(struct tcmu_sub *s)
 {
 	struct tcmu_sub_state *st = s->st;
 	struct tcmu_sub_owner *o = &st->owners[0];
@@ -430,10 +465,11 @@ static void join_wait(struct tcmu_sub *s)
 				pthread_mutex_consistent(&o->alive);
 			pthread_mutex_unlock(&o->alive);
 			s->recovered++;
-			return;
+			return true;
 		}
 		sched_yield();
 	}
+	return false;
 }
 
 uint32_t tcmu_sub_ring_free(const struct tcmu_sub *s)
@@ -664,9 +700,10 @@ static void release(struct tcmu_sub *s, uint16_t id)
 	struct tcmu_sub_slot *slot = &s->slots[id - 1];
 	struct tcmu_sub_owner *o = &st->owners[slot->owner];
 
+	/* First, for sub_rebuild(): a slot not busy is wholly free. */
+	slot->busy = 0;
 	blk_put(s, &s->slot_blks[(size_t)(id - 1) * s->max_blks],
 		slot->nblks);
-	slot->busy = 0;
 	s->free_ids[st->nr_free++] = id;
 	if (o->busy)
 		o->busy--;

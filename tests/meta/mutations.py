@@ -118,6 +118,15 @@ MUTATIONS = [
         expect="0x6 != 0x3",
     ),
     Mutation(
+        name="tcmu-shared-no-rebuild",
+        why="a shared TCMU ring's state is taken as it is after a submitter died holding its lock halfway through queuing",
+        file="proto/tcmu/tcmu_ring.c",
+        old="\t\tpthread_mutex_consistent(&st->lock);\n\t\tsub_rebuild(s);\n",
+        new="\t\tpthread_mutex_consistent(&st->lock);\n",
+        tests=["tcmu-shared-sub"],
+        expect="0x3d != 0x3f",
+    ),
+    Mutation(
         name="nbd-store-one-at-a-time",
         why="the nbd store offers no asynchronous requests: tcmu-shim waits for each command (queue depth 1)",
         file="storage/store_nbd.c",

@@ -5,7 +5,8 @@
  * process, the handler answering out of order; every completion reaches
  * its own owner, whoever reaps, with its read data; blocks and cmd_ids
  * all come back; an owner that dies, with or without the ring's lock
- * held, does not keep its commands' blocks or wedge the others.
+ * held, even halfway through queuing a command, does not keep its
+ * commands' blocks or cmd_ids or wedge the others.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -231,6 +232,53 @@ static void test_holder_dies(void **state)
 	tcmu_sub_free(&a);
 }
 
+/*
+ * A child dies holding the lock halfway through queuing: blocks taken
+ * and a cmd_id popped, its slot not yet busy. The next taker gets both
+ * back.
+ */
+static void test_dies_mid_queue(void **state)
+{
+	struct tcmu_sub a;
+	struct seen sa = { .s = &a };
+	uint16_t ids[8];
+	int status, id;
+	pid_t pid;
+
+	assert_int_equal(tcmu_sub_create(&a, rg, SIZE, mem, mem_size, BLK,
+					 CMDS, 2 * BLK), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct tcmu_sub c;
+
+		if (tcmu_sub_join(&c, rg, SIZE, mem, mem_size, BLK))
+			_exit(1);
+		pthread_mutex_lock(&c.st->lock);
+		c.st->holder = c.owner;
+		/* What sub_queue() does before the slot is marked busy. */
+		c.bitmap[0] |= 0x3;
+		c.st->free_blks -= 2;
+		c.st->blk_lo = 0;
+		c.st->nr_free--;
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	id = queue_read(&a);
+	assert_true(id > 0);
+	assert_int_equal(a.recovered, 1);
+	assert_int_equal(a.st->free_blks, NBLK - 1);
+	assert_int_equal(a.st->nr_free, CMDS - 1);
+	assert_int_equal(take_all(ids, NULL), 1);
+	assert_int_equal(tcmu_hdl_complete(&hdl, ids[0], 0, NULL, 0, -1), 0);
+	assert_int_equal(tcmu_sub_reap(&a, on_done, &sa), 1);
+	assert_int_equal(sa.ids[0], id);
+	assert_int_equal(a.st->free_blks, NBLK);
+	assert_int_equal(a.st->nr_free, CMDS);
+	tcmu_sub_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +287,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_owner_dies, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holder_dies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dies_mid_queue, setup,
 						teardown),
 	};
 
