@@ -37,6 +37,10 @@ pkgs+=(fuse3)
 # Unix socket on the host (scripts/compare).
 pkgs+=(tcmu-runner qemu-system-x86 busybox-static cpio nbd-client socat)
 
+# The kernel paths' timeline (scripts/timeline_kernel.py, scripts/bpf/):
+# bpftrace on tracepoints.
+pkgs+=(bpftrace)
+
 # What fio's ./configure must see so that config-host.h matches Debian's fio
 # binary (scripts/fio-source.sh): Debian's fio build-depends on these, and
 # CONFIG_LIBAIO, CONFIG_RDMA (librdmacm + libibverbs) and CONFIG_LIBNUMA change

@@ -390,6 +390,11 @@ def program_args(path, info):
     args = [str(block_dev(dev))]
     if path == "kernel-loop":
         args.append(str(loop_fuse_conn(dev)))
+    elif path == "kernel-nbd":
+        m = re.fullmatch(r"nbd(\d+)", os.path.basename(os.path.realpath(dev)))
+        if not m:
+            raise TraceError(f"{dev} is not an NBD device (/dev/nbdN)")
+        args.append(m.group(1))
     args.append(str(os.getpid()))
     return os.path.join(BPF_DIR, PATHS[path]["program"]), args
 
@@ -411,8 +416,6 @@ class Trace:
     """One bpftrace run around a fio run (use trace())."""
 
     def __init__(self, path, outdir, info):
-        if path not in PATHS:
-            raise TraceError(supported(path)[1])
         self.path = path
         self.outdir = outdir
         self.info = dict(info)
@@ -425,6 +428,7 @@ class Trace:
         self.old_stats = None
         self.untraced_us = None
         self.traced_us = None
+        self.error = None
 
     def said(self):
         with open(self.err_name, errors="replace") as f:
@@ -433,6 +437,8 @@ class Trace:
         return " / ".join(lines[-3:]) or "it said nothing"
 
     def start(self):
+        if self.path not in PATHS:
+            raise TraceError(supported(self.path)[1])
         prog, args = program_args(self.path, self.info)
         os.makedirs(self.outdir, exist_ok=True)
         self.old_stats = set_bpf_stats("1")
@@ -488,8 +494,14 @@ class Trace:
             raise TraceError(f"bpftrace ended without its summary (exit "
                              f"{self.proc.returncode}): {self.said()}")
 
+    def check(self):
+        if self.error:
+            raise TraceError(self.error)
+
     def phases(self):
-        """The phase summary list (docs/timeline.md's schema)."""
+        """The phase summary list (docs/timeline.md's schema); TraceError
+        if the trace failed (the message says why)."""
+        self.check()
         unlinked = LOOP_UNLINKED if self.path == "kernel-loop" else None
         return summarize(self.parsed, PATHS[self.path]["phases"], unlinked)
 
@@ -501,6 +513,7 @@ class Trace:
 
     def notes(self):
         """What the reader must know about this trace's phases."""
+        self.check()
         end = self.parsed["end"] or {}
         notes = []
         if self.path == "kernel-loop" and end.get("orphans"):
@@ -516,6 +529,7 @@ class Trace:
 
     def cost_note(self):
         """One line: what tracing cost."""
+        self.check()
         ios, total_us = self.ios()
         return cost_text(self.stats or prog_stats(0), ios, total_us, self.cpu,
                          self.untraced_us, self.traced_us)
@@ -524,15 +538,24 @@ class Trace:
 @contextlib.contextmanager
 def trace(path, outdir, info):
     """Trace PATH's kernel timeline around the block: starts bpftrace and
-    waits until it is attached; on exit stops it and reads its summary."""
+    waits until it is attached; on exit stops it and reads its summary.
+    A tracer that fails never fails the block: the run goes on untraced and
+    phases() raises TraceError saying why."""
     t = Trace(path, outdir, info)
-    t.start()
+    try:
+        t.start()
+    except TraceError as e:
+        t.error = str(e)
     try:
         yield t
-    except BaseException:
-        t.stop_process()
-        raise
-    t.stop()
+    finally:
+        if t.error is None:
+            try:
+                t.stop()
+            except TraceError as e:
+                t.error = str(e)
+        else:
+            t.stop_process()
 
 
 def main(argv):
@@ -547,11 +570,10 @@ def main(argv):
         if not ok:
             print(f"timeline_kernel: {path}: {why}", file=sys.stderr)
             return 1
-        try:
-            with trace(path, outdir, {"device": device}) as t:
-                rc = subprocess.run(cmd).returncode
-        except TraceError as e:
-            print(f"timeline_kernel: {e}", file=sys.stderr)
+        with trace(path, outdir, {"device": device}) as t:
+            rc = subprocess.run(cmd).returncode
+        if t.error:
+            print(f"timeline_kernel: {t.error}", file=sys.stderr)
             return 1
         json.dump({"phases": t.phases(), "notes": t.notes(), "cost": t.cost_note()},
                   sys.stdout, indent=1)
