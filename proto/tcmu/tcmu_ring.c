@@ -202,8 +202,13 @@ static int sub_common(struct tcmu_sub *s, void *region)
 	return s->iov_tmp ? 0 : -ENOMEM;
 }
 
-int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
-		  uint32_t blk_size, uint32_t max_cmds, uint32_t max_data)
+/*
+ * A new state for region in mem (NULL: allocated here, private), laid out
+ * and filled in: the one set-up of tcmu_sub_init() and tcmu_sub_create().
+ */
+static int sub_new(struct tcmu_sub *s, void *region, uint64_t region_size,
+		   void *mem, uint64_t mem_size, uint32_t blk_size,
+		   uint32_t max_cmds, uint32_t max_data)
 {
 	struct tcmu_sub_state tmp;
 	uint64_t size;
@@ -215,14 +220,31 @@ int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
 	if (ret)
 		return ret;
 	size = sub_layout(s, &tmp);
-	s->st = calloc(1, size);
-	s->own_st = true;
-	if (!s->st || sub_common(s, region)) {
-		tcmu_sub_free(s);
-		return -ENOMEM;
+	if (!mem) {
+		mem = calloc(1, size);
+		s->own_st = true;
+	} else if (size > mem_size) {
+		return -EINVAL;
 	}
+	s->st = mem;
+	if (!s->st)
+		return -ENOMEM;
 	sub_layout(s, s->st);
 	sub_fill(s, region, size);
+	return sub_common(s, region);
+}
+
+int tcmu_sub_init(struct tcmu_sub *s, void *region, uint64_t region_size,
+		  uint32_t blk_size, uint32_t max_cmds, uint32_t max_data)
+{
+	int ret;
+
+	ret = sub_new(s, region, region_size, NULL, 0, blk_size, max_cmds,
+		      max_data);
+	if (ret) {
+		tcmu_sub_free(s);
+		return ret;
+	}
 	s->st->owners[0].state = TCMU_OWNER_LIVE;
 	s->st->nr_owners = 1;
 	return 0;
@@ -287,26 +309,18 @@ int tcmu_sub_create(struct tcmu_sub *s, void *region, uint64_t region_size,
 		    void *mem, uint64_t mem_size, uint32_t blk_size,
 		    uint32_t max_cmds, uint32_t max_data)
 {
-	uint64_t size;
 	int ret;
 
-	memset(s, 0, sizeof(*s));
-	ret = sub_geometry(s, region, region_size, blk_size, max_cmds,
-			   max_data);
-	if (ret)
-		return ret;
-	s->st = mem;
-	size = sub_layout(s, s->st);
-	if (size > mem_size)
-		return -EINVAL;
-	ret = mutex_init_shared(&s->st->lock);
-	if (ret)
-		return ret;
-	sub_fill(s, region, size);
-	s->shared = true;
-	ret = sub_common(s, region);
+	ret = sub_new(s, region, region_size, mem, mem_size, blk_size,
+		      max_cmds, max_data);
 	if (!ret)
-		ret = sub_enter(s, false);
+		ret = mutex_init_shared(&s->st->lock);
+	if (ret) {
+		tcmu_sub_free(s);
+		return ret;
+	}
+	s->shared = true;
+	ret = sub_enter(s, false);
 	if (ret)
 		tcmu_sub_free(s);
 	else
