@@ -28,7 +28,8 @@ static const char usage_head[] =
 "             [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--plugin-dir DIR]\n"
 "             [--replicas R] [--latency-us N] [--bandwidth RATE]\n"
 "             [--shape-at WHERE] [--block-size N] [--advertise-trim]\n"
-"             [--poll-us N] [--pidfile PATH] [-v] [--version] [--help]\n"
+"             [--poll-us N] [--timeline DIR] [--pidfile PATH] [-v]\n"
+"             [--version] [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
@@ -103,6 +104,12 @@ static const char usage_tail[] =
 "        Answers sooner, in smaller batches: it helps a client that waits\n"
 "        for each reply, and costs a batching client (the engine) more CPU\n"
 "        per request (default: 0)\n"
+"    --timeline DIR\n"
+"        Write a record of every request (its cookie, offset, length and\n"
+"        the times it was received, started, stored and replied) to\n"
+"        DIR/nbd-shim-PID-N.rec, one file per connection N; DIR is made\n"
+"        if missing. scripts/compare --timeline joins them with the\n"
+"        engine's (docs/timeline.md)\n"
 "    --pidfile PATH\n"
 "        Write the process id to PATH once listening; removed on exit.\n"
 "    -v, --verbose\n"
@@ -133,7 +140,7 @@ enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_SOCKET, OPT_EXPORT, OPT_SIZE,
 	OPT_BACKEND, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
-	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL,
+	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_TIMELINE,
 	OPT_PIDFILE, OPT_VERSION, OPT_HELP,
 };
 
@@ -151,6 +158,7 @@ static const struct option base_options[] = {
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "advertise-trim", no_argument, NULL, OPT_ADVERTISE_TRIM },
 	{ "poll-us", required_argument, NULL, OPT_POLL },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -290,6 +298,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return shim_bad("--poll-us %s: use microseconds, at most 1000000",
 						optarg);
 			cfg->poll_us = v;
+			break;
+		case OPT_TIMELINE:
+			cfg->timeline = optarg;
 			break;
 		case OPT_PIDFILE:
 			cfg->pidfile = optarg;

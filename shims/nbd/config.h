@@ -32,6 +32,7 @@ struct shim_config {
 	uint32_t block_size;
 	int64_t poll_us;		/* -1: the profile's default */
 	bool advertise_trim;		/* zeroos: SEND_TRIM, answered EIO */
+	const char *timeline;		/* --timeline DIR, or NULL */
 	const char *pidfile;
 	int verbose;
 };

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "shim_cli.h"
+#include "shim_timeline.h"
 #include "peer.h"
 #include "log.h"
 #include "profile.h"
@@ -29,6 +30,9 @@ int main(int argc, char **argv)
 	ret = args_parse(argc, argv, &cfg);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* a usage error too, but it makes the directory: not in args_parse */
+	if (cfg.timeline && shim_timeline_arg(cfg.timeline))
+		return 2;
 	shim_verbose = cfg.verbose;
 	peer_spin_us = cfg.poll_us >= 0 ? cfg.poll_us :
 		       cfg.profile->default_poll_us;

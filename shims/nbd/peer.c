@@ -12,6 +12,7 @@
 #include "peer.h"
 #include "log.h"
 #include "shape.h"
+#include "stamps.h"
 #include "torus_util.h"
 
 unsigned int peer_spin_us;
@@ -112,6 +113,8 @@ static int peer_send_prefix(struct peer *c, int k)
 			iov->iov_len -= n;
 		}
 	}
+	if (c->tl)
+		stamps_sent(c, k);
 	memmove(c->iov, c->iov + k, (c->niov - k) * sizeof(c->iov[0]));
 	c->niov -= k;
 	for (i = 0; i < c->nmarks; i++)
@@ -197,6 +200,8 @@ int peer_need(struct peer *c, size_t n)
 			return -1;
 		}
 		c->in_end += got;
+		if (c->tl)
+			c->recv_ns = now_ns();
 	}
 	return 0;
 }

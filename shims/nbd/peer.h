@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "timeline_rec.h"
+
 #define CONN_IOV_MAX		1024
 #define CONN_IN_SIZE		(1u << 20)
 #define CONN_OUT_SIZE		(2u << 20)
@@ -32,9 +34,16 @@ struct server;
 struct export;
 struct profile;
 
+/* A timeline record whose reply waits in iov[0, iov_end) (stamps.c). */
+struct peer_pend {
+	struct tl_rec rec;
+	int iov_end;
+};
+
 struct peer {
 	int fd;
 	char peer[128];
+	unsigned long id;		/* the N of "connection N" */
 	struct server *srv;
 	struct export *exp;
 	const struct profile *prof;
@@ -72,6 +81,15 @@ struct peer {
 	bool no_zeroes;
 	bool structured;
 	bool holds_export;		/* torus: this connection has the lock */
+
+	/* --timeline (stamps.c); tl NULL: off, and nothing below is used */
+	struct tl_writer *tl;
+	uint64_t recv_ns;		/* when the last receive returned */
+	struct tl_rec tl_cur;		/* the request being executed */
+	bool tl_busy;
+	struct peer_pend *tl_pend;	/* queued replies' records, in order */
+	unsigned int tl_npend;
+	uint64_t tl_unsent;		/* written before their reply went */
 };
 
 /* How long to poll for input before sleeping (--poll-us). */

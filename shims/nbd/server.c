@@ -24,6 +24,7 @@
 #include "log.h"
 #include "profile.h"
 #include "server.h"
+#include "stamps.h"
 
 struct peer_node {
 	struct peer conn;
@@ -187,6 +188,7 @@ static void *peer_thread(void *arg)
 	struct server *s = c->srv;
 
 	shim_debug("%s: connected", c->peer);
+	stamps_open(c);
 	if (!s->prof->negotiate(c)) {
 		shim_debug("%s: transmission", c->peer);
 		transmit(c);
@@ -196,6 +198,7 @@ static void *peer_thread(void *arg)
 	if (c->be && c->be != s->exp.be)
 		peer_detach(s, c);
 	shim_debug("%s: closed", c->peer);
+	stamps_close(c);
 	peer_free(c);
 	server_remove(s, n);
 	free(n);
@@ -228,7 +231,8 @@ static void server_accept(struct server *s)
 	n->conn.exp = &s->exp;
 	n->conn.prof = s->prof;
 	pthread_mutex_lock(&s->lock);
-	peer_name(&n->conn, ++s->nextid, &ss);
+	n->conn.id = ++s->nextid;
+	peer_name(&n->conn, n->conn.id, &ss);
 	n->next = s->conns;
 	s->conns = n;
 	s->nconns++;

@@ -13,6 +13,7 @@
 #include "reply.h"
 #include "server.h"
 #include "shape.h"
+#include "stamps.h"
 #include "torus_util.h"
 
 /* Bytes a request moves over the link, for bandwidth shaping. */
@@ -61,9 +62,14 @@ int transmit(struct peer *c)
 			return -1;
 		}
 		if (ret > 0) {
-			if (peer_skip(c, plen) ||
-			    reply_error(c, &req, ret, "invalid request"))
+			if (peer_skip(c, plen))
 				return -1;
+			if (c->tl)
+				stamps_begin(c, &req, false);
+			if (reply_error(c, &req, ret, "invalid request"))
+				return -1;
+			if (c->tl)
+				stamps_end(c, true);
 			continue;
 		}
 		if (peer_need(c, plen))
@@ -75,7 +81,11 @@ int transmit(struct peer *c)
 			due = shaper_due(sh, now_ns(), request_bytes(&req));
 			c->due_ns = max_u64(c->due_ns, due);
 		}
+		if (c->tl)
+			stamps_begin(c, &req, true);
 		ret = prof->request(c, &req, payload);
+		if (c->tl)
+			stamps_end(c, ret == REQ_NEXT);
 		if (ret != REQ_NEXT) {
 			peer_flush(c);
 			return ret == REQ_DISC ? 0 : -1;

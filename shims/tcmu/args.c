@@ -25,8 +25,8 @@ static const char usage_head[] =
 "    tcmu-shim (--listen unix:PATH | --uio /dev/uioN) [--backend STORE]\n"
 "              [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--plugin-dir DIR]\n"
 "              [--size SIZE] [--block-size 512|4096] [--max-command-data SIZE]\n"
-"              [--pidfile FILE] [--log FILE] [--timeout SECONDS] [-v]\n"
-"              [--version] [--help]\n"
+"              [--pidfile FILE] [--log FILE] [--timeout SECONDS]\n"
+"              [--timeline DIR] [-v] [--version] [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Consumes TCMU command rings (the shared region of the kernel's\n"
@@ -79,6 +79,12 @@ static const char usage_tail[] =
 "    --timeout SECONDS\n"
 "        How long an attaching client and the nbd store's connection may\n"
 "        take; 0: no limit (default: 30)\n"
+"    --timeline DIR\n"
+"        Write a record of every command (its cmd_id, the bytes it\n"
+"        addresses and the times it was picked, started, stored and\n"
+"        completed) to DIR/tcmu-shim-PID-N.rec, one file per ring N\n"
+"        (uioN: N); DIR is made if missing. scripts/compare --timeline\n"
+"        joins them with the engine's (docs/timeline.md)\n"
 "    -v, --verbose\n"
 "        Log every attach, detach and command.\n"
 "    --version\n"
@@ -104,7 +110,7 @@ static void usage(void)
 enum {
 	OPT_LISTEN = 256, OPT_SOCKET, OPT_UIO, OPT_BACKEND, OPT_SIZE,
 	OPT_BLOCK_SIZE, OPT_MAX_COMMAND_DATA, OPT_MAX_TRANSFER, OPT_PIDFILE,
-	OPT_LOG, OPT_TIMEOUT, OPT_VERSION, OPT_HELP,
+	OPT_LOG, OPT_TIMEOUT, OPT_TIMELINE, OPT_VERSION, OPT_HELP,
 };
 
 static const struct option base_options[] = {
@@ -119,6 +125,7 @@ static const struct option base_options[] = {
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -237,6 +244,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return shim_bad("--timeout %s: use seconds from 0 (no limit) to 86400",
 						optarg);
 			cfg->timeout_s = v;
+			break;
+		case OPT_TIMELINE:
+			cfg->timeline = optarg;
 			break;
 		case 'v':
 			cfg->verbose++;

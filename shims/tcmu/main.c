@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "shim.h"
+#include "shim_timeline.h"
 
 /* The unit's name (serial, NAA) from where it is served and from what. */
 static uint64_t unit_id(const struct shim_config *cfg)
@@ -44,6 +45,9 @@ int main(int argc, char **argv)
 	ret = args_parse(argc, argv, &cfg);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* a usage error too, but it makes the directory: not in args_parse */
+	if (cfg.timeline && shim_timeline_arg(cfg.timeline))
+		return 2;
 	shim_verbose = cfg.verbose;
 	ret = cfg.log ? shim_log_open(cfg.log) : 0;
 	if (ret) {

@@ -21,6 +21,7 @@
 
 #include "scsi_target.h"
 #include "tcmu_ring.h"
+#include "timeline_rec.h"
 
 /* A command's iovecs kept inline; one with more runs synchronously. */
 #define RING_CMD_IOV		16
@@ -42,6 +43,7 @@ struct ring_cmd {
 	uint16_t cmd_id;
 	uint8_t opcode;
 	struct iovec iov[RING_CMD_IOV];	/* the data area's, copied */
+	struct tl_rec rec;		/* --timeline (ring_stamps.h) */
 };
 
 struct ring {
@@ -71,6 +73,13 @@ struct ring {
 	uint32_t done;			/* completed since the last notify */
 	bool reap_due;			/* the store may have finished some */
 	bool broken;			/* a completion could not be written */
+
+	/* --timeline (ring_stamps.h); tl NULL: off */
+	struct tl_writer *tl;
+	struct tl_rec rec;		/* the command being taken */
+	uint16_t stream;		/* the ring's number */
+	uint32_t look_from, look_head;	/* the last look: entries it saw */
+	uint64_t look_ns;		/* and when */
 };
 
 /*

@@ -21,6 +21,7 @@
 
 #include "log.h"
 #include "ring.h"
+#include "ring_stamps.h"
 #include "torus_util.h"
 
 /*
@@ -113,11 +114,13 @@ int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 		snprintf(err, errlen, "out of memory for the ring's buffers");
 		return -ENOMEM;
 	}
+	ring_stamps_open(r);
 	return 0;
 }
 
 void ring_free(struct ring *r)
 {
+	ring_stamps_close(r);
 	scsi_lu_free(&r->lu);
 	free(r->cmd.iov);
 	free(r->cmds);
@@ -207,13 +210,21 @@ static int serve(struct ring *r)
 {
 	struct tcmu_hdl_cmd *cmd = &r->cmd;
 	struct scsi_reply rep;
+	int ret;
 
 	/* A store's synchronous call may take its other replies in. */
 	if (r->inflight)
 		r->reap_due = true;
+	if (r->tl)
+		r->rec.t[RS_STARTED] = now_ns();
 	scsi_execute(&r->lu, cmd->cdb, cmd->cdb_max, cmd->iov, cmd->iov_cnt,
 		     &rep);
-	return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
+	if (r->tl)
+		r->rec.t[RS_STORED] = now_ns();
+	ret = reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
+	if (r->tl && !ret)
+		ring_stamps_done(r, &r->rec);
+	return ret;
 }
 
 /* The store finished a command's request: its reply, in any order. */
@@ -223,9 +234,13 @@ static void cmd_done(struct backend_io *bio, int err)
 	struct ring *r = c->r;
 	struct scsi_reply rep;
 
+	if (r->tl)
+		c->rec.t[RS_STORED] = now_ns();
 	scsi_finish(&r->lu, &c->io, err, &rep);
 	if (reply(r, c->cmd_id, c->opcode, bio->iov_cnt, &rep))
 		r->broken = true;
+	else if (r->tl)
+		ring_stamps_done(r, &c->rec);
 	r->free_cmds[r->nr_free++] = c;
 	r->inflight--;
 	r->done++;
@@ -265,6 +280,7 @@ static int start(struct ring *r)
 	struct ring_cmd *c;
 	struct scsi_reply rep;
 	uint32_t cnt;
+	int ret;
 
 	if (!r->nr_free)
 		return serve(r);
@@ -275,7 +291,10 @@ static int start(struct ring *r)
 	switch (scsi_prepare(&r->lu, cmd->cdb, cmd->cdb_max, c->iov, cnt,
 			     &c->io, &rep)) {
 	case SCSI_PLAN_DONE:
-		return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
+		ret = reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
+		if (r->tl && !ret)
+			ring_stamps_done(r, &r->rec);
+		return ret;
 	case SCSI_PLAN_SYNC:
 		return serve(r);
 	case SCSI_PLAN_START:
@@ -289,6 +308,10 @@ static int start(struct ring *r)
 	if (++r->inflight > r->max_inflight)
 		r->max_inflight = r->inflight;
 	r->started++;
+	if (r->tl) {
+		c->rec = r->rec;
+		c->rec.t[RS_STARTED] = now_ns();
+	}
 	backend_aio_submit(r->lu.be, &c->io.bio);
 	return 1;
 }
@@ -298,13 +321,17 @@ static int refuse(struct ring *r)
 {
 	struct scsi_reply rep = { .read_len = -1 };
 	struct tcmu_sense s;
+	int ret;
 
 	shim_err("%s: a malformed command entry (cmd_id %u): answered INVALID FIELD IN CDB",
 		 r->name, r->cmd.cmd_id);
 	tcmu_sense_invalid_field(&s, true, 0, -1);
 	scsi_reply_sense(&rep, &s);
-	return tcmu_hdl_complete(&r->hdl, r->cmd.cmd_id, rep.status,
-				 rep.sense, rep.sense_len, -1);
+	ret = tcmu_hdl_complete(&r->hdl, r->cmd.cmd_id, rep.status,
+				rep.sense, rep.sense_len, -1);
+	if (r->tl && !ret)
+		ring_stamps_done(r, &r->rec);
+	return ret;
 }
 
 /* Everything published so far taken: 0, or -EPROTO. */
@@ -313,9 +340,13 @@ static int drain(struct ring *r)
 	int ret;
 
 	for (;;) {
+		if (r->tl)
+			ring_stamps_look(r);
 		ret = tcmu_hdl_next(&r->hdl, &r->cmd);
 		if (ret == 0)
 			return 0;
+		if (r->tl && (ret == 1 || ret == -EINVAL))
+			ring_stamps_pick(r, ret == 1);
 		if (ret == 1 && r->store_fd >= 0)
 			ret = start(r);
 		else if (ret == 1)

@@ -24,6 +24,7 @@ struct shim_config {
 	uint32_t max_command_data;	/* bytes one READ or WRITE may move */
 	const char *pidfile;
 	const char *log;
+	const char *timeline;		/* --timeline DIR, or NULL */
 	unsigned int timeout_s;
 	int verbose;
 };
