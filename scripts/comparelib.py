@@ -467,7 +467,7 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
     m0 = machine_ticks()
     t0 = time.monotonic()
     timeout = ctx.seconds * (6 if ctx.args.as_written else 3) + 120
-    traced = tl.around_fio({"jobfile": jobfile, "device": device, "watch": watch,
+    traced = tl.around_fio({"device": device, "server_pids": watch, "jobfile": jobfile,
                             "seconds": ctx.seconds, "round": ctx.round}) if tl \
         else contextlib.nullcontext()
     try:

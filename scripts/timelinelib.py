@@ -214,13 +214,42 @@ def _getter(names, *files):
     return operator.itemgetter(*at)
 
 
+def _near(cands, lo, hi, allowed=None):
+    """The candidates CANDS (server records of one key, offset, length and
+    op) not yet joined, of the server files ALLOWED (all: None), within
+    SLACK_NS of the window [LO, HI], as (distance, candidate), nearest
+    first."""
+    if len(cands) == 1:                 # the usual case, quickly
+        c = cands[0]
+        if c[4] or (allowed is not None and c[3] not in allowed):
+            return []
+        d = max(0, lo - c[0]) + max(0, c[1] - hi)
+        return [(d, c)] if d <= SLACK_NS else []
+    out = []
+    for c in cands:
+        if c[4] or (allowed is not None and c[3] not in allowed):
+            continue
+        d = max(0, lo - c[0]) + max(0, c[1] - hi)
+        if d <= SLACK_NS:
+            out.append((d, c))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
 def join(engine_files, server_files, path, names):
     """The I/Os of ENGINE_FILES (one path's), joined with SERVER_FILES'
     records when there are any: (chains, counts). chains: for each complete
     I/O (each joined one, with server files), its stamps NAMES as a tuple.
     counts: records, incomplete (an engine record with a stamp not taken:
     an I/O that failed or was never handed back; left out), joined,
-    unmatched_server."""
+    unmatched_server.
+
+    Two jobs may send the same cookie, offset, length and op at once (fio's
+    random offsets meet on a small file), each on its own connection. So
+    the first pass learns which server files (connections or rings) each of
+    the engine's streams talks to, from the I/Os that have one candidate
+    only; the second joins each I/O to the nearest candidate of its
+    stream's server files."""
     lo_name, hi_name = WINDOW[path]
     mine = [n for n in names if n in STAMPS[path]]
     index = {}
@@ -232,31 +261,35 @@ def join(engine_files, server_files, path, names):
                 continue
             index.setdefault(rec[:4], []).append([min(st), max(st), rec, si, False])
     chains, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
-    for rf in engine_files:
+    complete = []                       # (engine file index, record)
+    for ei, rf in enumerate(engine_files):
         take = _getter(mine, rf)
-        lo_i, hi_i = 5 + rf.stamps.index(lo_name), 5 + rf.stamps.index(hi_name)
-        alone = None if server_files else _getter(names, rf)
-        joined = [_getter(names, rf, sf) for sf in server_files]
         counts["records"] += len(rf.records)
         for rec in rf.records:
             if 0 in take(rec):
                 counts["incomplete"] += 1
-                continue
-            if not server_files:
-                chains.append(alone(rec))
-                continue
-            lo, hi = rec[lo_i], rec[hi_i]
-            best, dist = None, None
-            for cand in index.get(rec[:4], ()):
-                if cand[4]:
-                    continue
-                d = max(0, lo - cand[0]) + max(0, cand[1] - hi)
-                if dist is None or d < dist:
-                    best, dist = cand, d
-            if best is not None and dist <= SLACK_NS:
-                best[4] = True
-                chains.append(joined[best[3]](rec + best[2]))
-                counts["joined"] += 1
+            else:
+                complete.append((ei, rec))
+    if not server_files:
+        alone = [_getter(names, rf) for rf in engine_files]
+        return [alone[ei](rec) for ei, rec in complete], dict(counts, unmatched_server=0)
+    window = [(5 + rf.stamps.index(lo_name), 5 + rf.stamps.index(hi_name))
+              for rf in engine_files]
+    streams = {}                        # (engine file, stream) -> server files
+    for ei, rec in complete:
+        lo_i, hi_i = window[ei]
+        near = _near(index.get(rec[:4], ()), rec[lo_i], rec[hi_i])
+        if len(near) == 1:
+            streams.setdefault((ei, rec[4]), set()).add(near[0][1][3])
+    getters = [[_getter(names, rf, sf) for sf in server_files] for rf in engine_files]
+    for ei, rec in complete:
+        lo_i, hi_i = window[ei]
+        near = _near(index.get(rec[:4], ()), rec[lo_i], rec[hi_i], streams.get((ei, rec[4])))
+        if near:
+            best = near[0][1]
+            best[4] = True
+            chains.append(getters[ei][best[3]](rec + best[2]))
+            counts["joined"] += 1
     counts["unmatched_server"] = sum(1 for cands in index.values() for c in cands
                                      if not c[4])
     return chains, counts
@@ -520,8 +553,8 @@ class CompareRun:
         return {"timeline": self.dir} if self.engine else {}
 
     def around_fio(self, info):
-        """A context manager around fio's run; INFO (jobfile, device,
-        watched pids, seconds) goes to the kernel tracer."""
+        """A context manager around fio's run; INFO (device, server_pids,
+        jobfile, seconds, round) goes to the kernel tracer."""
         import contextlib
         if os.path.isdir(self.servers):
             self.before = set(os.listdir(self.servers))
@@ -566,7 +599,8 @@ class CompareRun:
         if not self.engine:
             try:
                 return {"dir": rel, "source": "kernel", "phases": self.trace.phases(),
-                        "cost_note": self.trace.cost_note()}
+                        "cost_note": self.trace.cost_note(),
+                        "notes": self.trace.notes() if hasattr(self.trace, "notes") else []}
             except Exception as e:          # the tracer's failure is not the path's
                 return {"dir": rel, "none": f"no kernel timeline: {e}"}
         settle([self.dir, self.servers])
@@ -636,6 +670,8 @@ def report_lines(results):
             notes.append(f"- {r['path']}: the phases' total {fmt(f['total_mean_us'])} µs "
                          f"against fio's mean latency {fmt(f['lat_mean_us'])} µs "
                          f"({100 * (f['ratio'] - 1):+.1f}%)")
+        for n in t.get("notes") or []:
+            notes.append(f"- {r['path']}: {n}")
         if t.get("cost_note"):
             notes.append(f"- {r['path']}: {t['cost_note']}")
     if not rows and not notes:

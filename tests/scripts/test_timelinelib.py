@@ -171,6 +171,35 @@ class Join(Dir):
         self.assertEqual(res["warnings"], [])
         self.assertEqual(r["negative"], {})
 
+    def test_two_jobs_same_request(self):
+        # jobs 1 and 2 send cookie 1 for offset 0 at once, each on its own
+        # connection; job 1's server record is 500 ns early, job 2's fits
+        # both windows: the nearest alone would swap them
+        e1 = [(1, 0, 4096, READ, 0, [900, 1000, 9000, 9100, 9200])]
+        e2 = [(1, 0, 4096, READ, 0, [1400, 1500, 9500, 9600, 9700])]
+        s1 = [(1, 0, 4096, READ, 0, [500, 600, 700, 800])]
+        s2 = [(1, 0, 4096, READ, 0, [2000, 3000, 4000, 8000])]
+        # and I/Os of their own, which tell whose connection is whose
+        for k in range(2, 6):
+            e, s = nbd_io(k, k * 4096, 100_000 * k)
+            e1.append(e)
+            s1.append(s)
+            e, s = nbd_io(k, k * 8192, 100_000 * k)
+            e2.append(e)
+            s2.append(s)
+        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD, e1)
+        write_rec(self.p("engine-2.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD, e2)
+        write_rec(self.p("nbd-shim-9-1.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM, s2)
+        write_rec(self.p("nbd-shim-9-2.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM, s1)
+        files = tl.read_dir(self.d)
+        eng = [f for f in files if f.source == "engine-nbd"]
+        srv = [f for f in files if f.source == "nbd-shim"]
+        names = tl.chain(tl.PHASES[("engine-nbd", "nbd-shim")])
+        chains, counts = tl.join(eng, srv, "engine-nbd", names)
+        self.assertEqual(counts["joined"], 10)
+        got = {c[0]: c[2] for c in chains}             # queued -> received
+        self.assertEqual((got[900], got[1400]), (500, 2000))
+
     def test_server_a_little_early(self):
         # the server read the request before the engine's send() returned
         pairs = [nbd_io(1, 0, 10_000, skew=1500)]

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Description: scripts/compare --timeline on a small job, engine-nbd and
+# engine-tcmu in one round of 1 s: results.json has each path's phases (the
+# median round's, joined with their server's records at 95% or more, adding
+# up to a total within 10% of fio's mean latency) and each round's, every
+# path-round its timeline directory, report.md the table of phases,
+# report.png exists.
+. "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+require "$FIO" python3
+[ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
+[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
+[ -f "$ENGINE" ] || skip "$ENGINE is not built"
+
+cat >"$T/small.fio" <<'JOB'
+[global]
+rw=randrw
+bs=4k
+iodepth=8
+size=16m
+
+[small]
+JOB
+"$TORUS_SRC/scripts/compare" "$T/small.fio" --timeline --paths engine-nbd,engine-tcmu \
+	--rounds 1 --seconds 1 --size 64M --results "$T/cmp" --engine "$ENGINE" \
+	--nbd-shim "$NBD_SHIM" --tcmu-shim "$TCMU_SHIM" >"$T/out" 2>&1 ||
+	{ cat "$T/out" >&2; fail "scripts/compare --timeline exited non-zero"; }
+
+python3 - "$T/cmp" <<'PY' || { cat "$T/out" >&2; fail "compare --timeline's results (above)"; }
+import json, os, sys
+d = sys.argv[1]
+res = json.load(open(os.path.join(d, "results.json")))
+bad = []
+want = {"engine-nbd": ("nbd-shim", "wire out"), "engine-tcmu": ("tcmu-shim", "wake-up out")}
+for r in res["paths"]:
+    server, phase = want[r["path"]]
+    t = r.get("timeline")
+    if r["status"] != "ok" or not t or not t.get("phases"):
+        bad.append(f"{r['path']}: no timeline ({r['status']}, {t})")
+        continue
+    names = [p["name"] for p in t["phases"]]
+    if t["server"] != server or phase not in names or names[-1] != "total":
+        bad.append(f"{r['path']}: phases {names} with {t['server']}, expected {server}'s")
+    if t["join_rate"] < 0.95:
+        bad.append(f"{r['path']}: join rate {t['join_rate']:.3f}")
+    if abs(t["fio"]["ratio"] - 1) > 0.10:
+        bad.append(f"{r['path']}: total {t['fio']['total_mean_us']:.1f} us, fio's "
+                   f"{t['fio']['lat_mean_us']:.1f} us")
+    if not os.path.isfile(os.path.join(d, t["dir"], "timeline.json")):
+        bad.append(f"{r['path']}: no {t['dir']}/timeline.json")
+    if t["round"] != 1 or r["rounds"][0]["timeline"]["phases"] != t["phases"]:
+        bad.append(f"{r['path']}: the round's timeline is not the path's")
+    if "timeline" in r["figures"]:
+        bad.append(f"{r['path']}: the timeline left in figures")
+report = open(os.path.join(d, "report.md")).read()
+for line in ("## Where the time goes", "| path | phase | where | mean µs | p50 | p99 |",
+             "| engine-nbd | wire out | wire |", "| engine-tcmu | wake-up out | wire |",
+             "| engine-nbd | **total** | total |",
+             "I/Os joined with their nbd-shim record"):
+    if line not in report:
+        bad.append(f"report.md lacks {line!r}")
+if not os.path.getsize(os.path.join(d, "report.png")):
+    bad.append("no report.png")
+for b in bad:
+    print(f"FAIL: {b}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+sed -n '/## Where the time goes/,/^$/p' "$T/cmp/report.md"
+grep -A30 '^| path | phase' "$T/cmp/report.md"
+echo "PASS"
