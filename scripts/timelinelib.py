@@ -214,6 +214,16 @@ def _getter(names, *files):
     return operator.itemgetter(*at)
 
 
+def _filled(rec, at):
+    """REC with each stamp of AT (indices, in the chain's order) not taken
+    set to the one before it, so that its phase is 0."""
+    rec = list(rec)
+    for prev, i in zip(at, at[1:]):
+        if not rec[i]:
+            rec[i] = rec[prev]
+    return tuple(rec)
+
+
 def _near(cands, lo, hi, allowed=None):
     """The candidates CANDS (server records of one key, offset, length and
     op) not yet joined, of the server files ALLOWED (all: None), within
@@ -252,13 +262,20 @@ def join(engine_files, server_files, path, names):
     stream's server files."""
     lo_name, hi_name = WINDOW[path]
     mine = [n for n in names if n in STAMPS[path]]
+    theirs = [n for n in names if n not in mine]
     index = {}
     for si, rf in enumerate(server_files):
-        take = _getter([n for n in names if n not in mine], rf)
+        take = _getter(theirs, rf)
+        at = [5 + rf.stamps.index(n) for n in theirs]
         for rec in rf.records:
             st = take(rec)
             if 0 in st:
-                continue
+                # a command the server answered without its store has no
+                # started or stored: its time there is all "server reply"
+                if not st[0] or not st[-1]:
+                    continue
+                rec = _filled(rec, at)
+                st = take(rec)
             index.setdefault(rec[:4], []).append([min(st), max(st), rec, si, False])
     chains, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
     complete = []                       # (engine file index, record)

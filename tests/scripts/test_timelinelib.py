@@ -258,6 +258,20 @@ class Join(Dir):
         self.assertEqual((r["records"], r["incomplete"], r["joined"], r["join_rate"]),
                          (2, 1, 1, 1.0))
 
+    def test_server_without_store(self):
+        # answered without the store (no started, stored): its server time
+        # is all "server reply"; one without its reply is not joined
+        e, s = nbd_io(1, 0, 10_000)
+        e2, s2 = nbd_io(2, 4096, 20_000)
+        s = s[:5] + ([s[5][0], 0, 0, s[5][3]],)
+        s2 = s2[:5] + ([s2[5][0], s2[5][1], s2[5][2], 0],)
+        self.write_nbd([(e, s), (e2, s2)])
+        r = tl.analyse(self.d)["paths"]["engine-nbd"]
+        self.assertEqual((r["joined"], r["records"]), (1, 2))
+        means = {p["name"]: p["mean_us"] for p in r["phases"]}
+        self.assertEqual((means["server queue"], means["storage"], means["server reply"],
+                          means["total"]), (0.0, 0.0, 4.0, 8.0))
+
     def test_tcmu(self):
         eng = [(5, 0, 4096, WRITE, 0, [1000, 2000, 9000, 9500]),
                (6, 4096, 4096, READ, 0, [1000, 2500, 9900, 12000])]
