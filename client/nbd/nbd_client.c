@@ -96,6 +96,7 @@ struct nbd_conn {
 	struct nbd_send_mark *marks;	/* depth */
 	unsigned int nr_marks, nr_marked;
 	uint64_t send_done;
+	bool send_prepped;		/* a send is in the SQ, not submitted */
 
 	/* Sent (or being sent), reply not complete yet. */
 	unsigned int inflight;
@@ -129,6 +130,7 @@ struct nbd_client {
 	/* Timeline: where stamps go (fn NULL: off); the receive's time. */
 	struct torus_stamper stamp;
 	uint64_t rx_now;
+	unsigned int sends_prepped;	/* connections with send_prepped */
 	unsigned int completed;
 	uint64_t poll_ns;	/* busy-poll budget at low depth */
 	unsigned int send_batch;	/* most requests held back per conn */
@@ -277,13 +279,79 @@ static const struct nbd_rx_ops rx_ops = {
 	.notice = rx_notice,
 };
 
+/* Timeline: s goes in the send being built, after what is there. */
+static void mark_send(struct nbd_conn *cn, struct nbd_slot *s)
+{
+	uint64_t end = cn->nr_marks ? cn->marks[cn->nr_marks - 1].end : 0;
+
+	end += NBD_REQUEST_LEN;
+	if (s->rq.type == NBD_CMD_WRITE)
+		end += s->rq.len;
+	cn->marks[cn->nr_marks++] = (struct nbd_send_mark){
+		.slot = s, .gen = s->gen, .end = end,
+	};
+}
+
+/*
+ * Timeline: bytes more of the send went; the requests whose last byte
+ * was among them are done with (their stamp stays).
+ */
+static void mark_sent(struct nbd_conn *cn, uint64_t bytes)
+{
+	cn->send_done += bytes;
+	while (cn->nr_marked < cn->nr_marks &&
+	       cn->marks[cn->nr_marked].end <= cn->send_done)
+		cn->nr_marked++;
+}
+
+/*
+ * Timeline: the sends about to be submitted may carry the last bytes of
+ * the requests not yet all gone: their sent stamp is now, just before the
+ * kernel copies them to the socket (it returns once they are accepted,
+ * or a few microseconds later). Read after the system call, the stamp
+ * would come after the server's own receive whenever this thread is
+ * preempted in between. A slot finished and reused meanwhile (the
+ * connection dropped) is left alone.
+ */
+static void stamp_sends(struct nbd_client *c)
+{
+	uint64_t now = 0;
+	unsigned int k, i;
+
+	for (k = 0; k < c->nconns && c->sends_prepped; k++) {
+		struct nbd_conn *cn = &c->conns[k];
+
+		if (!cn->send_prepped)
+			continue;
+		cn->send_prepped = false;
+		c->sends_prepped--;
+		for (i = cn->nr_marked; i < cn->nr_marks; i++) {
+			struct nbd_send_mark *m = &cn->marks[i];
+
+			if (!m->slot->busy || m->slot->gen != m->gen)
+				continue;
+			if (!now)
+				now = now_ns();
+			m->slot->t[0] = now;
+		}
+	}
+}
+
+/* Every submission goes through here, so that sends are stamped. */
+static int submit(struct nbd_client *c)
+{
+	if (c->sends_prepped)
+		stamp_sends(c);
+	return io_uring_submit(&c->ring);
+}
+
 static struct io_uring_sqe *get_sqe(struct nbd_client *c)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
 
 	if (!sqe) {
 		/* The ring holds two entries per connection: never full. */
-		io_uring_submit(&c->ring);
+		submit(c);
 		sqe = io_uring_get_sqe(&c->ring);
 	}
 	return sqe;
@@ -303,42 +371,10 @@ static void prep_send(struct nbd_conn *cn)
 	sqe->flags |= IOSQE_FIXED_FILE;
 	io_uring_sqe_set_data64(sqe, (uint64_t)cn->idx << 1);
 	cn->sending = true;
-}
-
-/* Timeline: s goes in the send being built, after what is there. */
-static void mark_send(struct nbd_conn *cn, struct nbd_slot *s)
-{
-	uint64_t end = cn->nr_marks ? cn->marks[cn->nr_marks - 1].end : 0;
-
-	end += NBD_REQUEST_LEN;
-	if (s->rq.type == NBD_CMD_WRITE)
-		end += s->rq.len;
-	cn->marks[cn->nr_marks++] = (struct nbd_send_mark){
-		.slot = s, .gen = s->gen, .end = end,
-	};
-}
-
-/*
- * Timeline: bytes more of the send went (all of it with done), at now:
- * the requests whose last byte is among them are sent. A slot finished
- * and reused meanwhile (the connection dropped) is left alone.
- */
-static void mark_sent(struct nbd_conn *cn, uint64_t bytes, bool done,
-		      uint64_t now)
-{
-	unsigned int i;
-
-	cn->send_done += bytes;
-	for (i = cn->nr_marked; i < cn->nr_marks; i++) {
-		struct nbd_send_mark *m = &cn->marks[i];
-
-		if (!done && m->end > cn->send_done)
-			break;
-		if (m->slot->busy && m->slot->gen == m->gen && !m->slot->t[0])
-			m->slot->t[0] = now;
+	if (cn->client->stamp.fn && !cn->send_prepped) {
+		cn->send_prepped = true;
+		cn->client->sends_prepped++;
 	}
-	if (!done)
-		cn->nr_marked = i;
 }
 
 /* Moves the pending requests into one send: headers back to back. */
@@ -522,7 +558,7 @@ static void handle_send(struct nbd_conn *cn, int res)
 		return;
 	}
 	if (cn->client->stamp.fn)
-		mark_sent(cn, n, false, now_ns());
+		mark_sent(cn, n);
 	/* Skip what went out; a short send continues where it stopped. */
 	while (n && cn->iov_pos < cn->iov_cnt) {
 		struct iovec *v = &cn->iov[cn->iov_pos];
@@ -623,31 +659,6 @@ static void start_sends(struct nbd_client *c, bool hold)
 	}
 }
 
-/*
- * Timeline: a send the kernel finished within the submit has its
- * completion posted already, but it is only processed at the next reap;
- * the requests it carried went now. The completion stays for reap() to
- * process.
- */
-static void peek_sends(struct nbd_client *c)
-{
-	struct io_uring_cqe *cqe;
-	unsigned int head;
-	uint64_t now = 0;
-
-	io_uring_for_each_cqe(&c->ring, head, cqe) {
-		uint64_t ud = io_uring_cqe_get_data64(cqe);
-		struct nbd_conn *cn = &c->conns[ud_conn(ud)];
-
-		if (ud & UD_RECV || cqe->res <= 0 || !cn->nr_marks ||
-		    cn->send_done + cqe->res < cn->marks[cn->nr_marks - 1].end)
-			continue;
-		if (!now)
-			now = now_ns();
-		mark_sent(cn, 0, true, now);
-	}
-}
-
 int nbd_client_submit(struct nbd_client *c)
 {
 	int ret;
@@ -656,10 +667,8 @@ int nbd_client_submit(struct nbd_client *c)
 	if (!io_uring_sq_ready(&c->ring))
 		return 0;
 	do {
-		ret = io_uring_submit(&c->ring);
+		ret = submit(c);
 	} while (ret == -EINTR);
-	if (c->stamp.fn)
-		peek_sends(c);
 	return ret < 0 ? ret : 0;
 }
 
@@ -683,10 +692,8 @@ int nbd_client_send_all(struct nbd_client *c)
 	if (!io_uring_sq_ready(&c->ring))
 		return 0;
 	do {
-		ret = io_uring_submit(&c->ring);
+		ret = submit(c);
 	} while (ret == -EINTR);
-	if (c->stamp.fn)
-		peek_sends(c);
 	return ret < 0 ? ret : 0;
 }
 
@@ -731,7 +738,7 @@ static void busy_poll(struct nbd_client *c, unsigned int min)
 	uint64_t deadline;
 
 	if (io_uring_sq_ready(&c->ring))
-		io_uring_submit(&c->ring);
+		submit(c);
 	deadline = now_ns() + c->poll_ns;
 	while (c->completed < min && now_ns() < deadline) {
 		/* Sends complete as task work too. */
@@ -844,6 +851,8 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 			tsp = &kts;
 		}
 		arm_recvs(c);
+		if (c->sends_prepped)
+			stamp_sends(c);
 		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
 						       NULL);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN) {
