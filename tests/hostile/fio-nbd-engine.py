@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The hostile cases against fio's built-in nbd engine (libnbd), for fio
+contributors: which misbehaviours of a server make it crash, hang, hand
+back data it never got, or fail cleanly. Any fio binary built with libnbd;
+no engine of this project is involved.
+
+  fio-nbd-engine.py [--fio PATH] [--cases NAME,...] [--hang-after S]
+                    [--md FILE] [--list]
+
+Each case of hostile_cases.py runs as the engine's test runs it (the same
+server misbehaviour, the same job), with --ioengine=nbd and without the
+project engine's own options; cases that test those options, or that are
+another case once the options are gone, are left out (--list). The outcome of each, in the order they are judged:
+
+  crash       fio ended on a signal it was not sent (SIGSEGV, SIGABRT, ...)
+  hang        fio did not end within --hang-after seconds (default 10, from
+              the signal for the SIGINT/SIGTERM cases) and was killed
+  fake data   the server misbehaved, the case calls for a failure, and fio
+              reported success (err=0, status 0): data or completions it
+              never validly got were passed off as good
+  strays      fio ended but left processes behind
+  failed      fio reported the error (status not 0), within the bound
+  passed      a case of a correct server, and fio succeeded
+  wrong fail  a case of a correct server (or a legal oddity), and fio failed
+  not fired   the server's misbehaviour never happened (the engine never
+              sent the request it applies to)
+
+Prints a Markdown table (fio version, case, the misbehaviour, outcome,
+status, seconds); --md writes it to FILE too. Exit 0 when every case ran
+(whatever the outcomes), 2 on usage errors or no usable fio.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+from hostile_cases import CASES, ENGINE_OPTS
+import hostile_run
+
+# Messages of the project engine's option checks: their cases test options.
+OPTION_MSGS = ('poll_us', 'timeout_opt')
+OUTCOMES = ('crash', 'hang', 'fake data', 'strays', 'failed', 'passed', 'wrong fail',
+            'not fired')
+
+
+def strip(c):
+    """Case C as another engine runs it: without the project engine's own
+    options in its job."""
+    c = dict(c)
+    c['fio'] = [a for a in c['fio']
+                if not (a.startswith('--') and a[2:].split('=', 1)[0] in ENGINE_OPTS)]
+    return c
+
+
+def applicable():
+    """The cases fio's nbd engine can run, stripped, in table order: not
+    those that test the project engine's option checks, and each
+    misbehaviour and job once (poll-good is good without poll_us)."""
+    out, seen = {}, set()
+    for name, c in CASES.items():
+        if set(c['msgs']) & set(OPTION_MSGS):
+            continue
+        c = strip(c)
+        key = (c['server'], c['after'], tuple(c['fio']), c['signal'], c['tcp'])
+        if key not in seen:
+            seen.add(key)
+            out[name] = c
+    return out
+
+
+def classify(c, o):
+    """The outcome of Outcome O for case C: one of OUTCOMES."""
+    sent = c['signal']
+    if o.killed or o.rc is None:
+        return 'hang'
+    if o.rc < 0 and -o.rc != (sent or 0):
+        return 'crash'
+    # A job process's death is reported by fio's main process.
+    m = re.search(r'got signal=(\d+)', o.output)
+    if m and int(m.group(1)) != (sent or 0):
+        return 'crash'
+    # timeout(1) passes fio's death by signal on as 128 + the signal.
+    if o.rc > 128 and o.rc - 128 not in (sent or 0, 0) and o.rc - 128 in (
+            signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL):
+        return 'crash'
+    if c['must_fire'] and not o.fired:
+        return 'not fired'
+    errs = re.findall(r'err=\s*(\d+)', o.output)
+    clean = o.rc == 0 and errs and all(e == '0' for e in errs)
+    if c['status'] == 'fail' and clean:
+        return 'fake data'
+    if o.strays:
+        return 'strays'
+    if c['status'] == 'ok':
+        return 'passed' if clean else 'wrong fail'
+    return 'failed'
+
+
+def fio_version(fio):
+    try:
+        return subprocess.run([fio, '--version'], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ''
+
+
+def has_nbd(fio):
+    out = subprocess.run([fio, '--enghelp=nbd'], capture_output=True, text=True, timeout=10)
+    return out.returncode == 0 and 'uri' in out.stdout
+
+
+def table(version, rows):
+    lines = [f'fio: {version}, engine: nbd (libnbd)', '',
+             '| case | server misbehaviour | job | outcome | fio status | seconds |',
+             '|---|---|---|---|---|---|']
+    for name, c, outcome, o in rows:
+        job = ' '.join(a for a in c['fio'])
+        sig = f', {signal.Signals(c["signal"]).name} sent' if c['signal'] else ''
+        lines.append(f'| {name} | {c["server"]} (after {c["after"]}){sig} | `{job}` | '
+                     f'**{outcome}** | {o.rc} | {o.elapsed:.1f} |')
+    counts = {k: sum(1 for r in rows if r[2] == k) for k in OUTCOMES}
+    lines += ['', 'Outcomes: ' + ', '.join(f'{k} {v}' for k, v in counts.items() if v) + '.']
+    return '\n'.join(lines) + '\n'
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--fio', default=os.environ.get('FIO') or 'fio')
+    p.add_argument('--cases', help='comma-separated case names (default: every one that applies)')
+    p.add_argument('--hang-after', type=float, default=10.0)
+    p.add_argument('--md', help='write the table to this file too')
+    p.add_argument('--list', action='store_true', help='list the cases that apply and exit')
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    cases = applicable()
+    names = list(cases)
+    if a.list:
+        print('\n'.join(names))
+        return 0
+    if a.cases:
+        asked = a.cases.split(',')
+        bad = [n for n in asked if n not in CASES]
+        if bad:
+            print(f'fio-nbd-engine: no case {", ".join(bad)} (--list names them)',
+                  file=sys.stderr)
+            return 2
+        skipped = [n for n in asked if n not in names]
+        if skipped:
+            print(f'fio-nbd-engine: {", ".join(skipped)}: the project engine\'s own options '
+                  '(or the same run as another case without them); --list names the cases '
+                  'that apply', file=sys.stderr)
+            return 2
+        names = asked
+    fio = shutil.which(a.fio)
+    if not fio:
+        print(f'fio-nbd-engine: no fio at {a.fio} (install the Debian package fio, or give '
+              '--fio PATH)', file=sys.stderr)
+        return 2
+    if not has_nbd(fio):
+        print(f'fio-nbd-engine: {fio} has no nbd engine (fio --enghelp=nbd fails): build fio '
+              'with libnbd (./configure --enable-libnbd, libnbd-dev installed)', file=sys.stderr)
+        return 2
+    hostile_run.become_subreaper()
+    rows = []
+    for n in names:
+        c = CASES[n]
+        # The signal cases wait up to 20 s for the misbehaviour first.
+        limit = a.hang_after + (20 if c['signal'] else 0)
+        o = hostile_run.run(c, fio, ['--ioengine=nbd'], limit)
+        outcome = classify(c, o)
+        rows.append((n, c, outcome, o))
+        print(f'{n}: {outcome} (status {o.rc}, {o.elapsed:.1f} s)', file=sys.stderr)
+    text = table(fio_version(fio), rows)
+    print(text, end='')
+    if a.md:
+        with open(a.md, 'w') as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""fio-nbd-engine.py: how outcomes are told apart (on made-up runs), which
+cases apply to fio's own engine, and two real runs against Debian's fio:
+a correct server passes, a bad reply magic fails cleanly."""
+
+import importlib.util
+import os
+import signal
+import shutil
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+spec = importlib.util.spec_from_file_location('survey', os.path.join(HERE, 'fio-nbd-engine.py'))
+survey = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(survey)
+import hostile_run  # noqa: E402
+from hostile_cases import CASES  # noqa: E402
+
+
+def outcome(rc, output='', fired=True, strays=()):
+    o = hostile_run.Outcome()
+    o.rc, o.output, o.fired, o.strays = rc, output, fired, list(strays)
+    return o
+
+
+class Classify(unittest.TestCase):
+    def test_outcomes(self):
+        fail, ok, sig = CASES['bad-magic'], CASES['good'], CASES['sigint-silent']
+        self.assertEqual(survey.classify(fail, outcome(-9)), 'hang')
+        self.assertEqual(survey.classify(fail, outcome(137)), 'hang')
+        self.assertEqual(survey.classify(fail, outcome(139)), 'crash')
+        self.assertEqual(survey.classify(fail, outcome(1, 'fio: pid=3, got signal=11')), 'crash')
+        self.assertEqual(survey.classify(fail, outcome(0, 'err= 0', fired=False)), 'not fired')
+        self.assertEqual(survey.classify(fail, outcome(0, 'x: (groupid=0): err= 0')),
+                         'fake data')
+        self.assertEqual(survey.classify(fail, outcome(1, 'err= 5')), 'failed')
+        self.assertEqual(survey.classify(fail, outcome(1, 'err= 5', strays=['9 fio'])), 'strays')
+        self.assertEqual(survey.classify(ok, outcome(0, 'err= 0', fired=False)), 'passed')
+        self.assertEqual(survey.classify(ok, outcome(1, 'err= 5', fired=False)), 'wrong fail')
+        # The signal the case sent is not a crash.
+        self.assertEqual(survey.classify(sig, outcome(1, 'got signal=2')), 'failed')
+        self.assertEqual(survey.classify(sig, outcome(128 + signal.SIGINT)), 'failed')
+
+    def test_applicable(self):
+        cases = survey.applicable()
+        for n in ('good', 'bad-magic', 'silent-first', 'sigint-silent', 'reorder',
+                  'good-conns2-qd16'):
+            self.assertIn(n, cases)
+        for n in ('good-simple', 'good-export-name', 'poll-good', 'opt-poll-us', 'opt-timeout'):
+            self.assertNotIn(n, cases)
+        # The engine's options are gone from the jobs.
+        self.assertNotIn('--structured_replies=0', cases['reorder']['fio'])
+        self.assertEqual(cases['good-conns2-qd16']['fio'][-1], '--iodepth=16')
+
+
+@unittest.skipUnless(shutil.which('fio'), 'fio is not installed (scripts/deps.sh installs it)')
+class RealFio(unittest.TestCase):
+    def test_two_cases(self):
+        md = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'survey-{os.getpid()}.md')
+        try:
+            self.assertEqual(survey.main(['--cases', 'good,bad-magic', '--md', md]), 0)
+            with open(md) as f:
+                text = f.read()
+        finally:
+            if os.path.exists(md):
+                os.unlink(md)
+        self.assertIn('engine: nbd (libnbd)', text)
+        self.assertRegex(text, r'\| good \|.*\*\*passed\*\*')
+        self.assertRegex(text, r'\| bad-magic \|.*\*\*failed\*\*')
+
+    def test_usage(self):
+        self.assertEqual(survey.main(['--cases', 'no-such-case']), 2)
+        self.assertEqual(survey.main(['--cases', 'poll-good']), 2)
+        self.assertEqual(survey.main(['--fio', '/nonexistent/fio']), 2)
+
+
+if __name__ == '__main__':
+    unittest.main()
