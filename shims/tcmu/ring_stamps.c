@@ -52,11 +52,12 @@ static void look(struct ring *r)
 {
 	const uint8_t *mb = r->hdl.base;
 
-	r->look_ns = now_ns();
 	r->look_from = r->hdl.next;
 	r->look_head = __atomic_load_n((const uint32_t *)(mb +
 			offsetof(struct tcmu_mailbox, cmd_head)),
 			__ATOMIC_ACQUIRE);
+	/* after the load: what it saw was published by then */
+	r->look_ns = now_ns();
 }
 
 void ring_stamps_look(struct ring *r)
