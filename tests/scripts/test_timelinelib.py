@@ -342,6 +342,56 @@ def phases(total_us, server=True):
             one("total", "total", total_us)]
 
 
+class FakeCtx:
+    """What CompareRun reads of compare's Context."""
+
+    def __init__(self, results):
+        self.results, self.round = results, 1
+
+    def out(self, name):
+        return os.path.join(self.results, name)
+
+    def rout(self, path, ext):
+        return self.out(f"{path}.r{self.round}.{ext}")
+
+
+class CompareRuns(Dir):
+    def test_engine_run(self):
+        ctx = FakeCtx(self.d)
+        servers = tl.servers_dir(ctx)
+        old = os.path.join(servers, "nbd-shim-9-1.rec")
+        write_rec(old, "nbd-shim", "nbd-cookie", NBD_SHIM, [])
+        run = tl.CompareRun(ctx, "engine-nbd")
+        self.assertEqual(run.job_options(), {"timeline": self.p("engine-nbd.r1.timeline")})
+        with run.around_fio({"device": None}):
+            # the run's engine and its connection's server file
+            e, s = nbd_io(1, 0, 10_000)
+            write_rec(os.path.join(run.dir, "engine-1.rec"), "engine-nbd", "nbd-cookie",
+                      ENGINE_NBD, [e])
+            write_rec(os.path.join(servers, "nbd-shim-9-2.rec"), "nbd-shim", "nbd-cookie",
+                      NBD_SHIM, [s])
+        t = run.result(None)
+        self.assertEqual((t["dir"], t["server"], t["join_rate"]),
+                         ("engine-nbd.r1.timeline", "nbd-shim", 1.0))
+        self.assertEqual(t["phases"][-1]["mean_us"], 8.0)
+        # only the file the run's connection wrote moved
+        self.assertEqual(os.listdir(servers), ["nbd-shim-9-1.rec"])
+        self.assertTrue(os.path.isfile(os.path.join(run.dir, "timeline.txt")))
+
+    def test_no_records(self):
+        run = tl.CompareRun(FakeCtx(self.d), "engine-tcmu")
+        with run.around_fio({}):
+            pass
+        self.assertIn("no timeline: timeline: no .rec files", run.result(None)["none"])
+
+    def test_kernel_path_not_traced(self):
+        run = tl.CompareRun(FakeCtx(self.d), "guest-virtio")
+        self.assertEqual(run.job_options(), {})
+        with run.around_fio({"device": "/dev/vda"}):
+            pass
+        self.assertRegex(run.result(None)["none"], "^no kernel timeline: ")
+
+
 class Compare(unittest.TestCase):
     """compare --timeline's pieces that need no fio: the median round's
     timeline, the report's section, the picture's bars."""
