@@ -43,7 +43,7 @@ BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
 # bpftrace's maps hold at most this many keys; the histograms need more than
 # its default (4096) when every phase spreads over several powers of two.
 MAP_KEYS = "65536"
-ATTACH_SECONDS = 30
+ATTACH_SECONDS = 120
 STOP_SECONDS = 30
 FIX_DEPS = "scripts/deps.sh installs it"
 
