@@ -106,13 +106,13 @@ python3 "$TORUS_SRC/tests/timeline/shim-records.py" \
 		--between started stored 0 500 + \
 	"$T/torus" nbd-shim --pid "${pids[torus]}" --io write:64:4096 + \
 	"$T/held" nbd-shim --pid "${pids[held]}" --io read:64:4096 \
-		--between received replied 2000 6000 --between started stored 0 500 + \
+		--between received replied 2000 10000 --between started stored 0 500 + \
 	"$T/slow" nbd-shim --pid "${pids[slow]}" --io read:96:4096 \
-		--between started stored 1000 4000 + \
+		--between started stored 1000 5000 + \
 	"$T/mem" tcmu-shim --pid "${pids[mem]}" --io write:256:4096 \
 		--io read:256:4096 --io trim:16:65536 --between started stored 0 500 + \
 	"$T/nbd" tcmu-shim --pid "${pids[nbd]}" --io read:32:4096 \
-		--between started stored 1000 4000 ||
+		--between started stored 1000 5000 ||
 	fail "the records are not what the shims must write (above)"
 [ "$(ls "$T/std" | wc -l)" -ge 3 ] ||
 	fail "nbd-shim: not a file per connection (2 and the probe's): $(ls "$T/std")"
