@@ -6,9 +6,10 @@
 # --shape-at storage): the 1 ms is in "storage", and no other phase holds a
 # quarter of it. Medians (p50) of one I/O in flight: the mean of a short
 # run on a shared machine moves with every preemption. A delay's phase may
-# be 5% short of it (clocks) and 20% over (a sleep ends late, and the
-# server's own work on the request is in the same phase: nbdkit's takes
-# about 0.2 ms here).
+# be 5% short of it (clocks) and 40% over: a sleep ends late, later on a
+# loaded machine, and the server's own work on the request is in the same
+# phase (nbdkit's). The other phases, below a quarter of the delay, are
+# what says that it went nowhere else.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 require "$FIO" python3 nbdkit
@@ -55,7 +56,7 @@ PY
 start_nbdkit "$T/kit.sock" --filter=delay memory 64M rdelay=2ms
 uri="nbd+unix:///?socket=$T/kit.sock"
 run_timed "$T/kit" randread
-expect "$T/kit" "server and wire>1900" "server and wire<2400" \
+expect "$T/kit" "server and wire>1900" "server and wire<2800" \
 	"client submit<100" "client complete<100"
 
 # nbd-shim: 1 ms on every operation on its store
@@ -68,5 +69,5 @@ run_timed "$T/shim" randrw
 kill "$shim"
 wait_gone "$shim" 10 "nbd-shim did not end on SIGTERM"
 forget_bg "$shim"
-expect "$T/shim" "storage>950" "storage<1200" "*-storage<250"
+expect "$T/shim" "storage>950" "storage<1400" "*-storage<250"
 echo "PASS"
