@@ -114,6 +114,7 @@ python3 "$TORUS_SRC/tests/timeline/shim-records.py" \
 	"$T/nbd" tcmu-shim --pid "${pids[nbd]}" --io read:32:4096 \
 		--between started stored 1000 5000 ||
 	fail "the records are not what the shims must write (above)"
-[ "$(ls "$T/std" | wc -l)" -ge 3 ] ||
-	fail "nbd-shim: not a file per connection (2 and the probe's): $(ls "$T/std")"
+files=("$T"/std/nbd-shim-*.rec)
+[ "${#files[@]}" -ge 3 ] ||
+	fail "nbd-shim: not a file per connection (2 and the probe's): ${files[*]}"
 echo PASS
