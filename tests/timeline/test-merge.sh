@@ -1,15 +1,14 @@
 #!/bin/bash
 # Description: the join on real record files. fio through the engine
 # (timeline=DIR) to nbd-shim --timeline DIR, two jobs of two connections
-# each (cookies alike across connections: offsets and windows tell them
-# apart), and to tcmu-shim --timeline DIR: every engine record finds its
-# server record (100%), the phases add up to the total, and the total's
-# mean is within 10% of fio's own mean latency (lat).
+# each (cookies alike across connections: the join tells them apart):
+# every engine record finds its server record (100%), the phases add up to
+# the total, and the total's mean is within 10% of fio's own mean latency
+# (lat). TCMU's join is timeline-compare's (engine-tcmu to tcmu-shim).
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 require "$FIO" python3
 [ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
-[ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
 # check DIR PATH SERVER IOS_AT_LEAST: scripts/timeline on DIR with fio's
@@ -63,14 +62,4 @@ forget_bg "$shim"
 	fail "no engine-1.rec and engine-2.rec in $T/nbd: $(ls "$T/nbd")"
 check "$T/nbd" engine-nbd nbd-shim 200
 
-# TCMU
-start_tcmu_shim "$T/tcmu.sock" --backend memory --size 64M --timeline "$T/tcmu"
-shim=${_bg_pids[-1]}
-expect_fio_ok --name=m --uri="tcmu+unix:///?socket=$T/tcmu.sock" --timeline="$T/tcmu" \
-	--rw=randrw --bs=4k --iodepth=8 --size=16m \
-	--runtime=300ms --time_based=1 --output-format=json --output="$T/fio.json"
-kill "$shim"
-wait_gone "$shim" 10 "tcmu-shim did not end on SIGTERM"
-forget_bg "$shim"
-check "$T/tcmu" engine-tcmu tcmu-shim 200
 echo "PASS"
