@@ -326,6 +326,49 @@ def phase_summary(chains, phases):
     return out, negative
 
 
+# engine-tcmu through tcmu-shim --backend nbd: to an nbd-shim that stamps
+# too: its "storage" split at the NBD request the store sent
+STORAGE_SPLIT = (
+    ("storage: to nbd-shim", "wire", "started", "received"),
+    ("storage: nbd-shim", "server", "received", "replied"),
+    ("storage: back", "wire", "replied", "stored"),
+)
+
+
+def split_storage(tcmu_files, nbd_files):
+    """tcmu-shim's storage (started to stored) split by the NBD request its
+    nbd: store sent for each command: the nbd-shim record of the same
+    offset, length and op inside [started, stored] (the nearest within
+    SLACK_NS; a command the store split in several requests has none).
+    {"server", "matched", "of", "phases"} (the phases of the matched
+    commands, their total last), or None when none matched."""
+    index = {}
+    for rf in nbd_files:
+        at = [5 + rf.stamps.index(n) for n in ("received", "replied")]
+        for rec in rf.records:
+            rx, tx = rec[at[0]], rec[at[1]]
+            if rx and tx:
+                index.setdefault(rec[1:4], []).append([rx, tx, None, 0, False])
+    chains, of = [], 0
+    for rf in tcmu_files:
+        at = [5 + rf.stamps.index(n) for n in ("started", "stored")]
+        for rec in rf.records:
+            started, stored = rec[at[0]], rec[at[1]]
+            if not started or not stored or rec[3] not in (0, 1):
+                continue
+            of += 1
+            near = _near(index.get(rec[1:4], ()), started, stored)
+            if near:
+                c = near[0][1]
+                c[4] = True
+                chains.append((started, c[0], c[1], stored))
+    if not chains:
+        return None
+    phases, _ = phase_summary(chains, STORAGE_SPLIT)
+    phases[-1] = dict(phases[-1], name="storage")
+    return {"server": "nbd-shim", "matched": len(chains), "of": of, "phases": phases}
+
+
 def fio_lat_mean_us(fio_json):
     """fio's mean total latency (lat_ns, submission to completion) over
     every job and direction of the fio JSON file FIO_JSON, in µs."""
@@ -386,6 +429,11 @@ def analyse(d, fio_json=None):
                 "I/Os whose server stamp came before the engine's: the engine stamps after "
                 "its send or receive call returns, and the server on another CPU may get "
                 "there first; the phases still add up to the total")
+        nbd = [f for f in files if f.source == "nbd-shim"]
+        if path == "engine-tcmu" and srv and nbd:
+            split = split_storage(srv, nbd)
+            if split:
+                r["storage_split"] = split
         res["paths"][path] = r
     if not res["paths"]:
         raise TimelineError(f"timeline: no engine records in {d} (only "
@@ -438,6 +486,13 @@ def text_table(res):
             lines.append(f"{p['name']:22} {p['where']:16} {p['mean_us']:9.2f} "
                          f"{p['p50_us']:9.2f} {p['p99_us']:9.2f} {p['p99.9_us']:9.2f} "
                          f"{share:>6}")
+        sp = r.get("storage_split")
+        if sp:
+            lines.append(f"  storage, split at the NBD request of {sp['matched']} of "
+                         f"{sp['of']} {r['server']} commands (its nbd-shim's records):")
+            for p in sp["phases"]:
+                lines.append(f"  {p['name']:20} {p['where']:16} {p['mean_us']:9.2f} "
+                             f"{p['p50_us']:9.2f} {p['p99_us']:9.2f} {p['p99.9_us']:9.2f}")
         if r.get("negative"):
             lines.append("negative in " + ", ".join(f"{k}: {v} I/Os"
                                                    for k, v in r["negative"].items())
@@ -638,7 +693,7 @@ class CompareRun:
             return {"dir": rel, "none": f"no {self.path} records in {rel}"}
         out = {"dir": rel, "source": "records", **{k: r.get(k) for k in (
             "server", "form", "records", "incomplete", "joined", "join_rate", "phases",
-            "negative", "fio")}}
+            "negative", "fio", "storage_split")}}
         out["warnings"] = res["warnings"]
         return out
 
@@ -682,6 +737,11 @@ def report_lines(results):
         elif t.get("form"):
             notes.append(f"- {r['path']}: no server records (the server and the wire are "
                          "one phase)")
+        sp = t.get("storage_split")
+        if sp:
+            notes.append(f"- {r['path']}: its storage, split at the NBD request of {sp['matched']} "
+                         f"of {sp['of']} commands (nbd-shim's records): " + ", ".join(
+                             f"{p['name']} {fmt(p['mean_us'])} µs" for p in sp["phases"]))
         if t.get("fio"):
             f = t["fio"]
             notes.append(f"- {r['path']}: the phases' total {fmt(f['total_mean_us'])} µs "

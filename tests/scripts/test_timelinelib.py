@@ -293,6 +293,14 @@ class Join(Dir):
         self.assertEqual(r["phases"][-1]["p99_us"], 11.0)
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
                                r["phases"][-1]["mean_us"])
+        # the write's storage was an NBD request to that nbd-shim
+        sp = r["storage_split"]
+        self.assertEqual((sp["matched"], sp["of"]), (1, 2))
+        self.assertEqual([(p["name"], p["mean_us"]) for p in sp["phases"]],
+                         [("storage: to nbd-shim", 0.1), ("storage: nbd-shim", 1.0),
+                          ("storage: back", 0.9), ("storage", 2.0)])
+        self.assertIn("storage, split at the NBD request of 1 of 2 tcmu-shim commands",
+                      tl.text_table(res))
 
     def test_fio_check(self):
         self.write_nbd([nbd_io(1, 0, 10_000), nbd_io(2, 4096, 20_000)])
