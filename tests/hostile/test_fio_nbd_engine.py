@@ -34,6 +34,8 @@ class Classify(unittest.TestCase):
         self.assertEqual(survey.classify(fail, outcome(1, 'fio: pid=3, got signal=11')), 'crash')
         self.assertEqual(survey.classify(fail, outcome(0, 'err= 0', fired=False)), 'not fired')
         self.assertEqual(survey.classify(fail, outcome(0, 'x: (groupid=0): err= 0')),
+                         'accepted')
+        self.assertEqual(survey.classify(CASES['half-data'], outcome(0, 'x: err= 0')),
                          'fake data')
         self.assertEqual(survey.classify(fail, outcome(1, 'err= 5')), 'failed')
         self.assertEqual(survey.classify(fail, outcome(1, 'err= 5', strays=['9 fio'])), 'strays')
