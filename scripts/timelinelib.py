@@ -12,11 +12,11 @@ scripts/compare --timeline calls it for every engine path and round.
 
 The join (one rule for every source): the same key (NBD cookie, TCMU
 cmd_id), offset, length and op, and the server's stamps inside the engine's
-window ([sent, header] for NBD, [published, seen] for TCMU). The engine
-takes its stamps after the system call that sends or reads returns, so a
-server on the other CPU may stamp before the engine's 'sent' (or after its
-'header'), by milliseconds when the engine's thread lost its CPU in
-between: a server record up to SLACK_NS outside the window still joins, the
+window ([sent, header] for NBD, [published, seen] for TCMU). Each side
+stamps next to a system call (the server's 'replied' after its send
+returns, the engine's 'header' after its receive), so a server stamp may
+fall outside the engine's window, by milliseconds when a thread lost its
+CPU in between: a server record up to SLACK_NS outside the window still joins, the
 nearest one when several could (a key is never reused while in flight, so
 two uses of one key are at least a whole I/O apart), and such an I/O shows
 a negative wire phase (counted, and said).
@@ -426,9 +426,10 @@ def analyse(d, fio_json=None):
             res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
         if r["negative"]:
             r["negative_note"] = (
-                "I/Os whose server stamp came before the engine's: the engine stamps after "
-                "its send or receive call returns, and the server on another CPU may get "
-                "there first; the phases still add up to the total")
+                "I/Os where one side's stamp came before the other side's earlier one: each "
+                "stamps next to its system call, not when the bytes move, and the other "
+                "process, on the other CPU, may get in between; the phases still add up to "
+                "the total")
         nbd = [f for f in files if f.source == "nbd-shim"]
         if path == "engine-tcmu" and srv and nbd:
             split = split_storage(srv, nbd)
