@@ -344,13 +344,15 @@ def split_storage(tcmu_files, nbd_files):
     commands, their total last), or None when none matched."""
     index = {}
     for rf in nbd_files:
+        if not {"received", "replied"} <= set(rf.stamps):
+            continue
         at = [5 + rf.stamps.index(n) for n in ("received", "replied")]
         for rec in rf.records:
             rx, tx = rec[at[0]], rec[at[1]]
             if rx and tx:
                 index.setdefault(rec[1:4], []).append([rx, tx, None, 0, False])
     chains, of = [], 0
-    for rf in tcmu_files:
+    for rf in tcmu_files:                  # analyse() checked their stamps
         at = [5 + rf.stamps.index(n) for n in ("started", "stored")]
         for rec in rf.records:
             started, stored = rec[at[0]], rec[at[1]]
