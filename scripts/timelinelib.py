@@ -502,10 +502,10 @@ def text_table(res):
                          + f" ({r['negative_note']})")
         if r.get("fio"):
             f = r["fio"]
+            off = "" if f["within"] else f", NOT within {100 * FIO_TOLERANCE:.0f}%"
             lines.append(f"fio's mean latency (lat): {f['lat_mean_us']:.2f} µs; the "
                          f"timeline's total: {f['total_mean_us']:.2f} µs "
-                         f"({100 * (f['ratio'] - 1):+.1f}%"
-                         f"{'' if f['within'] else ', NOT within ' + str(int(100 * FIO_TOLERANCE)) + '%'})")
+                         f"({100 * (f['ratio'] - 1):+.1f}%{off})")
         lines.append("")
     for w in res["warnings"]:
         lines.append(f"WARNING: {w}")

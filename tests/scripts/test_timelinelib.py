@@ -320,6 +320,7 @@ class Join(Dir):
             rc, out, _ = quiet_main([self.d, "--fio-json", fio])
             self.assertEqual(rc, 0 if within else 1)
             self.assertIn(f"fio's mean latency (lat): {lat_ns / 1e3:.2f} µs", out)
+            self.assertEqual("NOT within 10%" in out, not within)
 
     def test_command(self):
         self.write_nbd([nbd_io(1, 0, 10_000)])
