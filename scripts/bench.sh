@@ -66,6 +66,9 @@
 #     --profile standard --backend null, the engine vs pipe-probe (a lean
 #     pipelined client, no fio): the engine's fraction of what the pair can
 #     do, with each side's CPU (fio's, or pipe-probe's, and the shim's).
+#     timeline_cost: 4 KiB randread QD16 on nbd-shim standard (null) over
+#     a Unix socket, the engine with timeline=DIR (on) and without (off)
+#     taking turns: what the stamps cost (target: CPU per I/O on/off <= 1.05).
 #   shims: the NBD shim through the engine (handshake=auto):
 #     shim_std_qd64  4 KiB randread QD64: nbd-shim --profile standard
 #                    --backend null vs nbdkit null (target: >= 2x the
@@ -131,7 +134,7 @@ argv=("$@")
 
 ENGINE_SECTIONS=(randread4k_qd16 randread4k_qd16_tcp randrw64k_qd64 randrw64k_qd64_tcp
 	randrw64k_qd64_r75 randrw64k_qd64_r75_tcp randread4k_qd1 randread4k_qd1_tcp
-	read256k_qd64 ceiling_qd64)
+	read256k_qd64 ceiling_qd64 timeline_cost)
 SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
 TCMU_SECTIONS=(tcmu_vs_nbd_qd32 tcmu_ceiling_qd32)
 
@@ -519,6 +522,26 @@ section_ceiling_qd64() {
 	bench_server_pid=
 }
 
+# What timeline=DIR costs the engine: a clock read per stamp, a record per
+# command and a histogram count per phase, against the same job without it,
+# on a shim of its own. Its records go to $T, replaced each round.
+section_timeline_cost() {
+	local sid=timeline_cost r uri="nbd+unix:///?socket=$T/tl_shim.sock"
+	local rr=(--rw=randread --bs=4k --iodepth=16)
+	record section $sid "4 KiB randread QD16, nbd-shim standard (null), Unix socket: the engine with timeline=DIR (on) vs without (off)"
+	record target $sid cpu_us_per_io on off "<=" 1.05
+	record ratio $sid iops on off
+	record ratio $sid clat_mean_us on off
+	record probe $sid probe "pipe-probe over the Unix socket to the same nbd-shim, 4 KiB reads at QD16, no fio"
+	record ratio $sid iops off probe
+	shim_start tl_shim --profile standard --backend null --size "$size"
+	for ((r = 1; r <= rounds; r++)); do
+		engine_fio $sid off "$r" "$uri" "${rr[@]}"
+		engine_fio $sid on "$r" "$uri" "${rr[@]}" --timeline="$T/timeline"
+		probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 16 4096
+	done
+}
+
 section_read256k_qd64() {
 	local sid=read256k_qd64 r
 	record section $sid "256 KiB sequential read QD64 vs nbdcopy --no-extents of $size, nbdkit null"
@@ -701,7 +724,7 @@ for s in "${SECTIONS[@]}"; do
 	esac
 	case $s in
 	read256k_qd64) needs+=(nbdcopy) ;;
-	shim_* | ceiling_qd64) needs+=("$shim_bin") ;;
+	shim_* | ceiling_qd64 | timeline_cost) needs+=("$shim_bin") ;;
 	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$probe_bin" "$tcmu_shim_bin" "$ring_client_bin") ;;
 	tcmu_ceiling_qd32) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;
 	esac
