@@ -68,7 +68,7 @@ struct nbd_slot {
 
 /*
  * Timeline: where a request's last byte lies in the send in flight, so
- * that the send's completion stamps the requests it carried whole.
+ * that each submission of the send stamps the requests not yet all gone.
  */
 struct nbd_send_mark {
 	struct nbd_slot *slot;
