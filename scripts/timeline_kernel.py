@@ -10,7 +10,9 @@ scripts/bpf/, one per path, read only what the tracepoints carry).
     t.cost_note()   # one line: what the tracing cost
 
 info is a dict: "device" (the block device fio runs on, e.g. /dev/loop3)
-is required; "fio_pid" and "server_pids" are recorded when given.
+is required; the rest (fio's pid, the servers' pids...) is only recorded.
+In outdir: <path>.bpftrace.txt and .err (bpftrace's output) and
+<path>.kernel-timeline.json (info, the phases, the notes, the cost line).
 
 Each phase's durations are summed and put into a log-linear histogram inside
 the kernel (64 buckets per power of two, at most 1/64 = 1.6% wide), so the
@@ -493,6 +495,19 @@ class Trace:
         if self.parsed["end"] is None:
             raise TraceError(f"bpftrace ended without its summary (exit "
                              f"{self.proc.returncode}): {self.said()}")
+        self.write_record()
+
+    def write_record(self):
+        rec = {"path": self.path, "info": self.info, "phases": self.phases(),
+               "notes": self.notes(), "cost_note": self.cost_note(),
+               "counts": self.parsed["end"]}
+        name = os.path.join(self.outdir, f"{self.path}.kernel-timeline.json")
+        try:
+            with open(name, "w") as f:
+                json.dump(rec, f, indent=1, default=str)
+                f.write("\n")
+        except OSError as e:
+            print(f"timeline_kernel: cannot write {name}: {e.strerror}", file=sys.stderr)
 
     def check(self):
         if self.error:
@@ -524,8 +539,10 @@ class Trace:
 
     def set_fio_latency(self, untraced_us, traced_us):
         """fio's mean latency of the same job without and with tracing, for
-        cost_note()."""
+        cost_note() (and the record, written again)."""
         self.untraced_us, self.traced_us = untraced_us, traced_us
+        if self.parsed and not self.error:
+            self.write_record()
 
     def cost_note(self):
         """One line: what tracing cost."""

@@ -5,7 +5,6 @@ against the .bt files' formula, nearest-rank percentiles, the phase list
 and its fallback when FUSE requests cannot be linked, the cost line, and
 the errors for a device that is not the right kind or a missing bpftrace."""
 
-import math
 import os
 import re
 import sys
