@@ -2,7 +2,7 @@
 # Description: kernel-loop's timeline (scripts/timeline_kernel.py, the
 # bpftrace program scripts/bpf/kernel-loop.bt): nbdkit memory -> nbdfuse ->
 # losetup --direct-io=on /dev/loopN -> fio libaio direct=1, 4 KiB randread at
-# depth 4 for 2 s, once untraced and once under trace(). Every phase must
+# depth 4, 1 s untraced and 2 s under trace(). Every phase must
 # count fio's I/Os (within 10%), the phases' means must add up to fio's mean
 # latency (within 15%), and so must the total's; the cost line is printed
 # with the traced/untraced ratio of fio's mean latency.
@@ -80,19 +80,19 @@ if not ok:
     sys.exit(f"supported('kernel-loop') said no: {why}")
 
 
-def run_fio(name):
+def run_fio(name, seconds):
     out = os.path.join(tmp, name + ".json")
     subprocess.run([fio, "--name=r", f"--filename={dev}", "--ioengine=libaio", "--direct=1",
-                    "--rw=randread", "--bs=4k", "--iodepth=4", "--size=64m", "--runtime=2",
+                    "--rw=randread", "--bs=4k", "--iodepth=4", "--size=64m", f"--runtime={seconds}",
                     "--time_based", "--output-format=json", f"--output={out}"], check=True)
     with open(out) as f:
         job = json.load(f)["jobs"][0]["read"]
     return job["total_ios"], job["lat_ns"]["mean"] / 1000
 
 
-_, untraced_us = run_fio("untraced")
+_, untraced_us = run_fio("untraced", 1)
 with tk.trace("kernel-loop", os.path.join(tmp, "trace"), {"device": dev}) as t:
-    ios, lat_us = run_fio("traced")
+    ios, lat_us = run_fio("traced", 2)
 t.set_fio_latency(untraced_us, lat_us)
 phases = t.phases()
 for p in phases:
