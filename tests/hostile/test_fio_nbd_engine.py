@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """fio-nbd-engine.py: how outcomes are told apart (on made-up runs), which
 cases apply to fio's own engine, and two real runs against Debian's fio:
-a correct server passes, a bad reply magic fails cleanly."""
+a correct server passes (also one that reorders replies, run without the
+project engine's options), a bad reply magic fails cleanly."""
 
 import importlib.util
 import os
@@ -33,6 +34,8 @@ class Classify(unittest.TestCase):
         self.assertEqual(survey.classify(fail, outcome(139)), 'crash')
         self.assertEqual(survey.classify(fail, outcome(1, 'fio: pid=3, got signal=11')), 'crash')
         self.assertEqual(survey.classify(fail, outcome(0, 'err= 0', fired=False)), 'not fired')
+        # fio's status 0 with nothing done is still success to its caller
+        self.assertEqual(survey.classify(CASES['size-zero'], outcome(0, 'no I/O')), 'accepted')
         self.assertEqual(survey.classify(fail, outcome(0, 'x: (groupid=0): err= 0')),
                          'accepted')
         self.assertEqual(survey.classify(CASES['half-data'], outcome(0, 'x: err= 0')),
@@ -62,7 +65,7 @@ class RealFio(unittest.TestCase):
     def test_two_cases(self):
         md = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'survey-{os.getpid()}.md')
         try:
-            self.assertEqual(survey.main(['--cases', 'good,bad-magic', '--md', md]), 0)
+            self.assertEqual(survey.main(['--cases', 'good,bad-magic,reorder', '--md', md]), 0)
             with open(md) as f:
                 text = f.read()
         finally:
@@ -71,6 +74,8 @@ class RealFio(unittest.TestCase):
         self.assertIn('engine: nbd (libnbd)', text)
         self.assertRegex(text, r'\| good \|.*\*\*passed\*\*')
         self.assertRegex(text, r'\| bad-magic \|.*\*\*failed\*\*')
+        # run without the project engine's --structured_replies=0
+        self.assertRegex(text, r'\| reorder \|.*\*\*passed\*\*')
 
     def test_usage(self):
         self.assertEqual(survey.main(['--cases', 'no-such-case']), 2)
