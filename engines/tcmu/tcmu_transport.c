@@ -553,16 +553,19 @@ static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
 		pt->published = now_ns();
 }
 
-/* Publishes what is held and wakes the handler; timeline: stamped. */
+/*
+ * Publishes what is held and wakes the handler. timeline=: what it held
+ * is stamped with the time before the call, not after: the handler the
+ * call wakes could pick a command before a later stamp.
+ */
 static int client_submit(struct tcmu_session *ts)
 {
+	uint64_t now = ts->nr_unpub ? now_ns() : 0;
 	int ret = tcmu_client_submit(ts->client);
-	uint64_t now;
 	unsigned int i;
 
 	if (!ts->nr_unpub || tcmu_client_unpublished(ts->client))
 		return ret;
-	now = now_ns();
 	for (i = 0; i < ts->nr_unpub; i++)
 		if (ts->unpub[i]->req)
 			ts->unpub[i]->published = now;
