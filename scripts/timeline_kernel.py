@@ -92,8 +92,9 @@ PATHS = {
         "program": "kernel-loop.bt",
         "tracepoints": COMMON_TPS + ["fuse:fuse_request_send", "fuse:fuse_request_end"],
         "phases": LOOP_PHASES,
-        "missing": "this kernel has no FUSE tracepoints (CONFIG_FUSE_FS, Linux 5.16 or "
-                   "newer): modprobe fuse, or use a newer kernel",
+        "missing": "this kernel has no FUSE tracepoints: they came with recent kernels "
+                   "(Debian 12's 6.1 has none, 6.18 has them); modprobe fuse if it is a "
+                   "module, else boot a newer kernel",
     },
     "kernel-nbd": {
         "program": "kernel-nbd.bt",

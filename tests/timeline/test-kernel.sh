@@ -14,6 +14,8 @@
 require "$FIO" nbdkit nbdfuse losetup mountpoint umount bpftrace python3
 [ -c /dev/fuse ] || skip "no /dev/fuse: this kernel has no FUSE (modprobe fuse)"
 [ -c /dev/loop-control ] || skip "no /dev/loop-control: this kernel has no loop driver (modprobe loop)"
+# bpftrace, tracefs and the tracepoints (it says which one is missing)
+why=$(python3 "$TORUS_SRC/scripts/timeline_kernel.py" check kernel-loop) || skip "$why"
 
 sock=$T/nbd.sock
 mnt=$T/fuse
@@ -75,10 +77,6 @@ sys.path.insert(0, sys.argv[1])
 import timeline_kernel as tk
 
 dev, tmp, fio = sys.argv[2:5]
-ok, why = tk.supported("kernel-loop")
-if not ok:
-    sys.exit(f"supported('kernel-loop') said no: {why}")
-
 
 def run_fio(name, seconds):
     out = os.path.join(tmp, name + ".json")
