@@ -11,7 +11,9 @@ no engine of this project is involved.
 Each case of hostile_cases.py runs as the engine's test runs it (the same
 server misbehaviour, the same job), with --ioengine=nbd and without the
 project engine's own options; cases that test those options, or that are
-another case once the options are gone, are left out (--list). The outcome of each, in the order they are judged:
+another case once the options are gone, are left out (--list). Two more
+run a correct server in fio's modes create_serialize=0 and
+io_submit_mode=offload. The outcome of each, in the order they are judged:
 
   crash       fio ended on a signal it was not sent (SIGSEGV, SIGABRT, ...)
   hang        fio did not end within --hang-after seconds (default 10, from
@@ -42,7 +44,7 @@ import signal
 import subprocess
 import sys
 
-from hostile_cases import CASES, ENGINE_OPTS
+from hostile_cases import CASES, ENGINE_OPTS, READ, case
 import hostile_run
 
 # Messages of the project engine's option checks: their cases test options.
@@ -51,6 +53,17 @@ OUTCOMES = ('crash', 'hang', 'fake data', 'accepted', 'strays', 'failed', 'passe
             'wrong fail', 'not fired')
 # Misbehaviours that leave part of a read's data unsent.
 DATA_CASES = ('done-no-data', 'half-data', 'overlap', 'overlap-hole')
+
+
+# fio's own modes against a correct server (the project engine's are
+# tested in engine-fio-modes): per-job state set up where fio does not
+# call it for these.
+MODE_CASES = {
+    'mode-create-serialize-0': case('good', 'ok', fio=READ + ['--create_serialize=0'],
+                                    must_fire=False),
+    'mode-offload': case('good', 'ok', fio=READ + ['--io_submit_mode=offload'],
+                         must_fire=False),
+}
 
 
 def strip(c):
@@ -67,7 +80,7 @@ def applicable():
     those that test the project engine's option checks, and each
     misbehaviour and job once (poll-good is good without poll_us)."""
     out, seen = {}, set()
-    for name, c in CASES.items():
+    for name, c in list(CASES.items()) + list(MODE_CASES.items()):
         if set(c['msgs']) & set(OPTION_MSGS):
             continue
         c = strip(c)
@@ -154,7 +167,7 @@ def main(argv=None):
         return 0
     if a.cases:
         asked = a.cases.split(',')
-        bad = [n for n in asked if n not in CASES]
+        bad = [n for n in asked if n not in CASES and n not in MODE_CASES]
         if bad:
             print(f'fio-nbd-engine: no case {", ".join(bad)} (--list names them)',
                   file=sys.stderr)
