@@ -222,6 +222,21 @@ def mount_fstype(dev):
     return None
 
 
+def mounted(device):
+    """The mount point of a filesystem on the block device DEVICE, or None."""
+    try:
+        rdev = os.stat(device).st_rdev
+    except OSError:
+        return None
+    want = f"{os.major(rdev)}:{os.minor(rdev)}"
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 4 and fields[2] == want:
+                return fields[4]
+    return None
+
+
 def loop_fuse_conn(device):
     """The FUSE connection (kernel dev_t) behind the loop device DEVICE."""
     name = os.path.basename(os.path.realpath(device))
@@ -432,6 +447,7 @@ class Trace:
         self.untraced_us = None
         self.traced_us = None
         self.error = None
+        self.fs = None
 
     def said(self):
         with open(self.err_name, errors="replace") as f:
@@ -443,6 +459,7 @@ class Trace:
         if self.path not in PATHS:
             raise TraceError(supported(self.path)[1])
         prog, args = program_args(self.path, self.info)
+        self.fs = mounted(self.info["device"])
         os.makedirs(self.outdir, exist_ok=True)
         self.old_stats = set_bpf_stats("1")
         env = dict(os.environ, BPFTRACE_MAP_KEYS_MAX=MAP_KEYS)
@@ -519,7 +536,12 @@ class Trace:
         if the trace failed (the message says why)."""
         self.check()
         unlinked = LOOP_UNLINKED if self.path == "kernel-loop" else None
-        return summarize(self.parsed, PATHS[self.path]["phases"], unlinked)
+        phases = PATHS[self.path]["phases"]
+        if self.fs:
+            # fio's offsets are the files', not the device's: its reaps
+            # cannot be told which request they return
+            phases = [p for p in phases if p[0] not in (5, 6)]
+        return summarize(self.parsed, phases, unlinked)
 
     def ios(self):
         total = next((p for p in self.phases() if p["where"] == "total"), None)
@@ -536,6 +558,11 @@ class Trace:
             notes.append(f"{end['orphans']} FUSE requests more than loop requests (a loop "
                          "request split into several): loop to FUSE, nbdfuse and server and "
                          "FUSE to loop are reported as one phase")
+        if self.fs:
+            notes.append(f"a filesystem on {self.info['device']} (mounted on {self.fs}): the "
+                         "phases are its block requests', the filesystem's own included; "
+                         "fio's reaps cannot be matched to them by offset, so there is no "
+                         "reap and no total")
         return notes
 
     def set_fio_latency(self, untraced_us, traced_us):

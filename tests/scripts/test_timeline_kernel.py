@@ -162,6 +162,10 @@ class Devices(unittest.TestCase):
     def test_mount_type(self):
         self.assertEqual(tk.mount_fstype(os.stat("/proc").st_dev), "proc")
 
+    def test_not_mounted(self):
+        self.assertIsNone(tk.mounted("/dev/null"))
+        self.assertIsNone(tk.mounted("/nonexistent"))
+
     def test_not_a_block_device(self):
         with tempfile.NamedTemporaryFile() as f:
             with self.assertRaisesRegex(tk.TraceError, "is not a block device"):
