@@ -14,11 +14,11 @@ is required; the rest (fio's pid, the servers' pids...) is only recorded.
 In outdir: <path>.bpftrace.txt and .err (bpftrace's output) and
 <path>.kernel-timeline.json (info, the phases, the notes, the cost line).
 
-Each phase's durations are summed and put into a log-linear histogram inside
-the kernel (64 buckets per power of two, at most 1/64 = 1.6% wide), so the
-kernel sends nothing to userspace per I/O; bpftrace prints the maps when it
-is stopped, and the percentiles here are nearest-rank on that histogram
-(each bucket's value its midpoint), the means exact.
+Each phase's durations go into a log-linear histogram inside the kernel (64
+buckets per power of two, at most 1/64 = 1.6% wide), so the kernel sends
+nothing to userspace per I/O; bpftrace prints the maps when it is stopped.
+Counts, means and percentiles come from that histogram, each value taken as
+its bucket's midpoint (within 0.8%); percentiles are nearest-rank.
 
 From the command line (root):
     timeline_kernel.py check PATH
@@ -260,7 +260,6 @@ def loop_fuse_conn(device):
 
 # ----------------------------------------------------------- parsing
 
-STATS_RE = re.compile(r"^@s\[(\d+)\]: count (\d+), average (\d+), total (\d+)$")
 HIST_RE = re.compile(r"^@h\[(\d+), (\d+)\]: (\d+)$")
 END_RE = re.compile(r"^E issued (\d+) linked (\d+) orphans (\d+)$")
 
@@ -274,9 +273,9 @@ def bucket_edges(b):
 
 
 def parse_output(text):
-    """bpftrace's output: {"stats": {phase: (count, total_ns)},
-    "hist": {phase: {bucket: count}}, "end": {issued, linked, orphans}}."""
-    out = {"stats": {}, "hist": {}, "end": None}
+    """bpftrace's output: {"hist": {phase: {bucket: count}},
+    "end": {issued, linked, orphans}}."""
+    out = {"hist": {}, "end": None}
     for line in text.splitlines():
         line = line.strip()
         m = HIST_RE.match(line)
@@ -284,11 +283,6 @@ def parse_output(text):
             p, b, c = map(int, m.groups())
             h = out["hist"].setdefault(p, {})
             h[b] = h.get(b, 0) + c
-            continue
-        m = STATS_RE.match(line)
-        if m:
-            p, count, _avg, total = map(int, m.groups())
-            out["stats"][p] = (count, total)
             continue
         m = END_RE.match(line)
         if m:
@@ -339,12 +333,23 @@ def summarize(parsed, phases, unlinked=None):
         use.insert(i, unlinked)
     result = []
     for num, name, where in use:
-        count, total = parsed["stats"].get(num, (0, 0))
         hist = parsed["hist"].get(num)
-        if count == 0 or not hist:
+        if not hist:
             continue
+        count, total = hist_sum(hist)
         result.append(phase_entry(name, where, count, total, hist))
     return result
+
+
+def hist_sum(hist):
+    """(count, total ns) of a {bucket: count} histogram, each value its
+    bucket's midpoint (exact below 64 ns)."""
+    count = total = 0
+    for b, c in hist.items():
+        lo, hi = bucket_edges(b)
+        count += c
+        total += c * (lo if b < 64 else (lo + hi) / 2)
+    return count, total
 
 
 def prog_stats(pid):
@@ -624,7 +629,11 @@ def main(argv):
                   sys.stdout, indent=1)
         print()
         return rc
-    print(__doc__.split("\n\n")[-1], file=sys.stderr)
+    usage = __doc__.split("\n\n")[-1]
+    if argv[:1] in (["-h"], ["--help"]):
+        print(usage)
+        return 0
+    print(usage, file=sys.stderr)
     return 2
 
 

@@ -17,21 +17,11 @@ sys.path.insert(0, os.path.join(SRC, "scripts"))
 
 import timeline_kernel as tk  # noqa: E402
 
-# What bpftrace printed at the end of a kernel-loop trace (4 KiB randread,
-# depth 4), with most histogram lines left out; the counts are the real ones.
+# What bpftrace prints at the end of a kernel-loop trace (4 KiB randread,
+# depth 4), most of the histogram left out, one bucket moved into phase 1.
 CAPTURED = """Attaching 11 probes...
 ready
 E issued 7730 linked 7730 orphans 0
-
-
-
-@s[0]: count 7719, average 6384, total 49284517
-@s[2]: count 7719, average 72714, total 561285144
-@s[4]: count 7719, average 112433, total 867871230
-@s[5]: count 7719, average 281460, total 2172593113
-@s[3]: count 7719, average 554196, total 4277841435
-@s[7]: count 7719, average 739344, total 5706997809
-@s[6]: count 7719, average 1027189, total 7928875439
 
 
 
@@ -43,8 +33,10 @@ E issued 7730 linked 7730 orphans 0
 @h[3, 1100]: 7719
 @h[4, 950]: 7719
 @h[5, 960]: 7719
-@h[6, 1150]: 7719
+@h[6, 1150]: 4000
+@h[6, 1151]: 3719
 @h[7, 1120]: 7719
+@h[1, 40]: 3
 """
 
 
@@ -62,8 +54,7 @@ class Parse(unittest.TestCase):
     def test_captured(self):
         p = tk.parse_output(CAPTURED)
         self.assertEqual(p["end"], {"issued": 7730, "linked": 7730, "orphans": 0})
-        self.assertEqual(p["stats"][3], (7719, 4277841435))
-        self.assertEqual(sorted(p["stats"]), [0, 2, 3, 4, 5, 6, 7])
+        self.assertEqual(sorted(p["hist"]), [0, 1, 2, 3, 4, 5, 6, 7])
         self.assertEqual(p["hist"][0], {617: 1, 645: 1, 566: 7717})
         self.assertEqual(p["hist"][2], {900: 7000, 901: 719})
 
@@ -121,23 +112,32 @@ class Summary(unittest.TestCase):
     def test_kernel_loop(self):
         phases = tk.summarize(tk.parse_output(CAPTURED), tk.LOOP_PHASES, tk.LOOP_UNLINKED)
         self.assertEqual([(p["name"], p["where"]) for p in phases], [
-            ("submit", "kernel"), ("loop to FUSE", "kernel"),
+            ("submit", "kernel"), ("block queue", "kernel"), ("loop to FUSE", "kernel"),
             ("nbdfuse and server", "server-and-wire"), ("FUSE to loop", "kernel"),
             ("reap", "kernel"), ("total", "total")])
-        self.assertEqual({p["count"] for p in phases}, {7719})
-        self.assertEqual(phases[2]["mean_us"], round(4277841435 / 7719 / 1000, 3))
+        self.assertEqual([p["count"] for p in phases], [7719, 3, 7719, 7719, 7719, 7719, 7719])
+        # values below 64 ns are exact; above, each counts as its bucket's midpoint
+        self.assertEqual(phases[1]["mean_us"], 0.04)
+        lo, hi = tk.bucket_edges(1100)
+        self.assertEqual(phases[3]["mean_us"], round((lo + hi) / 2 / 1000, 3))
+        lo0, hi0 = tk.bucket_edges(900)
+        lo1, hi1 = tk.bucket_edges(901)
+        mean = (7000 * (lo0 + hi0) / 2 + 719 * (lo1 + hi1) / 2) / 7719
+        self.assertEqual(phases[2]["mean_us"], round(mean / 1000, 3))
         for key in ("mean_us", "p50_us", "p99_us", "p99.9_us"):
             self.assertIn(key, phases[0])
-        # the means add up to the total's (the same I/Os went through all)
-        parts = sum(p["mean_us"] for p in phases[:-1])
-        self.assertAlmostEqual(parts, phases[-1]["mean_us"], delta=0.01)
+
+    def test_hist_sum(self):
+        self.assertEqual(tk.hist_sum({5: 2, 64: 1, 128: 2}),
+                         (5, 2 * 5 + 64.5 + 2 * 129))
 
     def test_unlinked(self):
         text = CAPTURED.replace("orphans 0", "orphans 12")
         phases = tk.summarize(tk.parse_output(text), tk.LOOP_PHASES, tk.LOOP_UNLINKED)
         self.assertEqual([p["name"] for p in phases], [
-            "submit", "loop, FUSE, nbdfuse and server", "reap", "total"])
-        self.assertEqual(phases[1]["mean_us"], round(5706997809 / 7719 / 1000, 3))
+            "submit", "block queue", "loop, FUSE, nbdfuse and server", "reap", "total"])
+        lo, hi = tk.bucket_edges(1120)
+        self.assertEqual(phases[2]["mean_us"], round((lo + hi) / 2 / 1000, 3))
 
 
 class Cost(unittest.TestCase):
