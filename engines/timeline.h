@@ -54,8 +54,9 @@ void torus_tl_handed(struct torus_tl *tl, unsigned int req, unsigned int op,
 		     uint64_t now);
 
 /*
- * Writes the table (stderr) and dir/engine-<job>.json, closes the record
- * file, frees tl: 0, or -1 with a message in err.
+ * Writes the table (stderr) and dir/engine-<job>.json (not for a job
+ * never sized: it failed before any I/O), closes the record file, frees
+ * tl: 0, or -1 with a message in err.
  */
 int torus_tl_close(struct torus_tl *tl, char *err, size_t errlen);
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Checks one job's timeline=DIR output against fio's own figures.
 
-  check_engine.py REC JSON FIO_JSON FIO_STDERR TRANSPORT CMDS_PER_IO DEPTH
+  check_engine.py REC JSON FIO_JSON FIO_STDERR TRANSPORT CMDS_PER_IO
+  check_engine.py --wire REC SERVER_REC...
 
 REC and JSON are the engine's DIR/engine-N.rec and .json; FIO_JSON is
 fio's --output-format=json; FIO_STDERR what fio printed on stderr.
 CMDS_PER_IO: wire commands per request (a split request has several).
+--wire: every record of REC has the server's record of the same command
+(key, offset, length and op) among the SERVER_RECs (the shims'
+--timeline files): the key is what went on the wire.
 Prints what is wrong, expected vs actual, and exits 1; else prints OK.
 """
 import json
@@ -57,9 +61,30 @@ def read_rec(path):
     return head, recs
 
 
+def wire(rec, servers):
+    _, recs = read_rec(rec)
+    seen = set()
+    for path in servers:
+        seen.update(r[:4] for r in read_rec(path)[1])
+    missing = [r[:4] for r in recs if r[:4] not in seen]
+    check(recs and not missing,
+          "engine records without the server's record of the command",
+          f"none of {len(recs)}",
+          f"{len(missing)}, e.g. (key, offset, len, op) {missing[:3]}")
+    if errors:
+        print(f"{rec}:")
+        for e in errors:
+            print("  " + e)
+        return 1
+    print(f"OK {rec}: all {len(recs)} keys seen by the server")
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--wire":
+        return wire(sys.argv[2], sys.argv[3:])
     rec, js, fio_json, fio_err, transport = sys.argv[1:6]
-    cmds, depth = int(sys.argv[6]), int(sys.argv[7])
+    cmds = int(sys.argv[6])
     source, key, stamps, phases = EXPECT[transport]
     head, recs = read_rec(rec)
     check(head["magic"] == b"TORUSTL1", "magic", "TORUSTL1", head["magic"])
@@ -70,6 +95,7 @@ def main():
     n = head["nr_stamps"]
 
     job = json.load(open(fio_json))["jobs"][0]
+    depth = int(job["job options"]["iodepth"])
     ios = sum(job[d]["total_ios"] for d in ("read", "write", "trim"))
     check(len(recs) == ios * cmds, "records",
           f"fio's {ios} I/Os x {cmds} command(s)", len(recs))
