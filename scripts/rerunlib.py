@@ -6,7 +6,7 @@ put our figures beside the documents'.
                           [--nbd-shim PATH] [--tcmu-shim PATH]
                           [--redis-servers N] [--skip-missing]
                           [--kernel-paths LIST] [--kernel auto|native|guest]
-                          [--list]
+                          [--timeline] [--list]
 
 Each test of the documents (docs/documents.md, listed in jobs/documents.tsv)
 has a job file in jobs/ (see jobs/README.md). This command runs every one of
@@ -37,6 +37,14 @@ in the emulated guest are marked functional only. libnbd-based paths
 (kernel-loop's nbdfuse) cannot talk to the torus and 0-Disk servers; those
 cells say why.
 
+With --timeline each engine test's mean latency is split into phases
+(docs/timeline.md): the engine runs with timeline=<id>.timeline, the shims
+this command starts (torus and 0-Disk nbd-shims, tcmu-shim) with --timeline,
+and their records are joined per test; nbd-server and nbdkit keep no
+records, so their tests show the server and the wire as one phase. The
+kernel paths get compare --timeline. report.md gains a section of phases
+per test, results.json a "timeline" entry per test (and per kernel path).
+
 The documents' sizes and runtimes do not fit a test machine (200 GiB files,
 180 s runs), so each job is scaled through its environment variables
 (TORUS_SIZE, TORUS_RUNTIME, TORUS_NRFILES; jobs/README.md): sizes are capped
@@ -52,6 +60,7 @@ Output, in the results folder (default results/<date-time>):
   results.json  every figure, machine-readable
   <id>.json     fio's JSON output of each test; <id>.log its stderr;
   kernel/<id>/  scripts/compare's results of the kernel paths (--kernel-paths)
+  <id>.timeline/  the test's records and their join (--timeline)
   servers.log   what the servers printed
 
 Progress goes to stdout, one line per test. Exit status: 0 when every test
@@ -75,6 +84,7 @@ import time
 import comparelib
 import docs_tests
 import harness
+import timelinelib
 from docs_tests import KiB, MiB, GiB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -185,6 +195,8 @@ class Servers:
         self.running = []        # harness.Server objects we started
 
     def _start(self, starter, *a, what, **kw):
+        if starter in (harness.nbd_shim, harness.tcmu_shim) and self.args.timeline:
+            kw["timeline"] = self.args.servers_timeline
         srv = starter(*a, what=what, log=self.logf, log_header=True, cwd=self.workdir,
                       timeout=15.0, **kw)
         self.running.append(srv)
@@ -372,6 +384,8 @@ def write_report(results, args, outdir, started, duration):
                if k.get("status") != "ok"]
         if why:
             lines += [""] + [f"- {i}, {p}: {w}" for i, p, w in why]
+    if args.timeline:
+        lines += [""] + timeline_lines(results)
     lines += ["", "![ours against the documents'](report.png)", ""]
     lines += ["Job files: jobs/ (jobs/README.md); fio's output per test: <id>.json.", ""]
     with open(os.path.join(outdir, "report.md"), "w") as f:
@@ -504,6 +518,9 @@ def run_fio(test, uri, env, args, outdir):
     tty = sys.stdout.isatty()
     fio_args = [f"--ioengine=external:{args.engine}", f"--uri={uri}",
                 "--eta=always" if tty else "--eta=never", os.path.join(JOBS, test["job"])]
+    if args.timeline:
+        # engine options follow --ioengine (fio learns them once it is loaded)
+        fio_args.insert(2, f"--timeline={timeline_dir(test, outdir)}")
     # only this test's scaling variables, none of ours
     fio_env = {k: None for k in ("TORUS_SIZE", "TORUS_RUNTIME", "TORUS_NRFILES")}
     fio_env.update(env)
@@ -512,6 +529,36 @@ def run_fio(test, uri, env, args, outdir):
     timeout = groups * runtime + 120
     return harness.run_fio(fio_args, env=fio_env, timeout=timeout, fio=args.fio, output=out,
                            log=errlog, cwd=args.workdir, progress=tty).data
+
+
+def timeline_dir(test, outdir):
+    return os.path.join(outdir, test["id"] + ".timeline")
+
+
+def test_timeline(test, args, outdir, before):
+    """The engine test's timeline entry (timelinelib.run_entry): its records
+    joined with the records of the server connections it opened."""
+    path = "engine-tcmu" if test["transport"] == "tcmu" else "engine-nbd"
+    return timelinelib.run_entry(timeline_dir(test, outdir), args.servers_timeline, before,
+                                 os.path.join(outdir, test["id"] + ".json"), path,
+                                 test["id"] + ".timeline")
+
+
+def timeline_lines(results):
+    """report.md's phases per test (and per kernel path), from timelinelib's
+    table of compare's form."""
+    rows = []
+    for r in report_order(results):
+        if r.get("timeline"):
+            path = "engine-tcmu" if r["transport"] == "tcmu" else "engine-nbd"
+            rows.append({"path": f"{r['id']} ({path})", "status": "ok",
+                         "timeline": r["timeline"]})
+        for p, k in (r.get("kernel") or {}).items():
+            if k.get("status") == "ok" and k.get("timeline"):
+                rows.append({"path": f"{r['id']} ({p})", "status": "ok",
+                             "functional_only": k.get("functional_only"),
+                             "timeline": k["timeline"]})
+    return timelinelib.report_lines(rows)
 
 
 def run_kernel_paths(test, uri, env, args, outdir):
@@ -526,7 +573,7 @@ def run_kernel_paths(test, uri, env, args, outdir):
            "--job-direct", "--fs", fs, "--seconds", str(runtime), "--kernel", args.kernel,
            "--rounds", "1",     # one run, as the documents' own and the engine's here
            "--engine", args.engine, "--fio", args.fio, "--nbd-shim", args.nbd_shim,
-           "--tcmu-shim", args.tcmu_shim]
+           "--tcmu-shim", args.tcmu_shim] + (["--timeline"] if args.timeline else [])
     full_env = {k: v for k, v in os.environ.items() if k not in
                 ("TORUS_SIZE", "TORUS_RUNTIME", "TORUS_NRFILES")}
     full_env.update(env)
@@ -550,7 +597,7 @@ def run_kernel_paths(test, uri, env, args, outdir):
     for p in args.kernel_paths:
         k = paths.get(p) or {"status": "failed", "reason": "not in compare's results"}
         k = {key: k.get(key) for key in ("status", "reason", "where", "functional_only",
-                                         "notes")}
+                                         "notes", "timeline")}
         if k["status"] == "ok":
             try:
                 data = harness.load_fio_json(os.path.join(res_dir, f"{p}.json"))
@@ -600,6 +647,8 @@ def main(argv=None):
                          + ", ".join(KERNEL_PATHS) + "), as further columns")
     ap.add_argument("--kernel", choices=("auto", "native", "guest"), default="auto",
                     help="where the kernel paths run (scripts/compare --kernel; default auto)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="split each test's latency into phases (docs/timeline.md)")
     ap.add_argument("--list", action="store_true", help="list the tests and exit")
     args = ap.parse_args(argv)
     args.kernel_paths = [p.strip() for p in args.kernel_paths.split(",") if p.strip()]
@@ -654,6 +703,9 @@ def main(argv=None):
     os.makedirs(outdir, exist_ok=True)
     outdir = os.path.abspath(outdir)
     args.workdir = tempfile.mkdtemp(prefix="rerun-documents.")
+    args.servers_timeline = os.path.join(outdir, timelinelib.SERVERS_DIR)
+    if args.timeline:
+        os.makedirs(args.servers_timeline, exist_ok=True)
 
     mode = "short" if args.short else "full"
     log(f"rerun-documents: {len(tests)} tests, {mode} mode, runtimes capped at "
@@ -716,7 +768,10 @@ def main(argv=None):
                     if key not in shared:
                         shared[key] = servers.tcmu(uri, t["server"])[0]
                     uri = shared[key]
+                before = timelinelib.server_files(args.servers_timeline)
                 data = run_fio(t, uri, env, args, outdir)
+                if args.timeline:
+                    rec["timeline"] = test_timeline(t, args, outdir, before)
                 for m in t["metrics"]:
                     rec["figures"][m["key"]] = figure(m, data, scale)
                 took = time.monotonic() - start

@@ -448,12 +448,16 @@ def analyse(d, fio_json=None):
                                    "figure is not checked against either")
         else:
             r = next(iter(res["paths"].values()))
-            if r["phases"]:
-                fio = fio_lat_mean_us(fio_json)
+            fio = fio_lat_mean_us(fio_json) if r["phases"] else None
+            if r["phases"] and not fio:
+                # gtod_reduce=1 or disable_lat=1: nothing to check against
+                r["fio"] = {"lat_mean_us": None, "total_mean_us": r["phases"][-1]["mean_us"],
+                            "ratio": None, "within": None}
+            elif r["phases"]:
                 total = r["phases"][-1]["mean_us"]
                 r["fio"] = {"lat_mean_us": fio, "total_mean_us": total,
-                            "ratio": total / fio if fio else None,
-                            "within": bool(fio) and abs(total / fio - 1) <= FIO_TOLERANCE}
+                            "ratio": total / fio,
+                            "within": abs(total / fio - 1) <= FIO_TOLERANCE}
                 if not r["fio"]["within"]:
                     res["warnings"].append(
                         f"the timeline's mean total ({total:.1f} µs) is not within "
@@ -463,6 +467,9 @@ def analyse(d, fio_json=None):
 
 
 # ------------------------------------------------------------- output
+
+NO_FIO_LATENCY = ("fio recorded no latency (the job sets gtod_reduce=1 or disable_lat=1): "
+                  "the phases' total is not checked against it")
 
 def text_table(res):
     """The phase tables of ANALYSE's result RES, as text."""
@@ -500,7 +507,9 @@ def text_table(res):
             lines.append("negative in " + ", ".join(f"{k}: {v} I/Os"
                                                    for k, v in r["negative"].items())
                          + f" ({r['negative_note']})")
-        if r.get("fio"):
+        if r.get("fio") and r["fio"]["ratio"] is None:
+            lines.append(NO_FIO_LATENCY)
+        elif r.get("fio"):
             f = r["fio"]
             off = "" if f["within"] else f", NOT within {100 * FIO_TOLERANCE:.0f}%"
             lines.append(f"fio's mean latency (lat): {f['lat_mean_us']:.2f} µs; the "
@@ -541,7 +550,7 @@ def main(argv=None):
     for w in res["warnings"]:
         print(f"timeline: {w}", file=sys.stderr)
     bad = any(r["server"] and r["join_rate"] < JOIN_WARN for r in res["paths"].values()) or \
-        any(r.get("fio") and not r["fio"]["within"] for r in res["paths"].values())
+        any(r.get("fio") and r["fio"]["within"] is False for r in res["paths"].values())
     return 1 if bad else 0
 
 
@@ -611,6 +620,45 @@ def kernel_tracer():
     return timeline_kernel, None
 
 
+def server_files(servers):
+    """The names in the servers' directory now: pass to run_entry() as
+    BEFORE, taken before fio starts."""
+    return set(os.listdir(servers)) if os.path.isdir(servers) else set()
+
+
+def run_entry(run_dir, servers, before, fio_json, path, rel):
+    """One engine run's timeline entry, for compare's and rerun-documents'
+    results: the server's record files its connections wrote (new in
+    SERVERS since BEFORE) moved into RUN_DIR once they stop growing, the
+    join, timeline.json and timeline.txt written there, and PATH's phase
+    summary and what it rests on; {"none": why} when there is none. REL
+    names RUN_DIR in the results."""
+    settle([run_dir, servers])
+    if os.path.isdir(servers):
+        for n in sorted(set(os.listdir(servers)) - before):
+            if n.endswith(".rec"):
+                os.replace(os.path.join(servers, n), os.path.join(run_dir, n))
+    try:
+        res = analyse(run_dir, fio_json)
+        r = res["paths"].get(path)
+        if r and r["server"] and r["join_rate"] < JOIN_WARN:
+            settle([run_dir], hold=1.0)      # a late close: once more
+            res = analyse(run_dir, fio_json)
+    except (TimelineError, harness.FioError, OSError) as e:
+        return {"dir": rel, "none": f"no timeline: {e}"}
+    write_json(res, os.path.join(run_dir, "timeline.json"))
+    with open(os.path.join(run_dir, "timeline.txt"), "w") as f:
+        f.write(text_table(res))
+    r = res["paths"].get(path)
+    if not r:
+        return {"dir": rel, "none": f"no {path} records in {rel}"}
+    out = {"dir": rel, "source": "records", **{k: r.get(k) for k in (
+        "server", "form", "records", "incomplete", "joined", "join_rate", "phases",
+        "negative", "fio", "storage_split")}}
+    out["warnings"] = res["warnings"]
+    return out
+
+
 class CompareRun:
     """One path-round's timeline in scripts/compare: job_options() before the
     job is written, around_fio() around fio, result() after it."""
@@ -631,8 +679,7 @@ class CompareRun:
         """A context manager around fio's run; INFO (device, server_pids,
         jobfile, seconds, round) goes to the kernel tracer."""
         import contextlib
-        if os.path.isdir(self.servers):
-            self.before = set(os.listdir(self.servers))
+        self.before = server_files(self.servers)
         if self.engine:
             return contextlib.nullcontext()
         mod, why = kernel_tracer()
@@ -656,14 +703,6 @@ class CompareRun:
                 yield t
         return run()
 
-    def _claim_server_files(self):
-        """Move the server's record files that this run's connections wrote
-        (those new since fio started) into this run's directory."""
-        if not os.path.isdir(self.servers):
-            return
-        for n in sorted(set(os.listdir(self.servers)) - self.before):
-            if n.endswith(".rec"):
-                os.replace(os.path.join(self.servers, n), os.path.join(self.dir, n))
 
     def result(self, fio_json):
         """This round's timeline entry for compare's results: the phase
@@ -678,27 +717,7 @@ class CompareRun:
                         "notes": self.trace.notes() if hasattr(self.trace, "notes") else []}
             except Exception as e:          # the tracer's failure is not the path's
                 return {"dir": rel, "none": f"no kernel timeline: {e}"}
-        settle([self.dir, self.servers])
-        self._claim_server_files()
-        try:
-            res = analyse(self.dir, fio_json)
-            r = res["paths"].get(self.path)
-            if r and r["server"] and r["join_rate"] < JOIN_WARN:
-                settle([self.dir], hold=1.0)      # a late close: once more
-                res = analyse(self.dir, fio_json)
-        except (TimelineError, harness.FioError, OSError) as e:
-            return {"dir": rel, "none": f"no timeline: {e}"}
-        write_json(res, os.path.join(self.dir, "timeline.json"))
-        with open(os.path.join(self.dir, "timeline.txt"), "w") as f:
-            f.write(text_table(res))
-        r = res["paths"].get(self.path)
-        if not r:
-            return {"dir": rel, "none": f"no {self.path} records in {rel}"}
-        out = {"dir": rel, "source": "records", **{k: r.get(k) for k in (
-            "server", "form", "records", "incomplete", "joined", "join_rate", "phases",
-            "negative", "fio", "storage_split")}}
-        out["warnings"] = res["warnings"]
-        return out
+        return run_entry(self.dir, self.servers, self.before, fio_json, self.path, rel)
 
 
 def merge_rounds(res):
@@ -745,7 +764,9 @@ def report_lines(results):
             notes.append(f"- {r['path']}: its storage, split at the NBD request of {sp['matched']} "
                          f"of {sp['of']} commands (nbd-shim's records): " + ", ".join(
                              f"{p['name']} {fmt(p['mean_us'])} µs" for p in sp["phases"]))
-        if t.get("fio"):
+        if t.get("fio") and t["fio"]["ratio"] is None:
+            notes.append(f"- {r['path']}: {NO_FIO_LATENCY}")
+        elif t.get("fio"):
             f = t["fio"]
             notes.append(f"- {r['path']}: the phases' total {fmt(f['total_mean_us'])} µs "
                          f"against fio's mean latency {fmt(f['lat_mean_us'])} µs "

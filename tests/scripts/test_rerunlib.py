@@ -7,6 +7,7 @@ the chosen tests lack."""
 import argparse
 import os
 import sys
+import tempfile
 import types
 import unittest
 
@@ -116,6 +117,46 @@ class Report(unittest.TestCase):
     def test_kernel_paths_are_compare_paths(self):
         self.assertEqual(rerunlib.KERNEL_PATHS,
                          ("kernel-loop", "kernel-nbd", "kernel-tcmu", "guest-virtio"))
+
+
+class Timeline(unittest.TestCase):
+    PH = [{"name": "client submit", "where": "client", "mean_us": 1.0, "p50_us": 1.0,
+           "p99_us": 2.0},
+          {"name": "total", "where": "total", "mean_us": 10.0, "p50_us": 9.0, "p99_us": 20.0}]
+
+    def test_lines_per_test_and_kernel_path(self):
+        rs = [{"id": "torus-randrw-4k", "base": "torus-randrw-4k", "transport": "nbd",
+               "timeline": {"phases": self.PH, "form": "server and wire"},
+               "kernel": {"kernel-loop": {"status": "ok", "timeline": {"phases": self.PH}},
+                          "kernel-nbd": {"status": "failed", "timeline": {"phases": self.PH}}}},
+              {"id": "torus-randrw-4k-tcmu", "base": "torus-randrw-4k", "transport": "tcmu",
+               "timeline": {"none": "no timeline: no records"}}]
+        text = "\n".join(rerunlib.timeline_lines(rs))
+        self.assertIn("## Where the time goes", text)
+        self.assertIn("| torus-randrw-4k (engine-nbd) | client submit | client | 1.0 |", text)
+        self.assertIn("| torus-randrw-4k (kernel-loop) | **total** |", text)
+        self.assertNotIn("kernel-nbd", text)
+        self.assertIn("- torus-randrw-4k-tcmu (engine-tcmu): no timeline: no records", text)
+
+    def test_kernel_paths_get_compare_timeline(self):
+        seen = []
+        real = rerunlib.subprocess.run
+        rerunlib.subprocess.run = lambda cmd, **kw: seen.append(cmd)
+        try:
+            with tempfile.TemporaryDirectory() as out:
+                for on in (True, False):
+                    a = args(kernel_paths=["kernel-loop"], kernel="native", engine="e",
+                             fio="fio", nbd_shim="n", tcmu_shim="t", timeline=on)
+                    rerunlib.run_kernel_paths(docs_tests.by_id("lustre-rand-direct"),
+                                              "nbd://x", {}, a, out)
+        finally:
+            rerunlib.subprocess.run = real
+        self.assertIn("--timeline", seen[0])
+        self.assertNotIn("--timeline", seen[1])
+
+    def test_engine_option(self):
+        t = docs_tests.by_id("torus-randrw-4k")
+        self.assertEqual(rerunlib.timeline_dir(t, "/r"), "/r/torus-randrw-4k.timeline")
 
 
 class Programs(unittest.TestCase):
