@@ -547,6 +547,11 @@ static int open_timeline(struct thread_data *td, struct torus_data *d)
 
 	if (!o->timeline || !*o->timeline)
 		return 0;
+	/* Its workers queue the job's I/O, each with an engine of its own. */
+	if (td->o.io_submit_mode == IO_MODE_OFFLOAD) {
+		log_err("torus: timeline= does not work with io_submit_mode=offload (its worker threads queue the job's I/O, each with an engine of its own): use io_submit_mode=inline, or drop timeline=\n");
+		return 1;
+	}
 	d->tl = torus_tl_open(o->timeline, td->thread_number, d->tp->name,
 			      err, sizeof(err));
 	if (!d->tl) {

@@ -55,7 +55,7 @@ static const struct source_def sources[] = {
 		.stamps = { "queued", "sent", "header", "payload", "handed" },
 		.nr_phases = 5,
 		.phases = {
-			{ "submit", "client", 0, 1 },
+			{ "client submit", "client", 0, 1 },
 			{ "server and wire", "server-and-wire", 1, 2 },
 			{ "payload", "wire", 2, 3 },
 			{ "hand back", "client", 3, 4 },
@@ -68,7 +68,7 @@ static const struct source_def sources[] = {
 		.stamps = { "queued", "published", "seen", "handed" },
 		.nr_phases = 4,
 		.phases = {
-			{ "submit", "client", 0, 1 },
+			{ "client submit", "client", 0, 1 },
 			{ "handler and wake-ups", "server-and-wire", 1, 2 },
 			{ "hand back", "client", 2, 3 },
 			{ "total", "total", 0, 3 },
@@ -203,6 +203,10 @@ int torus_tl_size(struct torus_tl *tl, unsigned int nr_reqs,
 	tl->reqs = calloc(nr_reqs, sizeof(*tl->reqs));
 	tl->wire = calloc((size_t)nr_reqs * cmds, sizeof(*tl->wire));
 	if (!tl->reqs || !tl->wire) {
+		free(tl->reqs);
+		free(tl->wire);
+		tl->reqs = NULL;
+		tl->wire = NULL;
 		snprintf(err, errlen,
 			 "timeline: out of memory for %u requests of %u commands",
 			 nr_reqs, cmds);
@@ -226,8 +230,10 @@ void torus_tl_cmd(struct torus_tl *tl, unsigned int req,
 {
 	struct tl_req *r;
 
-	if (req >= tl->nr_reqs)
+	if (req >= tl->nr_reqs) {
+		tl->dropped++;
 		return;
+	}
 	r = &tl->reqs[req];
 	if (r->nr_cmds >= tl->cmds) {
 		tl->dropped++;
@@ -306,7 +312,7 @@ static void print_table(const struct torus_tl *tl)
 	}
 	if (tl->dropped && n < sizeof(buf))
 		snprintf(buf + n, sizeof(buf) - n,
-			 "torus: timeline: %" PRIu64 " wire commands had no room in their request's slot and have no record\n",
+			 "torus: timeline: %" PRIu64 " wire commands had no room in their request's slot (or no slot) and have no record\n",
 			 tl->dropped);
 	fputs(buf, stderr);
 }
@@ -333,6 +339,7 @@ static int write_json(const struct torus_tl *tl, char *err, size_t errlen)
 {
 	FILE *f = fopen(tl->json_path, "w");
 	unsigned int i;
+	int bad;
 
 	if (!f) {
 		snprintf(err, errlen,
@@ -354,9 +361,11 @@ static int write_json(const struct torus_tl *tl, char *err, size_t errlen)
 		fprintf(f, "}%s\n", i + 1 < tl->def->nr_phases ? "," : "");
 	}
 	fprintf(f, "]\n");
-	if (ferror(f) | fclose(f)) {
+	bad = ferror(f);
+	errno = 0;
+	if (fclose(f) || bad) {
 		snprintf(err, errlen, "timeline: writing %s failed: %s",
-			 tl->json_path, strerror(errno));
+			 tl->json_path, errno ? strerror(errno) : "a write error");
 		return -1;
 	}
 	return 0;

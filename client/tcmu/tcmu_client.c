@@ -85,6 +85,7 @@ static void take_down(struct tcmu_client *c, int error)
 			continue;
 		c->cmds[id].busy = false;
 		d.user = c->cmds[id].user;
+		d.cmd_id = id;
 		complete(c, &d);
 	}
 }

@@ -538,10 +538,12 @@ fail:
 
 /*
  * timeline=: the command pt is in the ring. cmd_head moved past it in
- * tcmu_client_queue(), or (hold_batch) moves at the next submit.
+ * tcmu_client_queue(), after @before (read before the call: a handler
+ * still draining could pick the command before a later stamp), or
+ * (hold_batch) moves at the next submit.
  */
 static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
-			struct tcmu_req *r, uint32_t len)
+			struct tcmu_req *r, uint32_t len, uint64_t before)
 {
 	pt->req = r;
 	pt->offset = r->offset + r->sent;
@@ -550,7 +552,7 @@ static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
 	if (ts->hold_batch)
 		ts->unpub[ts->nr_unpub++] = pt;
 	else
-		pt->published = now_ns();
+		pt->published = before;
 }
 
 /*
@@ -580,7 +582,7 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 	void *user = r;
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
 	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
-	uint64_t lba = (r->offset + r->sent) / ts->block_size;
+	uint64_t lba = (r->offset + r->sent) / ts->block_size, before = 0;
 	const void *wbuf = NULL;
 	void *rbuf = NULL;
 	int ret;
@@ -628,6 +630,8 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 			return -EBUSY;
 		pt = ts->free_parts[--ts->nr_free_parts];
 		user = pt;
+		if (!ts->hold_batch)
+			before = now_ns();
 	}
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
 				rbuf, user);
@@ -637,7 +641,7 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 		return ret;
 	}
 	if (pt)
-		part_queued(ts, pt, r, len);
+		part_queued(ts, pt, r, len, before);
 	r->sent += len;
 	r->issued++;
 	r->parts_out++;
@@ -789,11 +793,12 @@ static struct tcmu_req *part_stamp(struct tcmu_session *ts,
 {
 	struct tcmu_part *pt = d->user;
 	struct tcmu_req *r = pt->req;
+	/* A command failed unanswered (status 0xff) was never seen back. */
 	struct torus_wire_stamps w = {
 		.key = d->cmd_id,
 		.offset = pt->offset,
 		.len = pt->len,
-		.t = { pt->published, now_ns() },
+		.t = { pt->published, d->status == 0xff ? 0 : now_ns() },
 	};
 
 	ts->stamp.fn(ts->stamp.arg, r->user, &w);

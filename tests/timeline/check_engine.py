@@ -24,12 +24,12 @@ TABLE_HEADER = ("torus: timeline: %-22s %10s %10s %10s %10s %10s"
 EXPECT = {
     "nbd": ("engine-nbd", "nbd-cookie",
             ["queued", "sent", "header", "payload", "handed"],
-            [("submit", "client"), ("server and wire", "server-and-wire"),
+            [("client submit", "client"), ("server and wire", "server-and-wire"),
              ("payload", "wire"), ("hand back", "client"),
              ("total", "total")]),
     "tcmu": ("engine-tcmu", "tcmu-cmd-id",
              ["queued", "published", "seen", "handed"],
-             [("submit", "client"),
+             [("client submit", "client"),
               ("handler and wake-ups", "server-and-wire"),
               ("hand back", "client"), ("total", "total")]),
 }

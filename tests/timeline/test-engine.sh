@@ -8,7 +8,7 @@
 # phase counted, its total within 10% of fio's own latency, and the table
 # is on stderr (check_engine.py); every key is one the shims saw on the
 # wire (their --timeline records). A directory that cannot be made fails
-# the job with a message naming it and the fix.
+# the job with a message naming it and the fix; so does offload.
 . "$TORUS_SRC/tests/lib.sh"
 require fio python3
 [ -x "$NBD_SHIM" ] || fail "no nbd-shim at $NBD_SHIM: build the tree"
@@ -78,4 +78,9 @@ fi
 expect_fio_error "torus: timeline: cannot make the directory $parent/tl: $why (give one whose parent exists and is writable)" \
 	--name=bad --uri="nbd+unix:///?socket=$T/nbd2.sock" --size=1m \
 	--timeline="$parent/tl"
+# Offload: fio's workers would each open the job's file with an engine of
+# their own; refused before anything runs.
+expect_fio_error "torus: timeline= does not work with io_submit_mode=offload (its worker threads queue the job's I/O, each with an engine of its own): use io_submit_mode=inline, or drop timeline=" \
+	--name=bad --uri="nbd+unix:///?socket=$T/nbd2.sock" --size=1m \
+	--io_submit_mode=offload --timeline="$T/offload"
 echo "PASS"
