@@ -38,8 +38,8 @@
 #
 # Every section has a lean probe: the same transport on this machine
 # driven by a client that does nothing else, no fio (pipe-probe over the
-# Unix socket or TCP for NBD, at the section's block size and depth, reads
-# only; ring-client --bench over the TCMU ring), so that the engine's gap
+# Unix socket or TCP for NBD, at the section's block size, depth and mix
+# of reads and writes; ring-client --bench over the TCMU ring), so that the engine's gap
 # to the transport's limit is reported beside its gap to fio's engine.
 #
 # --build DIR takes the engine, the shims, pipe-probe and ring-client from
@@ -128,6 +128,7 @@ out=
 keep=0
 quiet_wait=20
 report=
+probe_mix=
 mode=full
 placements=
 sections_given=0
@@ -362,7 +363,8 @@ lean_client_record() {
 }
 
 # probe_run SID LABEL ROUND WHERE [QD [BS]]: pipe-probe, reads of BS
-# (default 4096) at QD (default 64) on WHERE (unix:PATH or tcp:HOST:PORT);
+# (default 4096; $probe_mix, when set, the percentage of reads in a mix with
+# writes) at QD (default 64) on WHERE (unix:PATH or tcp:HOST:PORT);
 # its IOPS, bandwidth and CPU per I/O (its own user + system time), and the
 # server's when bench_server_pid is set.
 probe_run() {
@@ -371,7 +373,7 @@ probe_run() {
 	wait_quiet
 	bench_server_begin
 	{ t=$( { time "${pin_client[@]}" "$probe_bin" "$where" -q "$qd" -b "$bs" \
-		-t "$runtime" >"$T/probe.out" 2>"$T/probe.err"; } 2>&1 ); } ||
+		${probe_mix:+-m "$probe_mix"} -t "$runtime" >"$T/probe.out" 2>"$T/probe.err"; } 2>&1 ); } ||
 		{ cat "$T/probe.err" >&2; die "pipe-probe failed: $sid, $label, round $round"; }
 	iops=$(<"$T/probe.out")
 	record value "$sid" "$label" "$round" bw_mib \
@@ -452,11 +454,13 @@ engine_randrw64k_qd64() {
 	record ratio $sid iops torus builtin
 	record spread $sid cpu_us_per_io torus "<=" 1.25 builtin
 	record spread $sid cpu_us_per_io builtin
-	record probe $sid probe "pipe-probe over the $(net_text $net), 64 KiB reads at QD64 (it does no mix), no fio"
+	record probe $sid probe "pipe-probe over the $(net_text $net), 64 KiB at QD64, the same mix (${mix:-50}% reads), no fio"
 	record ratio $sid iops torus probe
 	need_null_on $net
+	probe_mix=${mix:-50}
 	alternate $sid "$net_uri" "$(net_where $net)" 64 65536 \
 		--rw=randrw ${mix:+--rwmixread=$mix} --bs=64k --iodepth=64
+	probe_mix=
 }
 
 engine_randread4k_qd1() {

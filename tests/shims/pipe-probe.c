@@ -6,7 +6,12 @@
  * requests in batches as replies arrive, and prints IOPS.
  *
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
- *              [-t SECONDS] [-s SIZE] [-w] [-p]
+ *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p]
+ *
+ * -m mixes reads and writes as fio's rwmixread does (each request a read
+ * with that chance); -w is -m 0. Sending and receiving never wait for each
+ * other (a non-blocking socket, poll() on both), so requests that carry
+ * data do not stall while the server's replies fill the socket.
  *
  * -p busy-polls the socket instead of sleeping in read: with -q 1, the
  * lowest latency any client can see from the server (no wake-up on the
@@ -16,6 +21,8 @@
  * replies, so it works with every shim profile and nbdkit.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +37,6 @@
 #include "torus_clock.h"
 
 #define MAX_DEPTH	1024
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n <= 0)
-			return -1;
-		buf = (const char *)buf + n;
-		len -= n;
-	}
-	return 0;
-}
 
 /*
  * The project's NBD client connects (client/nbd/nbd_connect.h) in auto
@@ -96,28 +89,32 @@ static uint64_t rnd(uint64_t *s)
 int main(int argc, char **argv)
 {
 	const char *name = "", *where;
-	unsigned int depth = 64, bs = 4096, secs = 5;
+	unsigned int depth = 64, bs = 4096, secs = 5, mix = 100;
 	uint64_t size = 0, seed = 88172645463325252ULL, done = 0;
 	uint64_t t0, deadline, inflight = 0, blocks;
-	bool writes = false, poll = false;
-	uint8_t *in, *req, *wdata;
-	size_t have = 0, reqlen;
+	bool busy_poll = false;
+	uint8_t *in, *out, *wdata;
+	/* Cookies are slots; a reply's length comes from its request's type. */
+	uint32_t freeslots[MAX_DEPTH], nfree;
+	bool is_read[MAX_DEPTH];
+	size_t have = 0, out_len = 0, out_off = 0;
 	int fd, opt;
 
-	while ((opt = getopt(argc, argv, "e:q:b:t:s:wp")) != -1) {
+	while ((opt = getopt(argc, argv, "e:q:b:t:s:wm:p")) != -1) {
 		switch (opt) {
 		case 'e': name = optarg; break;
 		case 'q': depth = atoi(optarg); break;
 		case 'b': bs = atoi(optarg); break;
 		case 't': secs = atoi(optarg); break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
-		case 'w': writes = true; break;
-		case 'p': poll = true; break;
+		case 'w': mix = 0; break;
+		case 'm': mix = atoi(optarg); break;
+		case 'p': busy_poll = true; break;
 		default: return 2;
 		}
 	}
-	if (optind >= argc || depth < 1 || depth > MAX_DEPTH) {
-		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-p]\n");
+	if (optind >= argc || depth < 1 || depth > MAX_DEPTH || mix > 100) {
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p]\n");
 		return 2;
 	}
 	where = argv[optind];
@@ -128,60 +125,93 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pipe-probe: export size unknown\n");
 		return 1;
 	}
-	blocks = size / bs;
-	reqlen = NBD_REQUEST_LEN + (writes ? bs : 0);
-	in = malloc(1 << 22);
-	req = malloc((size_t)MAX_DEPTH * reqlen);
-	wdata = calloc(1, bs);
-	if (!in || !req || !wdata)
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
 		return 1;
+	blocks = size / bs;
+	in = malloc(1 << 22);
+	out = malloc((size_t)MAX_DEPTH * (NBD_REQUEST_LEN + bs));
+	wdata = calloc(1, bs);
+	if (!in || !out || !wdata)
+		return 1;
+	for (nfree = 0; nfree < depth; nfree++)
+		freeslots[nfree] = depth - 1 - nfree;
 
 	t0 = now_ns();
 	deadline = t0 + (uint64_t)secs * 1000000000ULL;
 	for (;;) {
-		size_t nreq = 0, off, rlen = writes ? 0 : bs;
 		struct nbd_reply rep;
+		size_t off;
 		ssize_t n;
 		int r;
 
-		/* top up to depth in one write */
+		/* top up to depth: what is unsent is at most depth requests */
 		if (now_ns() < deadline) {
+			if (out_off == out_len)
+				out_off = out_len = 0;
 			while (inflight < depth) {
+				uint32_t slot = freeslots[--nfree];
+				bool rd = mix == 100 ||
+					  (mix && rnd(&seed) % 100 < mix);
 				struct nbd_request q = {
-					.type = writes ? NBD_CMD_WRITE :
-							 NBD_CMD_READ,
-					.cookie = inflight,
+					.type = rd ? NBD_CMD_READ : NBD_CMD_WRITE,
+					.cookie = slot,
 					.offset = rnd(&seed) % blocks * bs,
 					.length = bs,
 				};
-				uint8_t *p = req + nreq * reqlen;
 
-				nbd_encode_request(p, &q);
-				if (writes)
-					memcpy(p + NBD_REQUEST_LEN, wdata, bs);
-				nreq++;
+				if (out_off) {
+					memmove(out, out + out_off, out_len - out_off);
+					out_len -= out_off;
+					out_off = 0;
+				}
+				is_read[slot] = rd;
+				nbd_encode_request(out + out_len, &q);
+				out_len += NBD_REQUEST_LEN;
+				if (!rd) {
+					memcpy(out + out_len, wdata, bs);
+					out_len += bs;
+				}
 				inflight++;
 			}
-			if (nreq && write_full(fd, req, nreq * reqlen))
-				goto broken;
 		} else if (!inflight) {
 			break;
 		}
-		do {
-			n = recv(fd, in + have, (1 << 22) - have,
-				 poll ? MSG_DONTWAIT : 0);
-		} while (n < 0 && poll && errno == EAGAIN);
-		if (n <= 0)
+		if (!busy_poll) {
+			struct pollfd pfd = {
+				.fd = fd,
+				.events = POLLIN | (out_off < out_len ? POLLOUT : 0),
+			};
+
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+				goto broken;
+		}
+		if (out_off < out_len) {
+			n = send(fd, out + out_off, out_len - out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				goto broken;
+			if (n > 0)
+				out_off += n;
+		}
+		n = recv(fd, in + have, (1 << 22) - have, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			goto broken;
+		if (n < 0)
+			continue;
 		have += n;
 		off = 0;
 		while (have - off >= NBD_SIMPLE_REPLY_LEN) {
+			size_t rlen;
+
 			r = nbd_decode_reply(in + off, have - off, &rep);
-			if (r <= 0 || rep.structured || rep.error)
+			if (r <= 0 || rep.structured || rep.error ||
+			    rep.cookie >= depth)
 				goto broken;
+			rlen = is_read[rep.cookie] ? bs : 0;
 			if (have - off < NBD_SIMPLE_REPLY_LEN + rlen)
 				break;
 			off += NBD_SIMPLE_REPLY_LEN + rlen;
+			freeslots[nfree++] = rep.cookie;
 			inflight--;
 			done++;
 		}
