@@ -535,12 +535,16 @@ def timeline_dir(test, outdir):
     return os.path.join(outdir, test["id"] + ".timeline")
 
 
+def engine_path(test):
+    """The compare path a test's engine run is: its records' source."""
+    return "engine-tcmu" if test["transport"] == "tcmu" else "engine-nbd"
+
+
 def test_timeline(test, args, outdir, before):
     """The engine test's timeline entry (timelinelib.run_entry): its records
     joined with the records of the server connections it opened."""
-    path = "engine-tcmu" if test["transport"] == "tcmu" else "engine-nbd"
     return timelinelib.run_entry(timeline_dir(test, outdir), args.servers_timeline, before,
-                                 os.path.join(outdir, test["id"] + ".json"), path,
+                                 os.path.join(outdir, test["id"] + ".json"), engine_path(test),
                                  test["id"] + ".timeline")
 
 
@@ -550,8 +554,7 @@ def timeline_lines(results):
     rows = []
     for r in report_order(results):
         if r.get("timeline"):
-            path = "engine-tcmu" if r["transport"] == "tcmu" else "engine-nbd"
-            rows.append({"path": f"{r['id']} ({path})", "status": "ok",
+            rows.append({"path": f"{r['id']} ({engine_path(r)})", "status": "ok",
                          "timeline": r["timeline"]})
         for p, k in (r.get("kernel") or {}).items():
             if k.get("status") == "ok" and k.get("timeline"):
