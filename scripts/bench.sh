@@ -209,15 +209,18 @@ done
 # null_uri, started the first time a section needs it.
 null_sock=
 null_uri=
+null_pid=
 need_null_server() {
 	[[ -n $null_uri ]] && return 0
 	null_sock=$T/null.sock
 	null_uri="nbd+unix:///?socket=$null_sock"
 	start_nbdkit "$null_sock" null size="$size"
+	null_pid=${server_pids[-1]}
 }
 
 # The same null server over TCP on loopback: null_tcp_uri.
 null_tcp_uri=
+null_tcp_pid=
 need_null_tcp_server() {
 	[[ -n $null_tcp_uri ]] && return 0
 	local port
@@ -225,6 +228,7 @@ need_null_tcp_server() {
 	"${pin_server[@]}" nbdkit --foreground --exit-with-parent --ipaddr 127.0.0.1 \
 		--port "$port" null size="$size" 2>"$T/null-tcp.log" &
 	server_pids+=($!)
+	null_tcp_pid=$!
 	wait_port "$port" "$T/null-tcp.log" "nbdkit null (TCP)" $!
 	null_tcp_uri="nbd://127.0.0.1:$port"
 }
@@ -237,6 +241,14 @@ need_null_on() {
 	case $1 in
 	unix) need_null_server; net_uri=$null_uri ;;
 	tcp) need_null_tcp_server; net_uri=$null_tcp_uri ;;
+	esac
+}
+# net_pid NET: that server's pid (its CPU is recorded around each run: a
+# server at 100% is the bound every client meets, the probe included).
+net_pid() {
+	case $1 in
+	unix) echo "$null_pid" ;;
+	tcp) echo "$null_tcp_pid" ;;
 	esac
 }
 net_where() {
@@ -439,9 +451,12 @@ engine_randread4k_qd16() {
 	record ratio $sid clat_mean_us torus builtin
 	record probe $sid probe "pipe-probe over the $(net_text $net), 4 KiB reads at QD16, no fio"
 	record ratio $sid iops torus probe
+	record ratio $sid server_cpu_us_per_io torus probe
 	need_null_on $net
+	bench_server_pid=$(net_pid $net)
 	alternate $sid "$net_uri" "$(net_where $net)" 16 4096 \
 		--rw=randread --bs=4k --iodepth=16
+	bench_server_pid=
 }
 
 # engine_randrw64k_qd64 SID NET [READ%]: fio's 50/50 mix, or READ% reads
@@ -456,11 +471,14 @@ engine_randrw64k_qd64() {
 	record spread $sid cpu_us_per_io builtin
 	record probe $sid probe "pipe-probe over the $(net_text $net), 64 KiB at QD64, the same mix (${mix:-50}% reads), no fio"
 	record ratio $sid iops torus probe
+	record ratio $sid server_cpu_us_per_io torus probe
 	need_null_on $net
+	bench_server_pid=$(net_pid $net)
 	probe_mix=${mix:-50}
 	alternate $sid "$net_uri" "$(net_where $net)" 64 65536 \
 		--rw=randrw ${mix:+--rwmixread=$mix} --bs=64k --iodepth=64
 	probe_mix=
+	bench_server_pid=
 }
 
 engine_randread4k_qd1() {

@@ -11,7 +11,9 @@
  * -m mixes reads and writes as fio's rwmixread does (each request a read
  * with that chance); -w is -m 0. Sending and receiving never wait for each
  * other (a non-blocking socket, poll() on both), so requests that carry
- * data do not stall while the server's replies fill the socket.
+ * data do not stall while the server's replies fill the socket. Nothing
+ * is copied in user space but what the socket hands over: writes go out
+ * from one buffer by iovec, read payloads are drained as they arrive.
  *
  * -p busy-polls the socket instead of sleeping in read: with -q 1, the
  * lowest latency any client can see from the server (no wake-up on the
@@ -37,6 +39,7 @@
 #include "torus_clock.h"
 
 #define MAX_DEPTH	1024
+#define IN_LEN		(1 << 20)
 
 /*
  * The project's NBD client connects (client/nbd/nbd_connect.h) in auto
@@ -86,6 +89,58 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/*
+ * What is unsent: a header per request and, for a write, the one shared
+ * buffer of data (no copy per request, as the engine sends from fio's
+ * buffers). Partial sends advance the first iovec.
+ */
+struct sendq {
+	struct iovec iov[2 * MAX_DEPTH];
+	unsigned int head, tail;
+};
+
+static void sendq_add(struct sendq *q, void *base, size_t len)
+{
+	if (q->tail == 2 * MAX_DEPTH) {
+		memmove(q->iov, q->iov + q->head,
+			(q->tail - q->head) * sizeof(q->iov[0]));
+		q->tail -= q->head;
+		q->head = 0;
+	}
+	q->iov[q->tail++] = (struct iovec){ .iov_base = base, .iov_len = len };
+}
+
+/* Returns -1 on a broken connection, 0 otherwise. */
+static int sendq_send(struct sendq *q, int fd)
+{
+	struct msghdr msg = { 0 };
+	ssize_t n;
+
+	if (q->head == q->tail)
+		return 0;
+	msg.msg_iov = q->iov + q->head;
+	msg.msg_iovlen = q->tail - q->head;
+	if (msg.msg_iovlen > 1024)
+		msg.msg_iovlen = 1024;
+	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	while (n > 0) {
+		struct iovec *v = &q->iov[q->head];
+
+		if ((size_t)n < v->iov_len) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+			break;
+		}
+		n -= v->iov_len;
+		q->head++;
+	}
+	if (q->head == q->tail)
+		q->head = q->tail = 0;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = "", *where;
@@ -93,11 +148,14 @@ int main(int argc, char **argv)
 	uint64_t size = 0, seed = 88172645463325252ULL, done = 0;
 	uint64_t t0, deadline, inflight = 0, blocks;
 	bool busy_poll = false;
-	uint8_t *in, *out, *wdata;
+	static uint8_t hdr[MAX_DEPTH][NBD_REQUEST_LEN];
+	static struct sendq sq;
+	uint8_t *in, *wdata;
 	/* Cookies are slots; a reply's length comes from its request's type. */
 	uint32_t freeslots[MAX_DEPTH], nfree;
 	bool is_read[MAX_DEPTH];
-	size_t have = 0, out_len = 0, out_off = 0;
+	/* in[0, have): received, unparsed; skip: payload bytes still to drain */
+	size_t have = 0, skip = 0;
 	int fd, opt;
 
 	while ((opt = getopt(argc, argv, "e:q:b:t:s:wm:p")) != -1) {
@@ -128,10 +186,9 @@ int main(int argc, char **argv)
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
 		return 1;
 	blocks = size / bs;
-	in = malloc(1 << 22);
-	out = malloc((size_t)MAX_DEPTH * (NBD_REQUEST_LEN + bs));
+	in = malloc(IN_LEN);
 	wdata = calloc(1, bs);
-	if (!in || !out || !wdata)
+	if (!in || !wdata)
 		return 1;
 	for (nfree = 0; nfree < depth; nfree++)
 		freeslots[nfree] = depth - 1 - nfree;
@@ -144,10 +201,7 @@ int main(int argc, char **argv)
 		ssize_t n;
 		int r;
 
-		/* top up to depth: what is unsent is at most depth requests */
 		if (now_ns() < deadline) {
-			if (out_off == out_len)
-				out_off = out_len = 0;
 			while (inflight < depth) {
 				uint32_t slot = freeslots[--nfree];
 				bool rd = mix == 100 ||
@@ -159,18 +213,11 @@ int main(int argc, char **argv)
 					.length = bs,
 				};
 
-				if (out_off) {
-					memmove(out, out + out_off, out_len - out_off);
-					out_len -= out_off;
-					out_off = 0;
-				}
 				is_read[slot] = rd;
-				nbd_encode_request(out + out_len, &q);
-				out_len += NBD_REQUEST_LEN;
-				if (!rd) {
-					memcpy(out + out_len, wdata, bs);
-					out_len += bs;
-				}
+				nbd_encode_request(hdr[slot], &q);
+				sendq_add(&sq, hdr[slot], NBD_REQUEST_LEN);
+				if (!rd)
+					sendq_add(&sq, wdata, bs);
 				inflight++;
 			}
 		} else if (!inflight) {
@@ -179,28 +226,23 @@ int main(int argc, char **argv)
 		if (!busy_poll) {
 			struct pollfd pfd = {
 				.fd = fd,
-				.events = POLLIN | (out_off < out_len ? POLLOUT : 0),
+				.events = POLLIN | (sq.head < sq.tail ? POLLOUT : 0),
 			};
 
 			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
 				goto broken;
 		}
-		if (out_off < out_len) {
-			n = send(fd, out + out_off, out_len - out_off,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
-				goto broken;
-			if (n > 0)
-				out_off += n;
-		}
-		n = recv(fd, in + have, (1 << 22) - have, MSG_DONTWAIT);
+		if (sendq_send(&sq, fd) < 0)
+			goto broken;
+		n = recv(fd, in + have, IN_LEN - have, MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			goto broken;
 		if (n < 0)
 			continue;
 		have += n;
-		off = 0;
-		while (have - off >= NBD_SIMPLE_REPLY_LEN) {
+		off = skip < have ? skip : have;
+		skip -= off;
+		while (!skip && have - off >= NBD_SIMPLE_REPLY_LEN) {
 			size_t rlen;
 
 			r = nbd_decode_reply(in + off, have - off, &rep);
@@ -208,13 +250,15 @@ int main(int argc, char **argv)
 			    rep.cookie >= depth)
 				goto broken;
 			rlen = is_read[rep.cookie] ? bs : 0;
-			if (have - off < NBD_SIMPLE_REPLY_LEN + rlen)
-				break;
-			off += NBD_SIMPLE_REPLY_LEN + rlen;
+			off += NBD_SIMPLE_REPLY_LEN;
+			/* the payload is drained as it comes, never moved */
+			skip = rlen < have - off ? 0 : rlen - (have - off);
+			off += rlen - skip;
 			freeslots[nfree++] = rep.cookie;
 			inflight--;
 			done++;
 		}
+		/* at most a partial header is kept */
 		memmove(in, in + off, have - off);
 		have -= off;
 	}
