@@ -25,6 +25,10 @@ pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 # guest's /init.
 pkgs+=(shellcheck)
 
+# TLS: certtool and psktool make the certificates and PSK files of the TLS
+# servers the tests and bench.sh start (scripts/harness.py).
+pkgs+=(gnutls-bin)
+
 # The crash test's volatile layer: nbdfuse (libnbd-bin, above) mounts an NBD
 # export as a file and needs fusermount3 to mount and unmount it.
 pkgs+=(fuse3)

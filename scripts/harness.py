@@ -19,6 +19,17 @@ shell code uses the command line:
       what fio wrote to its --output file before the JSON object
   harness.py cpu-ticks PID
       utime + stime of PID in clock ticks (exit 1 when it has gone)
+  harness.py tls-certificates DIR [--host NAME]... [--client CN]
+      a CA, a server certificate (for localhost and 127.0.0.1 unless --host
+      names others) and a client certificate in DIR, for nbdkit
+      --tls-certificates=DIR and libnbd's tls-certificates=DIR (certtool)
+  harness.py tls-psk FILE [--user NAME]
+      a PSK file for NAME (default torus), for nbdkit --tls-psk=FILE and
+      libnbd's tls-psk-file=FILE with the same user name (psktool)
+  harness.py libnbd-home HOME DIR
+      DIR's client files copied to HOME/.pki/libnbd, where libnbd looks for
+      certificates when it is given none and does not run as root (root's
+      is /etc/pki/libnbd)
 
 Exit status: 0 done; 1 failed (the message is on stderr); 2 usage; 3 the
 --pid process was gone before it was ready and its exit status is not
@@ -39,15 +50,19 @@ Python:
   load_fio_json(path_or_text); fio_summary(data, all_jobs=False);
   fio_figure(data, kind, ddir); clat_percentiles(data);
   merged_clat_percentiles(data, pcts).
+  tls_certificates(dir), tls_psk(path, user), libnbd_home(home, dir),
+  nbdkit(..., tls_certificates=DIR or tls_psk=FILE): TLS-only servers.
   parse_size(text), proc_cpu_ticks(pid), reexec_for_matplotlib(script,
   argv, marker): small pieces the scripts share.
 """
 
 import argparse
+import ipaddress
 import json as _json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket as _socket
 import stat
@@ -392,19 +407,136 @@ def _nbd_uri(socket, port, host, export):
 
 
 def nbdkit(plugin, *args, socket=None, port=None, host=LOOPBACK, filters=(), export=None,
-           extra=(), program="nbdkit", **kw):
+           extra=(), program="nbdkit", tls_certificates=None, tls_psk=None, **kw):
     """nbdkit PLUGIN ARGS in the foreground (--exit-with-parent) on the Unix
     socket SOCKET or on HOST:PORT (a free port when neither is given), with
     --filter=F for each of FILTERS and EXTRA options before the plugin.
-    EXPORT only goes into the URI (nbdkit serves any export name)."""
+    EXPORT only goes into the URI (nbdkit serves any export name).
+    TLS_CERTIFICATES (a directory from tls_certificates()) or TLS_PSK (a
+    file from tls_psk()) make it refuse any client without TLS
+    (--tls=require); .uri is then nbds:// or nbds+unix:// (the client's
+    credentials are the caller's to add)."""
     socket, port = _listen(socket, port, host)
     argv = [program, "--foreground", "--exit-with-parent"]
     argv += ["-U", socket] if socket is not None else ["--ipaddr", host, "--port", str(port)]
+    argv += nbdkit_tls_args(tls_certificates, tls_psk)
     argv += [f"--filter={f}" for f in filters]
     argv += list(extra) + [plugin] + [str(a) for a in args]
-    kw.setdefault("what", f"nbdkit {plugin}")
-    return Server(argv, uri=_nbd_uri(socket, port, host, export), socket=socket, port=port,
-                  host=host, **kw)
+    kw.setdefault("what", f"nbdkit {plugin}" + (" (TLS)" if tls_certificates or tls_psk else ""))
+    uri = _nbd_uri(socket, port, host, export)
+    if tls_certificates or tls_psk:
+        uri = uri.replace("nbd", "nbds", 1)
+    return Server(argv, uri=uri, socket=socket, port=port, host=host, **kw)
+
+
+def nbdkit_tls_args(certificates=None, psk=None):
+    """nbdkit's options for a TLS-only server with the certificates in
+    CERTIFICATES or the keys in the PSK file PSK ([] when neither)."""
+    if certificates and psk:
+        raise ValueError("nbdkit takes certificates or a PSK file, not both")
+    if certificates:
+        return ["--tls=require", f"--tls-certificates={os.path.abspath(certificates)}"]
+    if psk:
+        return ["--tls=require", f"--tls-psk={os.path.abspath(psk)}"]
+    return []
+
+
+# -------------------------------------------------------------- TLS keys
+
+# The files of a certificates directory, as nbdkit (server-*) and libnbd
+# (client-*) look for them; ca-key.pem signs the other two.
+TLS_CLIENT_FILES = ("ca-cert.pem", "client-cert.pem", "client-key.pem")
+TLS_FILES = ("ca-key.pem", "ca-cert.pem", "server-key.pem", "server-cert.pem",
+             "client-key.pem", "client-cert.pem")
+
+
+def _gnutls_tool(argv, doing):
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise HarnessError(f"{argv[0]} not found: it comes with Debian's gnutls-bin "
+                           f"(scripts/deps.sh installs it)") from None
+    if r.returncode != 0:
+        raise HarnessError(f"{doing} failed ({status_text(r.returncode)}): "
+                           f"{_cmdline(argv)}\n{(r.stderr or r.stdout).strip()}")
+
+
+def _is_address(host):
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
+
+
+def tls_certificates(directory, hosts=("localhost", LOOPBACK), client="torus-client",
+                     days=30, certtool="certtool"):
+    """A certificate authority and, signed by it, a server certificate for
+    HOSTS (names and IP addresses) and a client certificate whose common
+    name is CLIENT, made with certtool into DIRECTORY (created if needed)
+    as TLS_FILES: the directory serves both nbdkit --tls-certificates and
+    libnbd's tls-certificates. ECDSA keys: quick to make. Returns
+    DIRECTORY."""
+    os.makedirs(directory, exist_ok=True)
+    addrs = [h for h in hosts if _is_address(h)]
+    names = [h for h in hosts if h not in addrs]
+    templates = {
+        "ca": ["cn = torus test CA", "ca", "cert_signing_key"],
+        "server": [f"cn = {(names or addrs or ['localhost'])[0]}", "tls_www_server",
+                   "encryption_key", "signing_key"]
+        + [f"dns_name = {n}" for n in names] + [f"ip_address = {a}" for a in addrs],
+        "client": [f"cn = {client}", "tls_www_client", "encryption_key", "signing_key"],
+    }
+    for who in ("ca", "server", "client"):
+        key = os.path.join(directory, f"{who}-key.pem")
+        cert = os.path.join(directory, f"{who}-cert.pem")
+        info = os.path.join(directory, f"{who}.info")
+        with open(info, "w") as f:
+            f.write("\n".join(templates[who] + [f"expiration_days = {days}"]) + "\n")
+        try:
+            _gnutls_tool([certtool, "--generate-privkey", "--key-type=ecdsa",
+                          "--outfile", key], f"making the {who} key")
+            os.chmod(key, 0o600)
+            if who == "ca":
+                sign = ["--generate-self-signed"]
+            else:
+                sign = ["--generate-certificate",
+                        "--load-ca-certificate", os.path.join(directory, "ca-cert.pem"),
+                        "--load-ca-privkey", os.path.join(directory, "ca-key.pem")]
+            _gnutls_tool([certtool] + sign + ["--load-privkey", key, "--template", info,
+                                              "--outfile", cert],
+                         f"making the {who} certificate")
+        finally:
+            os.unlink(info)
+    return directory
+
+
+def tls_psk(path, user="torus", psktool="psktool"):
+    """A PSK file at PATH holding a random key for USER, made with psktool
+    (nbdkit --tls-psk=PATH; a client gives the same file and user name).
+    Returns PATH."""
+    if os.path.exists(path):
+        os.unlink(path)       # psktool adds to a file; one user per file here
+    _gnutls_tool([psktool, "-u", user, "-p", path], f"making the PSK file {path}")
+    return path
+
+
+def libnbd_home(home, certificates):
+    """A HOME for a libnbd client that cannot be given a certificates
+    directory (fio's built-in nbd engine: libnbd refuses a URI's
+    tls-certificates unless the program allows local files): the client's
+    files of CERTIFICATES copied to HOME/.pki/libnbd, where libnbd looks
+    when none is given. Returns HOME."""
+    pki = os.path.join(home, ".pki", "libnbd")
+    os.makedirs(pki, exist_ok=True)
+    for name in TLS_CLIENT_FILES:
+        src = os.path.join(certificates, name)
+        if not os.path.exists(src):
+            raise HarnessError(f"{certificates} has no {name}: make the directory with "
+                               f"tls_certificates() (harness.py tls-certificates DIR)")
+        shutil.copyfile(src, os.path.join(pki, name))
+    os.chmod(os.path.join(pki, "client-key.pem"), 0o600)
+    return home
 
 
 # the export each nbd-shim profile serves by default
@@ -934,6 +1066,18 @@ def main(argv=None):
     p.add_argument("file")
     p = sub.add_parser("cpu-ticks", help="utime + stime of a process, in clock ticks")
     p.add_argument("pid", type=int)
+    p = sub.add_parser("tls-certificates", help="a CA, server and client certificates in DIR")
+    p.add_argument("dir")
+    p.add_argument("--host", action="append",
+                   help="a name or address the server certificate is for (repeatable; "
+                   "default localhost and 127.0.0.1)")
+    p.add_argument("--client", default="torus-client", help="the client certificate's CN")
+    p = sub.add_parser("tls-psk", help="a PSK file for one user")
+    p.add_argument("file")
+    p.add_argument("--user", default="torus")
+    p = sub.add_parser("libnbd-home", help="a HOME whose .pki/libnbd holds DIR's client files")
+    p.add_argument("home")
+    p.add_argument("dir")
     args = ap.parse_args(argv)
 
     if args.cmd == "free-port":
@@ -956,6 +1100,12 @@ def main(argv=None):
             print(f"harness: process {args.pid} has gone", file=sys.stderr)
             return 1
         print(ticks)
+    elif args.cmd == "tls-certificates":
+        tls_certificates(args.dir, tuple(args.host or ("localhost", LOOPBACK)), args.client)
+    elif args.cmd == "tls-psk":
+        tls_psk(args.file, args.user)
+    elif args.cmd == "libnbd-home":
+        libnbd_home(args.home, args.dir)
     return 0
 
 
