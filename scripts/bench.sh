@@ -23,8 +23,9 @@
 # placement in turn, its servers started afresh. One CPU: free only.
 #
 # In every section the clients (or servers) take turns, builtin, torus,
-# probe, builtin, torus, probe, ... for --rounds rounds, so that drift on
-# the machine hits them alike; the report gives the median over rounds
+# probe, then torus, probe, builtin, ... for --rounds rounds, the order
+# rotated each round (in_turn), so that drift on the machine hits them
+# alike and none is always second; the report gives the median over rounds
 # for each and the ratios (the median of each round's own ratio: the runs
 # of a round are back to back, which matters on VMs whose CPUs switch
 # between two speeds every few seconds), with PASS/MISS for each target.
@@ -428,13 +429,15 @@ ring_client_run() {
 # alternate SID URI WHERE QD BS FIO-ARGS...: builtin, torus, probe,
 # builtin, torus, probe, ... (the probe: pipe-probe on WHERE, reads of BS
 # at QD).
+# shellcheck disable=SC2034 # used in in_turn's commands
 alternate() {
 	local sid=$1 uri=$2 where=$3 qd=$4 bs=$5 r
 	shift 5
+	local args=("$@")
 	for ((r = 1; r <= rounds; r++)); do
-		run_fio "$sid" builtin "$r" "$uri" "$@"
-		run_fio "$sid" torus "$r" "$uri" "$@"
-		probe_run "$sid" probe "$r" "$where" "$qd" "$bs"
+		in_turn $r 'run_fio "$sid" builtin "$r" "$uri" "${args[@]}"' \
+			'run_fio "$sid" torus "$r" "$uri" "${args[@]}"' \
+			'probe_run "$sid" probe "$r" "$where" "$qd" "$bs"'
 	done
 }
 
@@ -481,6 +484,7 @@ engine_randrw64k_qd64() {
 	bench_server_pid=
 }
 
+# shellcheck disable=SC2034 # used in in_turn's commands
 engine_randread4k_qd1() {
 	local sid=$1 net=$2 r uri where qd1=(--rw=randread --bs=4k --iodepth=1)
 	record section $sid "4 KiB randread QD1, nbdkit null, $(net_text $net)"
@@ -503,10 +507,10 @@ engine_randread4k_qd1() {
 	uri=$net_uri
 	where=$(net_where $net)
 	for ((r = 1; r <= rounds; r++)); do
-		run_fio $sid builtin "$r" "$uri" "${qd1[@]}"
-		run_fio $sid torus "$r" "$uri" "${qd1[@]}"
-		engine_fio $sid torus-poll "$r" "$uri" "${qd1[@]}" --poll_us=50
-		probe_qd1_run $sid probe-poll "$r" "$where"
+		in_turn $r 'run_fio $sid builtin "$r" "$uri" "${qd1[@]}"' \
+			'run_fio $sid torus "$r" "$uri" "${qd1[@]}"' \
+			'engine_fio $sid torus-poll "$r" "$uri" "${qd1[@]}" --poll_us=50' \
+			'probe_qd1_run $sid probe-poll "$r" "$where"'
 	done
 }
 
@@ -536,11 +540,9 @@ section_ceiling_qd64() {
 	# pipe-probe's, about the least any fio engine can spend per I/O here
 	record ratio $sid cpu_us_per_io fio-null probe
 	for ((r = 1; r <= rounds; r++)); do
-		probe_run $sid probe "$r" "unix:$T/ceiling_shim.sock"
-		engine_fio $sid torus "$r" "nbd+unix:///?socket=$T/ceiling_shim.sock" \
-			--rw=randread --bs=4k --iodepth=64
-		bench_server_pid='' bench_fio $sid fio-null "$r" --ioengine=null \
-			--size="$size" --rw=randread --bs=4k --iodepth=64
+		in_turn $r 'probe_run $sid probe "$r" "unix:$T/ceiling_shim.sock"' \
+			'engine_fio $sid torus "$r" "nbd+unix:///?socket=$T/ceiling_shim.sock" --rw=randread --bs=4k --iodepth=64' \
+			'bench_server_pid="" bench_fio $sid fio-null "$r" --ioengine=null --size="$size" --rw=randread --bs=4k --iodepth=64'
 	done
 	bench_server_pid=
 }
@@ -562,9 +564,9 @@ section_timeline_cost() {
 	record ratio $sid iops off probe
 	shim_start tl_shim --profile standard --backend null --size "$size"
 	for ((r = 1; r <= rounds; r++)); do
-		engine_fio $sid off "$r" "$uri" "${rr[@]}"
-		engine_fio $sid on "$r" "$uri" "${rr[@]}" --timeline="$tl"
-		probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 16 4096
+		in_turn $r 'engine_fio $sid off "$r" "$uri" "${rr[@]}"' \
+			'engine_fio $sid on "$r" "$uri" "${rr[@]}" --timeline="$tl"' \
+			'probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 16 4096'
 	done
 	rm -rf "$tl"
 }
@@ -579,10 +581,10 @@ section_read256k_qd64() {
 	record ratio $sid bw_mib torus probe
 	need_null_server
 	for ((r = 1; r <= rounds; r++)); do
-		run_fio $sid builtin "$r" "$null_uri" --rw=read --bs=256k --iodepth=64
-		run_fio $sid torus "$r" "$null_uri" --rw=read --bs=256k --iodepth=64
-		run_nbdcopy $sid "$r" "$null_uri"
-		probe_run $sid probe "$r" "unix:$null_sock" 64 262144
+		in_turn $r 'run_fio $sid builtin "$r" "$null_uri" --rw=read --bs=256k --iodepth=64' \
+			'run_fio $sid torus "$r" "$null_uri" --rw=read --bs=256k --iodepth=64' \
+			'run_nbdcopy $sid "$r" "$null_uri"' \
+			'probe_run $sid probe "$r" "unix:$null_sock" 64 262144'
 	done
 }
 
@@ -600,9 +602,9 @@ section_shim_std_qd64() {
 	[[ -S $T/std_shim.sock ]] ||
 		shim_start std_shim --profile standard --backend null --size "$size"
 	for ((r = 1; r <= rounds; r++)); do
-		shim_fio $sid nbdkit "$r" "$null_uri" "${rr[@]}"
-		shim_fio $sid shim "$r" "nbd+unix:///?socket=$T/std_shim.sock" "${rr[@]}"
-		probe_run $sid probe "$r" "unix:$T/std_shim.sock"
+		in_turn $r 'shim_fio $sid nbdkit "$r" "$null_uri" "${rr[@]}"' \
+			'shim_fio $sid shim "$r" "nbd+unix:///?socket=$T/std_shim.sock" "${rr[@]}"' \
+			'probe_run $sid probe "$r" "unix:$T/std_shim.sock"'
 	done
 }
 
@@ -615,11 +617,12 @@ section_shim_probe() {
 	[[ -S $T/std_shim.sock ]] ||
 		shim_start std_shim --profile standard --backend null --size "$size"
 	for ((r = 1; r <= rounds; r++)); do
-		probe_run $sid nbdkit "$r" "unix:$null_sock"
-		probe_run $sid shim "$r" "unix:$T/std_shim.sock"
+		in_turn $r 'probe_run $sid nbdkit "$r" "unix:$null_sock"' \
+			'probe_run $sid shim "$r" "unix:$T/std_shim.sock"'
 	done
 }
 
+# shellcheck disable=SC2034 # used in in_turn's commands
 section_shim_docs() {
 	local r sz=1G with_redis=0 qd bs
 	local torus64=(--rw=randrw --rwmixread=75 --bs=64k --iodepth=64 "--size=$sz")
@@ -658,30 +661,27 @@ section_shim_docs() {
 	local torus1g_uri="nbd+unix:///torus?socket=$T/doc_torus_1g.sock"
 	local zeroos_uri="nbd+unix:///default?socket=$T/doc_zeroos.sock"
 	local std_uri="nbd+unix:///?socket=$T/doc_std.sock"
+	local redis_run=()
+	((with_redis)) && redis_run=('shim_fio shim_doc_zeroos4k zeroos-redis "$r" "nbd+unix:///default?socket=$T/doc_zeroos_redis.sock" "${zeroos4[@]}"')
 	for ((r = 1; r <= rounds; r++)); do
-		shim_fio shim_doc_torus64k torus "$r" "$torus_uri" "${torus64[@]}"
-		shim_fio shim_doc_torus64k torus-1gbit "$r" "$torus1g_uri" \
-			"${torus64[@]}"
-		shim_fio shim_doc_torus64k standard "$r" "$std_uri" "${torus64[@]}"
-		shim_fio shim_doc_torus4k torus "$r" "$torus_uri" "${torus4[@]}"
-		shim_fio shim_doc_torus4k torus-1gbit "$r" "$torus1g_uri" \
-			"${torus4[@]}"
-		shim_fio shim_doc_torus4k standard "$r" "$std_uri" "${torus4[@]}"
-		shim_fio shim_doc_zeroos4k zeroos "$r" "$zeroos_uri" "${zeroos4[@]}"
-		if ((with_redis)); then
-			shim_fio shim_doc_zeroos4k zeroos-redis "$r" \
-				"nbd+unix:///default?socket=$T/doc_zeroos_redis.sock" \
-				"${zeroos4[@]}"
-		fi
-		shim_fio shim_doc_zeroos4k standard "$r" "$std_uri" "${zeroos4[@]}"
-		probe_run shim_doc_torus64k probe "$r" "unix:$T/doc_std.sock" 64 65536
-		probe_run shim_doc_torus4k probe "$r" "unix:$T/doc_std.sock" 64 4096
-		probe_run shim_doc_zeroos4k probe "$r" "unix:$T/doc_std.sock" 4 4096
+		in_turn $r 'shim_fio shim_doc_torus64k torus "$r" "$torus_uri" "${torus64[@]}"' \
+			'shim_fio shim_doc_torus64k torus-1gbit "$r" "$torus1g_uri" "${torus64[@]}"' \
+			'shim_fio shim_doc_torus64k standard "$r" "$std_uri" "${torus64[@]}"' \
+			'probe_run shim_doc_torus64k probe "$r" "unix:$T/doc_std.sock" 64 65536'
+		in_turn $r 'shim_fio shim_doc_torus4k torus "$r" "$torus_uri" "${torus4[@]}"' \
+			'shim_fio shim_doc_torus4k torus-1gbit "$r" "$torus1g_uri" "${torus4[@]}"' \
+			'shim_fio shim_doc_torus4k standard "$r" "$std_uri" "${torus4[@]}"' \
+			'probe_run shim_doc_torus4k probe "$r" "unix:$T/doc_std.sock" 64 4096'
+		in_turn $r 'shim_fio shim_doc_zeroos4k zeroos "$r" "$zeroos_uri" "${zeroos4[@]}"' \
+			"${redis_run[@]}" \
+			'shim_fio shim_doc_zeroos4k standard "$r" "$std_uri" "${zeroos4[@]}"' \
+			'probe_run shim_doc_zeroos4k probe "$r" "unix:$T/doc_std.sock" 4 4096'
 	done
 }
 
 # --- TCMU sections --------------------------------------------------------------
 
+# shellcheck disable=SC2034 # used in in_turn's commands
 section_tcmu_vs_nbd_qd32() {
 	local sid=tcmu_vs_nbd_qd32 r
 	local rr=(--rw=randread --bs=4k --iodepth=32 --size="$tcmu_size")
@@ -705,18 +705,16 @@ section_tcmu_vs_nbd_qd32() {
 	}
 	prefill "$tcmu_uri"
 	prefill "$nbd_uri"
+	# shellcheck disable=SC2154 # tcmu_pid_*: set by start_tcmu (printf -v)
 	for ((r = 1; r <= rounds; r++)); do
-		# shellcheck disable=SC2154 # set by start_tcmu (printf -v)
-		bench_server_pid=$tcmu_pid_tcmu_mem
-		engine_fio $sid tcmu "$r" "$tcmu_uri" "${rr[@]}"
-		ring_client_run $sid ring-client "$r" "$T/tcmu_mem.sock"
-		bench_server_pid=$nbd_mem_pid
-		engine_fio $sid nbd "$r" "$nbd_uri" "${rr[@]}"
-		probe_run $sid nbd-probe "$r" "unix:$T/nbd_mem.sock" 32 4096
+		in_turn $r 'bench_server_pid=$tcmu_pid_tcmu_mem engine_fio $sid tcmu "$r" "$tcmu_uri" "${rr[@]}"' \
+			'bench_server_pid=$tcmu_pid_tcmu_mem ring_client_run $sid ring-client "$r" "$T/tcmu_mem.sock"' \
+			'bench_server_pid=$nbd_mem_pid engine_fio $sid nbd "$r" "$nbd_uri" "${rr[@]}"' \
+			'bench_server_pid=$nbd_mem_pid probe_run $sid nbd-probe "$r" "unix:$T/nbd_mem.sock" 32 4096'
 	done
-	bench_server_pid=
 }
 
+# shellcheck disable=SC2034 # used in in_turn's commands
 section_tcmu_ceiling_qd32() {
 	local sid=tcmu_ceiling_qd32 r
 	local rr=(--rw=randread --bs=4k --iodepth=32 --size="$tcmu_size")
@@ -730,9 +728,8 @@ section_tcmu_ceiling_qd32() {
 	# shellcheck disable=SC2154 # set by start_tcmu (printf -v)
 	bench_server_pid=$tcmu_pid_tcmu_null
 	for ((r = 1; r <= rounds; r++)); do
-		engine_fio $sid engine "$r" "tcmu+unix:///?socket=$T/tcmu_null.sock" \
-			"${rr[@]}"
-		ring_client_run $sid ring-client "$r" "$T/tcmu_null.sock"
+		in_turn $r 'engine_fio $sid engine "$r" "tcmu+unix:///?socket=$T/tcmu_null.sock" "${rr[@]}"' \
+			'ring_client_run $sid ring-client "$r" "$T/tcmu_null.sock"'
 	done
 	bench_server_pid=
 }

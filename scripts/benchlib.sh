@@ -229,6 +229,21 @@ bench_server_end() {
 	bench_server_note=$(printf ', server %.3f us CPU/IO (%.0f%%)' "$us" "$pct")
 }
 
+# in_turn ROUND CMD...: runs the commands (each a string, evaluated in the
+# caller's variables) one after the other, the order rotated by one each
+# round: round 1 A B C, round 2 B C A, round 3 C A B. Over as many rounds
+# as there are commands each takes each place once. In a fixed order the
+# later runs of a round came out slower on these VMs (docs/performance.md).
+in_turn() {
+	local _it_round=$1 _it_n _it_i
+	shift
+	_it_n=$#
+	local _it_cmds=("$@")
+	for ((_it_i = 0; _it_i < _it_n; _it_i++)); do
+		eval "${_it_cmds[(_it_i + _it_round - 1) % _it_n]}"
+	done
+}
+
 # cpu_probe: milliseconds a fixed loop takes on the client CPU. These VMs'
 # CPUs switch between two speeds (about 1.8x apart) every few seconds
 # whatever runs on them; the probe before and after each run (their mean:
