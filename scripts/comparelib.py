@@ -198,6 +198,16 @@ def rewrite_job(src, dst, overrides, drop=()):
     return jobs
 
 
+def engine_help(ctx):
+    """fio --enghelp's text for the engine ("" when fio cannot load it)."""
+    try:
+        r = subprocess.run([ctx.fio, f"--enghelp={ctx.engine}"], capture_output=True,
+                           text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return r.stdout if r.returncode == 0 else ""
+
+
 def engine_options(ctx):
     """The engine's options, from fio --enghelp (the fixed list when that fails)."""
     try:
@@ -299,6 +309,7 @@ class Context:
         self.servers = []
         self.server_log = None
         self.engine_opts = None
+        self._engine_help = None
         self.root = os.geteuid() == 0
         self.guest = os.path.join(HERE, "guest")
         self.in_guest = args.in_guest
@@ -401,6 +412,11 @@ class Context:
                        "use nbd:// or nbd+unix://)")
         self._guest_target = uri
         return uri
+
+    def engine_help(self):
+        if self._engine_help is None:
+            self._engine_help = engine_help(self)
+        return self._engine_help
 
     def engine_uri_opts(self):
         if self.engine_opts is None:
@@ -561,6 +577,24 @@ def path_engine_nbd(ctx, stack, res):
     watch = [s.pid for s in ctx.servers]
     return run_job(ctx, "engine-nbd",
                    {"ioengine": f"external:{ctx.engine}", "uri": ctx.target}, watch=watch)
+
+
+def path_engine_libnbd(ctx, stack, res):
+    """The engine on the same server through transport=libnbd: what a
+    general client library costs next to the native transport inside the
+    same glue (and the one engine path that reaches a TLS server)."""
+    ctx.need("fio")
+    ctx.need_file(ctx.engine, "libtorus.so")
+    if "libnbd" not in ctx.engine_help():
+        raise Skip(f"{ctx.engine} has no transport=libnbd (built without libnbd-dev: "
+                   "scripts/deps.sh, then meson setup again)")
+    if ctx.args.engine_in_guest and not ctx.in_guest:
+        return engine_in_guest(ctx, "engine-libnbd", res)
+    res["notes"].append("transport=libnbd")
+    watch = [s.pid for s in ctx.servers]
+    return run_job(ctx, "engine-libnbd",
+                   {"ioengine": f"external:{ctx.engine}", "uri": ctx.target,
+                    "transport": "libnbd"}, watch=watch)
 
 
 def path_engine_tcmu(ctx, stack, res):
@@ -840,6 +874,9 @@ class Path:
 PATHS = (
     Path("engine-nbd", "nbd", None, "host", (), path_engine_nbd,
          "libtorus.so over NBD to the server"),
+    Path("engine-libnbd", "nbd", "engine-nbd", "host", (), path_engine_libnbd,
+         "libtorus.so with transport=libnbd (the NBD client library) to the server; "
+         "costed against engine-nbd"),
     Path("engine-tcmu", "tcmu", None, "host", (), path_engine_tcmu,
          "libtorus.so over a TCMU ring to tcmu-shim --backend nbd:<server>"),
     Path("kernel-nbd", "nbd", "engine-nbd", "native-or-guest", ("nbd",), path_kernel_nbd,

@@ -62,8 +62,8 @@ def rounds(path, iops, clat=None, share=None):
 class Records(unittest.TestCase):
     def test_each_path_one_record(self):
         names = [p.name for p in comparelib.PATHS]
-        self.assertEqual(names, ["engine-nbd", "engine-tcmu", "kernel-nbd", "kernel-tcmu",
-                                 "kernel-loop", "guest-virtio"])
+        self.assertEqual(names, ["engine-nbd", "engine-libnbd", "engine-tcmu", "kernel-nbd",
+                                 "kernel-tcmu", "kernel-loop", "guest-virtio"])
         self.assertEqual(len(set(names)), len(names))
         self.assertEqual(comparelib.NAMES, names)
         for p in comparelib.PATHS:
@@ -71,7 +71,10 @@ class Records(unittest.TestCase):
             self.assertIn(p.where, ("host", "native-or-guest", "guest"), p.name)
             self.assertTrue(callable(p.runner), p.name)
             self.assertTrue(p.what, p.name)
-            if p.name.startswith("engine-"):
+            if p.name == "engine-libnbd":
+                # the other client of the same server, inside the same glue
+                self.assertEqual(p.baseline, "engine-nbd")
+            elif p.name.startswith("engine-"):
                 self.assertIsNone(p.baseline, p.name)
             else:
                 # a kernel path's baseline: the engine on its own transport
@@ -197,6 +200,30 @@ class Costs(unittest.TestCase):
         self.assertAlmostEqual(rs[1]["vs_engine"]["iops_ratio"], 0.6)
         self.assertEqual(comparelib.baseline_of("kernel-tcmu"), "engine-tcmu")
         self.assertIsNone(comparelib.baseline_of("engine-nbd"))
+
+    def test_libnbd_against_native(self):
+        rs = [result("engine-libnbd", clat=120.0, cpu=15.0, fio_cpu=9.0, iops=900.0),
+              result("engine-nbd", clat=100.0, cpu=10.0, fio_cpu=6.0, iops=1000.0)]
+        comparelib.add_costs(rs)
+        c = rs[0]["vs_engine"]
+        self.assertEqual(c["baseline"], "engine-nbd")
+        self.assertAlmostEqual(c["iops_ratio"], 0.9)
+        self.assertAlmostEqual(c["fio_cpu_ratio"], 1.5)
+        self.assertAlmostEqual(c["cpu_extra_us"], 5.0)
+        self.assertNotIn("vs_engine", rs[1])
+        self.assertIn("| engine-libnbd | engine-nbd | 0.90x | 1.20x | +20.0 | 1.50x | +5.0 |",
+                      comparelib.table(rs))
+
+    def test_libnbd_skipped_without_it(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".fio") as job, \
+                tempfile.NamedTemporaryFile(suffix=".so") as engine:
+            ctx = comparelib.Context(comparelib.parse_args(
+                [job.name, "--paths", "engine-libnbd", "--engine", engine.name]))
+            ctx._engine_help = "uri : Target of torus\ntransport : nbd or tcmu\n"
+            with self.assertRaises(comparelib.Skip) as e:
+                comparelib.path_engine_libnbd(ctx, None, {"notes": []})
+            self.assertEqual(str(e.exception), f"{engine.name} has no transport=libnbd (built "
+                             "without libnbd-dev: scripts/deps.sh, then meson setup again)")
 
     def test_not_comparable_elsewhere(self):
         rs = [result("engine-tcmu"), result("kernel-tcmu", where="guest-tcg",
