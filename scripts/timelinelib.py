@@ -371,6 +371,27 @@ def split_storage(tcmu_files, nbd_files):
     return {"server": "nbd-shim", "matched": len(chains), "of": of, "phases": phases}
 
 
+def span(rf):
+    """(first, last) stamp over the records of RF (stamps not taken left
+    out), or None when it holds none."""
+    lo = hi = None
+    n = len(rf.stamps)
+    for rec in rf.records:
+        ts = [t for t in rec[5:5 + n] if t]
+        if ts:
+            a, b = min(ts), max(ts)
+            lo = a if lo is None or a < lo else lo
+            hi = b if hi is None or b > hi else hi
+    return None if lo is None else (lo, hi)
+
+
+def _apart(s, lo, hi):
+    """How far span S lies outside [LO, HI], in words."""
+    if s[1] < lo:
+        return f"ended {(lo - s[1]) / 1e9:.1f} s before"
+    return f"began {(s[0] - hi) / 1e9:.1f} s after"
+
+
 def fio_lat_mean_us(fio_json):
     """fio's mean total latency (lat_ns, submission to completion) over
     every job and direction of the fio JSON file FIO_JSON, in µs."""
@@ -400,6 +421,22 @@ def analyse(d, fio_json=None):
         if not eng:
             continue
         srv = [f for f in files if f.source == SERVER_OF[path]]
+        # A server file from an earlier run into the same directory shares
+        # no time with this run's engine records: joined, it would only
+        # steal matches, so it is left out, loudly.
+        spans = [x for x in map(span, eng) if x]
+        if spans:
+            lo, hi = min(x[0] for x in spans), max(x[1] for x in spans)
+            keep = []
+            for f in srv:
+                x = span(f)
+                if x and (x[1] < lo or x[0] > hi):
+                    res["warnings"].append(
+                        f"{f.name}: its records {_apart(x, lo, hi)} {path}'s: another "
+                        f"run's, left out of the join (give each run an empty directory)")
+                else:
+                    keep.append(f)
+            srv = keep
         server = SERVER_OF[path] if srv else None
         phases = PHASES[(path, server)]
         want = {x for _, _, a, b in phases + (TOTAL,) for x in (a, b)}

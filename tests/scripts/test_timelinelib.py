@@ -200,6 +200,29 @@ class Join(Dir):
         got = {c[0]: c[2] for c in chains}             # queued -> received
         self.assertEqual((got[900], got[1400]), (500, 2000))
 
+    def test_another_runs_server_file_left_out(self):
+        # a shim file of an earlier run into the same directory: the same
+        # cookies, offsets and ops, but seconds before this run's engine
+        old = [nbd_io(k, k * 4096, 10_000 * k) for k in range(1, 4)]
+        new = [nbd_io(k, k * 4096, 5_000_000_000 + 10_000 * k) for k in range(1, 4)]
+        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD,
+                  [e for e, _ in new])
+        write_rec(self.p("nbd-shim-7-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM,
+                  [s for _, s in old])
+        write_rec(self.p("nbd-shim-8-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM,
+                  [s for _, s in new])
+        res = tl.analyse(self.d)
+        r = res["paths"]["engine-nbd"]
+        self.assertEqual((r["server"], r["joined"]), ("nbd-shim", 3))
+        self.assertEqual(res["warnings"], [
+            "nbd-shim-7-0.rec: its records ended 5.0 s before engine-nbd's: another run's, "
+            "left out of the join (give each run an empty directory)"])
+        # only another run's: the path has no server records left
+        os.unlink(self.p("nbd-shim-8-0.rec"))
+        res = tl.analyse(self.d)
+        self.assertEqual(res["paths"]["engine-nbd"]["form"], "server and wire")
+        self.assertEqual(len(res["warnings"]), 1)
+
     def test_server_a_little_early(self):
         # the server read the request before the engine's send() returned
         pairs = [nbd_io(1, 0, 10_000, skew=1500)]
