@@ -18,6 +18,9 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
   value    ID         label   round   metric  value
   ratio    ID         metric  num     den                  (informational)
   target   ID         metric  num     den     op  threshold
+  diff     ID         metric  num     den
+      NUM - DEN, the median of the rounds' own differences (what NUM
+      adds per I/O: TLS's own cost, TLS - plain)
   spread   ID         metric  label   [op threshold [reference]]
       the largest over the smallest of LABEL's rounds (a target when op
       and threshold are given). With a reference label the target is
@@ -72,6 +75,24 @@ def paired_ratio(vals, num, den, metric):
     return statistics.median(a) / mb if mb else None
 
 
+def paired_diffs(vals, num, den, metric):
+    """NUM - DEN for METRIC in each round when both ran every round, else
+    the difference of the medians alone; [] when either is missing."""
+    a = vals.get(num, {}).get(metric, [])
+    b = vals.get(den, {}).get(metric, [])
+    if not a or not b:
+        return []
+    if len(a) == len(b):
+        return [x - y for x, y in zip(a, b)]
+    return [statistics.median(a) - statistics.median(b)]
+
+
+def fmt_diff(metric, v):
+    """A difference in METRIC's format, signed: +0.512, -1.2k."""
+    text = fmt(metric, abs(v))
+    return ("-" if v < 0 else "+") + text
+
+
 def positive(values, label, metric):
     """LABEL's rounds of METRIC that measured something."""
     return [v for v in values.get(label, {}).get(metric, []) if v > 0]
@@ -94,6 +115,7 @@ class Records:
         self.header, self.meta, self.order = [], {}, []
         self.titles, self.commands, self.probes = {}, {}, {}
         self.values, self.ratios, self.spreads = {}, {}, {}
+        self.diffs = {}
 
 
 def split_sid(sid):
@@ -137,6 +159,9 @@ def _load_line(r, rec):
     elif kind == "target":
         sid, metric, num, den, op, thr = rest
         r.ratios.setdefault(sid, []).append((metric, num, den, op, float(thr)))
+    elif kind == "diff":
+        sid, metric, num, den = rest
+        r.diffs.setdefault(sid, []).append((metric, num, den))
     elif kind == "spread":
         sid, metric, label = rest[:3]
         op, thr = (rest[3], float(rest[4])) if len(rest) > 4 else (None, None)
@@ -149,7 +174,7 @@ def _load_line(r, rec):
 def report(path, md_path=None):
     r = load(path)
     header, order, titles = r.header, r.order, r.titles
-    values, ratios, spreads = r.values, r.ratios, r.spreads
+    values, ratios, spreads, diffs = r.values, r.ratios, r.spreads, r.diffs
 
     out, md = [], []
     verdicts = collections.Counter()
@@ -190,6 +215,13 @@ def report(path, md_path=None):
                     verdicts[verdict] += 1
                     s += f" (target {op} {thr:.2f}: {verdict})"
                     mdt.append(f"{op} {thr:.2f} **{verdict}**")
+                notes.append(s)
+            for (dm, num, den) in diffs.get(sid, []):
+                if dm != m:
+                    continue
+                ds = paired_diffs(values.get(sid, {}), num, den, m)
+                s = f"{num}-{den} " + (fmt_diff(m, statistics.median(ds)) if ds else "n/a")
+                mdr.append(s)
                 notes.append(s)
             title = METRICS.get(m, (m,))[0]
             out.append(f"  {title:18}" + "".join(f"{c:>{w}}" for c in cells) + "   " + "; ".join(notes))

@@ -144,6 +144,31 @@ def ratio_rows(rec, s, places):
     return rows
 
 
+def diff_text(metric, ds):
+    """Median [min–max] of the differences DS, signed, in METRIC's format."""
+    if not ds:
+        return "n/a"
+    med = benchlib.fmt_diff(metric, statistics.median(ds))
+    if len(ds) < 2 or min(ds) == max(ds):
+        return med
+    return f"{med} [{benchlib.fmt_diff(metric, min(ds))}–{benchlib.fmt_diff(metric, max(ds))}]"
+
+
+def diff_rows(rec, s, places):
+    """The Rows of section S's differences (NUM − DEN: what NUM adds per
+    I/O), each the median of the rounds' own with their min–max."""
+    seen, rows = set(), []
+    for place in places:
+        for (m, num, den) in rec.diffs.get(s.places[place], []):
+            if (m, num, den) in seen:
+                continue
+            seen.add((m, num, den))
+            cells = {p: diff_text(m, benchlib.paired_diffs(rec.values.get(s.places[p], {}),
+                                                           num, den, m)) for p in places}
+            rows.append(Row(f"{metric_title(m)}: {num} − {den}", cells, metric=m, den=den))
+    return rows
+
+
 def spread_rows(rec, s, places):
     """The Rows of section S's spreads (the largest round over the
     smallest); a target is judged only where the reference's own spread
@@ -199,7 +224,7 @@ def section_text(rec, s, rerun):
     lines.append("")
     for label, what in s.probes:
         lines += [f"Lean probe (`{label}`): {what}.", ""]
-    rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
+    rows = ratio_rows(rec, s, places) + diff_rows(rec, s, places) + spread_rows(rec, s, places)
     if rows:
         lines.append("| ratio, median [min–max] of the rounds' own | " +
                      " | ".join(places) + " | target |")

@@ -76,5 +76,25 @@ class Ratio(unittest.TestCase):
         self.assertIn("torus/builtin 0.50 (target <= 0.55: PASS)", out)
 
 
+class Diff(unittest.TestCase):
+    def test_median_of_the_rounds_own(self):
+        recs = [("section", "s", "a section"),
+                ("ratio", "s", "cpu_us_per_io", "tls", "plain"),
+                ("diff", "s", "cpu_us_per_io", "tls", "plain"),
+                ("diff", "s", "iops", "tls", "plain")]
+        # per-round differences 1.0, 0.25, 0.5: median 0.5 (the medians' 0.4)
+        for i, (t, p) in enumerate([(3.0, 2.0), (2.75, 2.5), (2.5, 2.0)], 1):
+            recs.append(("value", "s", "plain", i, "cpu_us_per_io", p))
+            recs.append(("value", "s", "tls", i, "cpu_us_per_io", t))
+            recs.append(("value", "s", "plain", i, "iops", 2000))
+            recs.append(("value", "s", "tls", i, "iops", 1500))
+        out = report(recs)
+        self.assertIn("tls/plain 1.25; tls-plain +0.500", out)
+        self.assertIn("tls-plain -0.5k", out)
+        self.assertEqual(benchlib.paired_diffs({"a": {"m": [1.0]}}, "a", "b", "m"), [])
+        self.assertEqual(benchlib.paired_diffs({"a": {"m": [4.0, 2.0]}, "b": {"m": [1.0]}},
+                                               "a", "b", "m"), [2.0])
+
+
 if __name__ == "__main__":
     unittest.main()

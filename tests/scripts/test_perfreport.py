@@ -114,6 +114,25 @@ class Page(unittest.TestCase):
         self.assertIn("Targets, free: 0 PASS, 1 MISS.", summary)
 
 
+class Diffs(unittest.TestCase):
+    def test_difference_rows(self):
+        s = "transports_tls"
+        recs = [("section", s, "TLS against plain", s),
+                ("ratio", s, "cpu_us_per_io", "libnbd-tls", "libnbd-plain"),
+                ("diff", s, "cpu_us_per_io", "libnbd-tls", "libnbd-plain")]
+        # rounds' own differences +1.000, +0.250, +0.500
+        for i, (t, p) in enumerate([(3.0, 2.0), (2.75, 2.5), (2.5, 2.0)], 1):
+            recs += [("value", s, "libnbd-plain", i, "cpu_us_per_io", p),
+                     ("value", s, "libnbd-tls", i, "cpu_us_per_io", t)]
+        p = render(META + recs)
+        self.assertIn("| CPU us per I/O: libnbd-tls / libnbd-plain | 1.25 [1.10–1.50] |  |", p)
+        self.assertIn("| CPU us per I/O: libnbd-tls − libnbd-plain | +0.500 [+0.250–+1.000] |  |",
+                      p)
+        sec = p[p.index("## TLS against plain"):]
+        self.assertLess(sec.index("libnbd-tls / libnbd-plain"),
+                        sec.index("libnbd-tls − libnbd-plain"))
+
+
 class Modes(unittest.TestCase):
     def test_quick_says_so(self):
         meta = [m for m in META if m[1] not in ("mode", "rounds", "runtime")]
