@@ -81,7 +81,7 @@ static const struct fio_option common_options[] = {
 	{
 		.name	= "uri",
 		.lname	= "Target URI",
-		.help	= "Target of torus " TORUS_VERSION ": nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH; without one the transport's embedded server is started, sized to the job",
+		.help	= "Target of torus " TORUS_VERSION ": nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH (with transport=libnbd also nbds://, nbds+unix:// and nbd+vsock://); without one the transport's embedded server is started, sized to the job",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, uri),
 		.category = FIO_OPT_C_ENGINE,
@@ -90,7 +90,7 @@ static const struct fio_option common_options[] = {
 	{
 		.name	= "transport",
 		.lname	= "Transport",
-		.help	= "Which transport's embedded server to start when no uri is given: nbd (nbdkit memory) or tcmu (the handler host tcmu-shim); a uri names its own transport",
+		.help	= "Which transport: nbd (native), tcmu, or libnbd (TLS; where built with libnbd-dev); with a uri, one that serves it (unset: the uri's own), without one, whose embedded server to start: nbdkit memory (nbd, libnbd) or the handler host tcmu-shim (tcmu)",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, transport),
 		/* Set at load: the first transport listed (transports.c). */
@@ -140,6 +140,19 @@ static char option_help[MAX_OPTIONS][MAX_HELP];
 /* Where each transport's block starts in the option struct. */
 static size_t opts_offset[MAX_TRANSPORTS];
 
+/*
+ * An option two transports both have (conns=) is in fio's table once, as
+ * the first transport's: fio finds an option by its name. Before a job
+ * runs, its value is copied into the later transport's own block.
+ */
+struct shared_option {
+	unsigned int index;		/* in options[] */
+	const struct torus_transport *tp;
+	size_t off;			/* in the option struct */
+};
+static struct shared_option shared[MAX_OPTIONS];
+static unsigned int nshared;
+
 /* The one exported symbol: fio looks it up by this name. */
 extern struct ioengine_ops ioengine __attribute__((visibility("default")));
 
@@ -181,6 +194,15 @@ static void __attribute__((constructor)) torus_build_options(void)
 		off = (off + 7) & ~(size_t)7;
 		opts_offset[i] = off;
 		for (o = tp->options; o && o->name && n < MAX_OPTIONS - 1; o++) {
+			for (k = 0; k < n; k++)
+				if (!strcmp(options[k].name, o->name))
+					break;
+			if (k < n) {
+				shared[nshared].index = k;
+				shared[nshared].tp = tp;
+				shared[nshared++].off = o->off1 + off;
+				continue;
+			}
 			options[n] = *o;
 			options[n].off1 += off;
 			option_owner[n] = tp;
@@ -208,6 +230,43 @@ static void say_version(void)
 		TORUS_FIO_VERSION);
 }
 
+static bool shares_option(const struct torus_transport *tp, unsigned int k)
+{
+	unsigned int i;
+
+	for (i = 0; i < nshared; i++)
+		if (shared[i].tp == tp && shared[i].index == k)
+			return true;
+	return false;
+}
+
+/* The job's value of each shared option, into tp's own block. */
+static void copy_shared_options(struct thread_data *td,
+				const struct torus_transport *tp)
+{
+	unsigned int i;
+
+	for (i = 0; i < nshared; i++) {
+		const struct fio_option *o = &options[shared[i].index];
+		const char *from = (const char *)td->eo + o->off1;
+		char *to = (char *)td->eo + shared[i].off;
+
+		if (shared[i].tp != tp)
+			continue;
+		switch (o->type) {
+		case FIO_OPT_STR_STORE:
+			memcpy(to, from, sizeof(void *));
+			break;
+		case FIO_OPT_STR_VAL:
+			memcpy(to, from, sizeof(unsigned long long));
+			break;
+		default:
+			memcpy(to, from, sizeof(unsigned int));
+			break;
+		}
+	}
+}
+
 /*
  * An option of another transport than the job's does nothing: say so,
  * naming the option and its transport, once per job.
@@ -220,7 +279,7 @@ static void warn_foreign_options(struct thread_data *td,
 	for (k = 0; options[k].name; k++) {
 		const struct torus_transport *owner = option_owner[k];
 
-		if (!owner || owner == tp ||
+		if (!owner || owner == tp || shares_option(tp, k) ||
 		    !torus_option_changed(&options[k], td->eo))
 			continue;
 		fprintf(stderr,
@@ -265,16 +324,22 @@ static const char *transport_name(const struct torus_options *o)
 	       torus_transports[0]->name;
 }
 
-/* Largest extent among this run's jobs on one transport's embedded server. */
-static uint64_t embedded_size(const char *transport)
+/*
+ * Largest extent among this run's jobs on one embedded server (two
+ * transports may share one: libnbd uses the nbd transport's).
+ */
+static uint64_t embedded_size(const struct torus_transport *tp)
 {
 	uint64_t size = 0;
 
 	torus_for_each_td(td) {
 		struct torus_options *o = td->eo;
+		const struct torus_transport *other;
 
-		if (!uses_torus(td) || !o || (o->uri && *o->uri) ||
-		    strcmp(transport_name(o), transport))
+		if (!uses_torus(td) || !o || (o->uri && *o->uri))
+			continue;
+		other = torus_transport_named(transport_name(o));
+		if (!other || other->embedded != tp->embedded)
 			continue;
 		if (job_extent(td) > size)
 			size = job_extent(td);
@@ -282,9 +347,16 @@ static uint64_t embedded_size(const char *transport)
 	return size ? size : DEFAULT_EMBEDDED_SIZE;
 }
 
+/* transport= given, other than the default (which a uri overrides). */
+static bool transport_chosen(const struct torus_options *o)
+{
+	return o->transport && *o->transport &&
+	       strcmp(o->transport, torus_transports[0]->name);
+}
+
 /*
- * Picks the transport (from the uri, or transport= with the embedded
- * server), checks option ranges (fio 3.33 lets a negative value through
+ * Picks the transport (transport= if it serves the uri, else the uri's
+ * own, or transport= with the embedded server), checks option ranges (fio 3.33 lets a negative value through
  * when an option's minimum is 0) and fills d->params.
  */
 static int resolve_target(struct thread_data *td, struct torus_data *d)
@@ -300,28 +372,36 @@ static int resolve_target(struct thread_data *td, struct torus_data *d)
 	}
 	if (o->uri && *o->uri) {
 		snprintf(d->uri, sizeof(d->uri), "%s", o->uri);
-		d->tp = torus_transport_for_uri(d->uri);
-		if (!d->tp) {
+		if (!transport_chosen(o))
+			d->tp = torus_transport_for_uri(d->uri);
+		if (!transport_chosen(o) && !d->tp) {
 			log_err("torus: unsupported uri '%s': expected %s\n",
 				d->uri, torus_transport_uri_forms());
 			return 1;
 		}
-	} else {
+	}
+	if (!d->tp) {
 		d->tp = torus_transport_named(transport_name(o));
 		if (!d->tp) {
 			log_err("torus: unknown transport=%s: use one of %s\n",
 				transport_name(o), torus_transport_names());
 			return 1;
 		}
+		if (d->uri[0] && !d->tp->handles(d->uri)) {
+			log_err("torus: transport=%s does not serve uri '%s'; it serves %s: change the uri, or drop transport= to let the uri pick its transport\n",
+				d->tp->name, d->uri, d->tp->uri_forms);
+			return 1;
+		}
 	}
 	warn_foreign_options(td, d->tp);
+	copy_shared_options(td, d->tp);
 	d->params.opts = transport_opts(td, d->tp);
 	if (d->tp->check_options(d->params.opts, err, sizeof(err))) {
 		log_err("torus: %s\n", err);
 		return 1;
 	}
 	if (!d->uri[0] &&
-	    d->tp->embedded(embedded_size(d->tp->name), d->uri, sizeof(d->uri),
+	    d->tp->embedded(embedded_size(d->tp), d->uri, sizeof(d->uri),
 			    err, sizeof(err))) {
 		log_err("torus: %s\n", err);
 		return 1;

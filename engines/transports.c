@@ -10,11 +10,18 @@
 
 extern const struct torus_transport torus_nbd_transport;
 extern const struct torus_transport torus_tcmu_transport;
+extern const struct torus_transport torus_libnbd_transport;
 
-/* The first is the default of transport=. */
+/*
+ * The first is the default of transport=. A uri picks the first that
+ * serves it: libnbd comes after nbd, so it runs only when named.
+ */
 const struct torus_transport *const torus_transports[] = {
 	&torus_nbd_transport,
 	&torus_tcmu_transport,
+#ifdef TORUS_HAVE_LIBNBD
+	&torus_libnbd_transport,
+#endif
 };
 const unsigned int torus_ntransports =
 	sizeof(torus_transports) / sizeof(torus_transports[0]);

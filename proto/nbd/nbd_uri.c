@@ -178,7 +178,7 @@ int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err,
 
 	if (!strncmp(uri, "nbds://", 7) || !strncmp(uri, "nbds+unix://", 12))
 		return uri_err(err, errlen,
-			       "uri '%s' asks for TLS, which this engine does not speak; use nbd:// or nbd+unix:// against a server without TLS",
+			       "uri '%s' asks for TLS, which the native nbd transport does not speak; use transport=libnbd for TLS (docs/libnbd.md), or nbd:// or nbd+unix:// against a server without TLS",
 			       uri);
 
 	if (!strncmp(uri, tcp, sizeof(tcp) - 1))

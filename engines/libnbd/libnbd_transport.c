@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The libnbd transport: NBD through libnbd's asynchronous API, for what
+ * the native transport does not speak (TLS, nbd+vsock://) and to measure
+ * a general client library inside the same glue (docs/libnbd.md).
+ *
+ * Each connection is one libnbd handle. queue() issues the command (libnbd
+ * sends it at once); reap() polls the handles' sockets in the direction
+ * libnbd asks for and lets libnbd read the replies, which call back into
+ * done(): the glue's completer, once per request.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libnbd.h>
+
+/* fio's option table types (struct fio_option, FIO_OPT_*). */
+#include "fio.h"
+#include "optgroup.h"
+
+#include "../transport.h"
+#include "../nbd/nbd_embedded.h"
+#include "libnbd_setup.h"
+
+#define MAX_CONNS		64
+/* Without block size info: what every server takes (the native's too). */
+#define DEFAULT_MAX_BLOCK	(32U << 20)
+/* libnbd refuses larger payloads itself. */
+#define LIBNBD_MAX_PAYLOAD	(64U << 20)
+/* Waits are cut so that expired requests are seen. */
+#define MAX_WAIT_MS		1000
+
+/* One request: the callback's user_data. */
+struct lnbd_slot {
+	struct lnbd_session *s;
+	void *user;
+	uint64_t start_ns;
+	unsigned int conn;
+	bool busy;
+	bool orphan;		/* already failed to the glue: ignore its end */
+	enum torus_op op;
+	uint32_t len;
+	uint64_t offset;
+};
+
+struct lnbd_conn {
+	struct nbd_handle *h;
+	unsigned int inflight;
+	bool dead;		/* never polled nor used again */
+};
+
+struct lnbd_session {
+	struct torus_session base;
+	struct lnbd_conn conns[MAX_CONNS];
+	unsigned int nconns, next;
+	struct lnbd_slot *slots;
+	unsigned int *free;	/* stack of free slot indices */
+	unsigned int depth, nfree;
+	unsigned int inflight;
+	unsigned long completed;
+	unsigned int timeout_s;
+	uint64_t next_check;
+	struct pollfd *pfd;
+	unsigned int *pconn;	/* the connection of each pfd */
+	char label[512];
+};
+
+static struct lnbd_session *to_lnbd(struct torus_session *s)
+{
+	return (struct lnbd_session *)((char *)s -
+				       offsetof(struct lnbd_session, base));
+}
+
+static struct fio_option lnbd_options[] = {
+	{
+		/* The glue folds it into the nbd transport's conns=. */
+		.name	= "conns",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct lnbd_opts, conns),
+		.def	= "1",
+		.minval	= 1,
+		.maxval	= MAX_CONNS,
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tls_certificates",
+		.lname	= "TLS certificates directory",
+		.help	= "X.509 directory (ca-cert.pem, client-cert.pem, client-key.pem) for an nbds:// uri with transport=libnbd; the uri's ?tls-certificates=DIR does the same",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct lnbd_opts, tls_certificates),
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tls_psk_file",
+		.lname	= "TLS PSK file",
+		.help	= "PSK file (username:hexkey lines, as psktool writes them) for an nbds:// uri with transport=libnbd; the uri's ?tls-psk-file=FILE does the same",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct lnbd_opts, tls_psk_file),
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tls_username",
+		.lname	= "TLS username",
+		.help	= "PSK user name with transport=libnbd (default: the login name); a user in the uri (nbds://alice@host/) wins",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct lnbd_opts, tls_username),
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= NULL,
+	},
+};
+
+static const char *const schemes[] = {
+	"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", "nbd+vsock://",
+	"nbds+vsock://",
+};
+
+static bool lnbd_handles(const char *uri)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (!strncmp(uri, schemes[i], strlen(schemes[i])))
+			return true;
+	return false;
+}
+
+static void fill_target(struct nbd_handle *h, const char *uri,
+			struct torus_target *t)
+{
+	int64_t min = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
+	int64_t pref = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
+	int64_t max = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
+
+	snprintf(t->label, sizeof(t->label), "%s", uri);
+	t->size = nbd_get_size(h);
+	t->read_only = nbd_is_read_only(h) == 1;
+	t->can_flush = nbd_can_flush(h) == 1;
+	t->can_trim = nbd_can_trim(h) == 1;
+	t->can_fua = nbd_can_fua(h) == 1;
+	t->min_block = min > 0 ? min : 1;
+	t->max_block = max > 0 ? max : DEFAULT_MAX_BLOCK;
+	if (t->max_block > LIBNBD_MAX_PAYLOAD)
+		t->max_block = LIBNBD_MAX_PAYLOAD;
+	t->cmd_max = 0;
+	snprintf(t->detail, sizeof(t->detail),
+		 "libnbd %s, %s, block sizes %lld/%lld/%lld, multi-conn %d",
+		 nbd_get_version(h), nbd_get_tls_negotiated(h) == 1 ?
+		 "TLS" : "plain", (long long)min, (long long)pref,
+		 (long long)max, nbd_can_multi_conn(h));
+}
+
+static int check_multi_conn(const struct torus_params *p,
+			    struct nbd_handle *h, const char *label,
+			    char *err, size_t errlen)
+{
+	const struct lnbd_opts *o = p->opts;
+
+	if (o->conns <= 1 || nbd_can_multi_conn(h) == 1)
+		return 0;
+	snprintf(err, errlen,
+		 "%s: conns=%u but the server does not advertise multi-conn (NBD_FLAG_CAN_MULTI_CONN), so connections could see each other's writes out of order; use conns=1 (qemu-nbd needs -e %u to allow it)",
+		 label, o->conns, o->conns);
+	return -1;
+}
+
+/* Tells the server goodbye if it can be said without waiting. */
+static void drop_handle(struct nbd_handle *h)
+{
+	if (nbd_aio_is_ready(h) == 1)
+		nbd_aio_disconnect(h, 0);
+	nbd_close(h);
+}
+
+static int lnbd_probe(const struct torus_params *p, struct torus_target *t,
+		      char *err, size_t errlen)
+{
+	struct nbd_handle *h = lnbd_connect(p, err, errlen);
+	int ret;
+
+	if (!h)
+		return -1;
+	fill_target(h, p->uri, t);
+	ret = check_multi_conn(p, h, t->label, err, errlen);
+	drop_handle(h);
+	return ret;
+}
+
+static int lnbd_check(const struct torus_params *p,
+		      const struct torus_job *job,
+		      const struct torus_target *t, char *err, size_t errlen)
+{
+	if (job->trims && !t->can_trim) {
+		snprintf(err, errlen,
+			 "%s: the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job",
+			 t->label);
+		return -1;
+	}
+	if (job->fua && !t->can_fua) {
+		snprintf(err, errlen,
+			 "%s: fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1",
+			 t->label);
+		return -1;
+	}
+	return 0;
+}
+
+static void free_session(struct lnbd_session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nconns; i++)
+		drop_handle(s->conns[i].h);
+	free(s->slots);
+	free(s->free);
+	free(s->pfd);
+	free(s->pconn);
+	free(s);
+}
+
+static struct torus_session *lnbd_open(const struct torus_params *p,
+				       unsigned int depth,
+				       struct torus_target *t, char *err,
+				       size_t errlen)
+{
+	const struct lnbd_opts *o = p->opts;
+	struct lnbd_session *s;
+	uint64_t size0 = t->size;
+	unsigned int i;
+
+	if (p->stamp.fn) {
+		snprintf(err, errlen,
+			 "timeline= does not work with transport=libnbd (libnbd does not say when it sends a command or reads its reply): use transport=nbd, or drop timeline=");
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->slots = calloc(depth, sizeof(*s->slots));
+		s->free = calloc(depth, sizeof(*s->free));
+		s->pfd = calloc(o->conns, sizeof(*s->pfd));
+		s->pconn = calloc(o->conns, sizeof(*s->pconn));
+	}
+	if (!s || !s->slots || !s->free || !s->pfd || !s->pconn) {
+		snprintf(err, errlen, "out of memory for iodepth=%u", depth);
+		if (s)
+			free_session(s);
+		return NULL;
+	}
+	s->base.done = p->done;
+	s->depth = depth;
+	s->timeout_s = p->timeout_s;
+	snprintf(s->label, sizeof(s->label), "%s", p->uri);
+	for (i = 0; i < depth; i++) {
+		s->slots[i].s = s;
+		s->free[s->nfree++] = depth - 1 - i;
+	}
+	for (i = 0; i < o->conns; i++) {
+		char why[768];
+		struct nbd_handle *h = lnbd_connect(p, why, sizeof(why));
+
+		if (!h) {
+			if (i)
+				snprintf(err, errlen,
+					 "connection %u of conns=%u: %s",
+					 i + 1, o->conns, why);
+			else
+				snprintf(err, errlen, "%s", why);
+			goto fail;
+		}
+		s->conns[s->nconns++].h = h;
+		if (nbd_get_size(h) != nbd_get_size(s->conns[0].h)) {
+			snprintf(err, errlen,
+				 "%s: connection %u saw a different export size (%lld bytes) than connection 1 (%lld bytes)",
+				 s->label, i + 1, (long long)nbd_get_size(h),
+				 (long long)nbd_get_size(s->conns[0].h));
+			goto fail;
+		}
+	}
+	if ((uint64_t)nbd_get_size(s->conns[0].h) < size0) {
+		snprintf(err, errlen,
+			 "%s: the export shrank from %llu to %lld bytes since the job started",
+			 s->label, (unsigned long long)size0,
+			 (long long)nbd_get_size(s->conns[0].h));
+		goto fail;
+	}
+	if (check_multi_conn(p, s->conns[0].h, s->label, err, errlen))
+		goto fail;
+	fill_target(s->conns[0].h, p->uri, t);
+	return &s->base;
+fail:
+	free_session(s);
+	return NULL;
+}
+
+/* The glue's completer, once: the slot is free again after it. */
+static void finish(struct lnbd_session *s, struct lnbd_slot *sl, int error)
+{
+	sl->busy = false;
+	s->conns[sl->conn].inflight--;
+	s->inflight--;
+	s->completed++;
+	s->free[s->nfree++] = sl - s->slots;
+	s->base.done.fn(s->base.done.arg, sl->user, error);
+}
+
+/* libnbd's completion callback: runs inside a libnbd call on the handle. */
+static int on_done(void *user_data, int *error)
+{
+	struct lnbd_slot *sl = user_data;
+
+	/* Failed already (timeout, cancel): its connection is gone. */
+	if (sl->orphan)
+		return 1;
+	finish(sl->s, sl, *error == ENOTCONN ? EIO : *error);
+	return 1;
+}
+
+static struct lnbd_conn *pick_conn(struct lnbd_session *s, unsigned int *idx)
+{
+	unsigned int i, c;
+
+	for (i = 0; i < s->nconns; i++) {
+		c = (s->next + i) % s->nconns;
+		if (!s->conns[c].dead) {
+			s->next = c + 1;
+			*idx = c;
+			return &s->conns[c];
+		}
+	}
+	return NULL;
+}
+
+static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
+		      uint64_t offset, uint32_t len, void *buf, void *user)
+{
+	struct lnbd_session *s = to_lnbd(ts);
+	nbd_completion_callback cb = { .callback = on_done };
+	uint32_t flags = fua ? LIBNBD_CMD_FLAG_FUA : 0;
+	struct lnbd_slot *sl;
+	struct lnbd_conn *c;
+	unsigned int idx;
+	int64_t cookie;
+
+	if (!s->nfree)
+		return -EBUSY;
+	c = pick_conn(s, &idx);
+	if (!c)
+		return -ENOTCONN;
+	sl = &s->slots[s->free[--s->nfree]];
+	sl->user = user;
+	sl->conn = idx;
+	sl->busy = true;
+	sl->orphan = false;
+	sl->op = op;
+	sl->len = len;
+	sl->offset = offset;
+	sl->start_ns = s->timeout_s ? lnbd_now_ns() : 0;
+	c->inflight++;
+	s->inflight++;
+	cb.user_data = sl;
+	/* The reply may come, and on_done() run, before this returns. */
+	switch (op) {
+	case TORUS_OP_READ:
+		cookie = nbd_aio_pread(c->h, buf, len, offset, cb, 0);
+		break;
+	case TORUS_OP_WRITE:
+		cookie = nbd_aio_pwrite(c->h, buf, len, offset, cb, flags);
+		break;
+	case TORUS_OP_TRIM:
+		cookie = nbd_aio_trim(c->h, len, offset, cb, 0);
+		break;
+	default:
+		cookie = nbd_aio_flush(c->h, cb, 0);
+		break;
+	}
+	if (cookie >= 0)
+		return 0;
+	/* Not issued: libnbd does not call back, the glue fails it. */
+	lnbd_say_failed(s->label, idx, lnbd_op_name(op), len, offset);
+	sl->busy = false;
+	c->inflight--;
+	s->inflight--;
+	s->free[s->nfree++] = sl - s->slots;
+	return nbd_get_errno() == ENOTCONN ? -ENOTCONN : -EIO;
+}
+
+/* libnbd sends at issue time: nothing is held back. */
+static int lnbd_submit(struct torus_session *s)
+{
+	return 0;
+}
+
+/*
+ * Fails a connection's outstanding requests at once (expired gets
+ * ETIMEDOUT, the rest error) and shuts its socket, so that libnbd never
+ * writes into their buffers again.
+ */
+static void kill_conn(struct lnbd_session *s, unsigned int c,
+		      struct lnbd_slot *expired, int error)
+{
+	struct lnbd_conn *cn = &s->conns[c];
+	unsigned int i;
+	int fd = nbd_aio_get_fd(cn->h);
+
+	cn->dead = true;
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
+	for (i = 0; i < s->depth; i++) {
+		struct lnbd_slot *sl = &s->slots[i];
+
+		if (!sl->busy || sl->orphan || sl->conn != c)
+			continue;
+		sl->orphan = true;
+		/* The slot stays taken: libnbd may still call back. */
+		cn->inflight--;
+		s->inflight--;
+		s->completed++;
+		s->base.done.fn(s->base.done.arg, sl->user,
+				sl == expired ? ETIMEDOUT : error);
+	}
+}
+
+static void check_timeouts(struct lnbd_session *s, uint64_t now)
+{
+	uint64_t limit = (uint64_t)s->timeout_s * 1000000000ULL;
+	unsigned int i;
+
+	if (!s->timeout_s || now < s->next_check)
+		return;
+	s->next_check = now + limit / 8;
+	for (i = 0; i < s->depth; i++) {
+		struct lnbd_slot *sl = &s->slots[i];
+		struct lnbd_conn *cn = &s->conns[sl->conn];
+
+		if (!sl->busy || sl->orphan || cn->dead ||
+		    now - sl->start_ns < limit)
+			continue;
+		fprintf(stderr,
+			"torus: %s: connection %u: no reply for %u s to %s of %u bytes at offset %llu (request_timeout=%u); libnbd cannot cancel one command, so the connection is closed and its %u other outstanding requests fail with EIO\n",
+			s->label, sl->conn + 1, s->timeout_s,
+			lnbd_op_name(sl->op), sl->len,
+			(unsigned long long)sl->offset, s->timeout_s,
+			cn->inflight - 1);
+		kill_conn(s, sl->conn, sl, EIO);
+	}
+}
+
+/* libnbd failed reading or writing: the connection is gone. */
+static void conn_failed(struct lnbd_session *s, unsigned int c)
+{
+	fprintf(stderr,
+		"torus: %s: connection %u: libnbd: %s; its %u outstanding requests fail with EIO (is the server still running?)\n",
+		s->label, c + 1, nbd_get_error(), s->conns[c].inflight);
+	kill_conn(s, c, NULL, EIO);
+}
+
+/* One poll of every live handle; returns -errno or 0. */
+static int poll_once(struct lnbd_session *s, int ms)
+{
+	unsigned int i, n = 0;
+	int ret;
+
+	for (i = 0; i < s->nconns; i++) {
+		struct lnbd_conn *cn = &s->conns[i];
+		int dir, fd;
+
+		if (cn->dead)
+			continue;
+		fd = nbd_aio_get_fd(cn->h);
+		dir = nbd_aio_get_direction(cn->h);
+		if (fd < 0 || nbd_aio_is_dead(cn->h) == 1 ||
+		    nbd_aio_is_closed(cn->h) == 1) {
+			conn_failed(s, i);
+			continue;
+		}
+		s->pfd[n].fd = fd;
+		s->pfd[n].events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+				   (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+		s->pfd[n].revents = 0;
+		s->pconn[n++] = i;
+	}
+	if (!n)
+		return s->inflight ? -EIO : 0;
+	ret = poll(s->pfd, n, ms);
+	if (ret < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (i = 0; i < n; i++) {
+		struct lnbd_conn *cn = &s->conns[s->pconn[i]];
+		short re = s->pfd[i].revents;
+
+		if (!re || cn->dead)
+			continue;
+		if ((re & (POLLIN | POLLHUP | POLLERR)) &&
+		    nbd_aio_notify_read(cn->h) == -1) {
+			conn_failed(s, s->pconn[i]);
+			continue;
+		}
+		if ((re & POLLOUT) && nbd_aio_notify_write(cn->h) == -1)
+			conn_failed(s, s->pconn[i]);
+	}
+	return 0;
+}
+
+static int lnbd_reap(struct torus_session *ts, unsigned int min,
+		     const struct timespec *timeout)
+{
+	struct lnbd_session *s = to_lnbd(ts);
+	unsigned long start = s->completed;
+	uint64_t now = lnbd_now_ns(), end = now;
+	int ret;
+
+	if (timeout)
+		end += (uint64_t)timeout->tv_sec * 1000000000ULL +
+		       timeout->tv_nsec;
+	/* Whatever is ready now, without waiting. */
+	ret = poll_once(s, 0);
+	for (;;) {
+		uint64_t left;
+		int ms;
+
+		if (ret < 0)
+			return ret;
+		check_timeouts(s, now);
+		if (s->completed - start >= min || !s->inflight)
+			break;
+		now = lnbd_now_ns();
+		if (timeout && now >= end)
+			break;
+		left = timeout ? (end - now + 999999) / 1000000 : MAX_WAIT_MS;
+		ms = left < MAX_WAIT_MS ? (int)left : MAX_WAIT_MS;
+		ret = poll_once(s, ms);
+		now = lnbd_now_ns();
+	}
+	return s->completed - start;
+}
+
+static void lnbd_cancel(struct torus_session *ts, int error)
+{
+	struct lnbd_session *s = to_lnbd(ts);
+	unsigned int i;
+
+	if (!s->inflight)
+		return;
+	fprintf(stderr,
+		"torus: %s: %u requests still outstanding as the job stops; they fail with %s\n",
+		s->label, s->inflight, strerror(error));
+	for (i = 0; i < s->nconns; i++)
+		if (s->conns[i].inflight)
+			kill_conn(s, i, NULL, error);
+}
+
+static void lnbd_close(struct torus_session *ts)
+{
+	free_session(to_lnbd(ts));
+}
+
+const struct torus_transport torus_libnbd_transport = {
+	.name = "libnbd",
+	.kind = "a libnbd",
+	.uri_forms = "nbd://, nbds://, nbd+unix://, nbds+unix://, nbd+vsock:// or nbds+vsock:// (as libnbd's nbd_connect_uri takes them)",
+	.options = lnbd_options,
+	.opts_size = sizeof(struct lnbd_opts),
+	.check_options = lnbd_check_options,
+	.handles = lnbd_handles,
+	.embedded = nbd_embedded_get,
+	.probe = lnbd_probe,
+	.check = lnbd_check,
+	.open = lnbd_open,
+	.queue = lnbd_queue,
+	.submit = lnbd_submit,
+	.reap = lnbd_reap,
+	.cancel = lnbd_cancel,
+	.close = lnbd_close,
+};
