@@ -21,6 +21,10 @@ pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
 # namespaces for the multi-host test (iproute2).
 pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 
+# transport=libnbd's TLS tests make certificates and PSK files with
+# certtool and psktool (libnbd-dev, above, builds the transport).
+pkgs+=(gnutls-bin)
+
 # The scripts-shellcheck test: shellcheck over the shell scripts and the
 # guest's /init.
 pkgs+=(shellcheck)
