@@ -37,6 +37,8 @@
 #define LIBNBD_MAX_PAYLOAD	(64U << 20)
 /* Waits are cut so that expired requests are seen. */
 #define MAX_WAIT_MS		1000
+/* A read's separate pieces kept to check its chunks against each other. */
+#define MAX_PIECES		16
 
 /* One request: the callback's user_data. */
 struct lnbd_slot {
@@ -49,6 +51,16 @@ struct lnbd_slot {
 	enum torus_op op;
 	uint32_t len;
 	uint64_t offset;
+	/*
+	 * A read's chunks so far: libnbd checks each against the read, not
+	 * against each other, nor that they cover it (nbd_pread_structured(3)).
+	 */
+	uint32_t seen;
+	bool bad;		/* a chunk was wrong: said, the read fails */
+	unsigned int npieces;
+	struct {
+		uint32_t start, end;
+	} piece[MAX_PIECES];
 };
 
 struct lnbd_conn {
@@ -316,6 +328,70 @@ static void finish(struct lnbd_session *s, struct lnbd_slot *sl, int error)
 	s->base.done.fn(s->base.done.arg, sl->user, error);
 }
 
+/* Records [start, end) of a read as received: -1 on overlap, -2 if full. */
+static int add_piece(struct lnbd_slot *sl, uint32_t start, uint32_t end)
+{
+	unsigned int i;
+
+	for (i = 0; i < sl->npieces; i++)
+		if (start < sl->piece[i].end && sl->piece[i].start < end)
+			return -1;
+	/* In-order (or reverse) chunks grow one piece. */
+	for (i = 0; i < sl->npieces; i++) {
+		if (sl->piece[i].end == start) {
+			sl->piece[i].end = end;
+			return 0;
+		}
+		if (sl->piece[i].start == end) {
+			sl->piece[i].start = start;
+			return 0;
+		}
+	}
+	if (sl->npieces == MAX_PIECES)
+		return -2;
+	sl->piece[sl->npieces].start = start;
+	sl->piece[sl->npieces++].end = end;
+	return 0;
+}
+
+/* libnbd's chunk callback: each chunk lies inside the read (libnbd's check). */
+static int on_chunk(void *user_data, const void *subbuf, size_t count,
+		    uint64_t offset, unsigned int status, int *error)
+{
+	struct lnbd_slot *sl = user_data;
+	const char *what = status == LIBNBD_READ_DATA ? "OFFSET_DATA" : "OFFSET_HOLE";
+	uint32_t start = offset - sl->offset;
+	int ret;
+
+	if (sl->orphan || sl->bad ||
+	    (status != LIBNBD_READ_DATA && status != LIBNBD_READ_HOLE))
+		return 0;
+	ret = count ? add_piece(sl, start, start + count) : 0;
+	if (count && !ret) {
+		sl->seen += count;
+		return 0;
+	}
+	sl->bad = true;
+	*error = EIO;
+	if (!count)
+		fprintf(stderr,
+			"torus: %s: connection %u: an %s chunk of 0 bytes in the read of %u bytes at offset %llu (the server breaks the protocol); the read fails with EIO\n",
+			sl->s->label, sl->conn + 1, what, sl->len,
+			(unsigned long long)sl->offset);
+	else if (ret == -1)
+		fprintf(stderr,
+			"torus: %s: connection %u: chunks of the read of %u bytes at offset %llu overlap (an %s chunk of %zu bytes at offset %llu); the read fails with EIO\n",
+			sl->s->label, sl->conn + 1, sl->len,
+			(unsigned long long)sl->offset, what, count,
+			(unsigned long long)offset);
+	else
+		fprintf(stderr,
+			"torus: %s: connection %u: the read of %u bytes at offset %llu arrived in more than %d separate pieces; it fails with EIO\n",
+			sl->s->label, sl->conn + 1, sl->len,
+			(unsigned long long)sl->offset, MAX_PIECES);
+	return -1;
+}
+
 /* libnbd's completion callback: runs inside a libnbd call on the handle. */
 static int on_done(void *user_data, int *error)
 {
@@ -324,6 +400,13 @@ static int on_done(void *user_data, int *error)
 	/* Failed already (timeout, cancel): its connection is gone. */
 	if (sl->orphan)
 		return 1;
+	if (!*error && sl->op == TORUS_OP_READ && sl->seen != sl->len) {
+		fprintf(stderr,
+			"torus: %s: connection %u: the read of %u bytes at offset %llu ended having sent only %u of them (data or holes); it fails with EIO\n",
+			sl->s->label, sl->conn + 1, sl->len,
+			(unsigned long long)sl->offset, sl->seen);
+		*error = EIO;
+	}
 	finish(sl->s, sl, *error == ENOTCONN ? EIO : *error);
 	return 1;
 }
@@ -348,6 +431,7 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 {
 	struct lnbd_session *s = to_lnbd(ts);
 	nbd_completion_callback cb = { .callback = on_done };
+	nbd_chunk_callback chunk = { .callback = on_chunk };
 	uint32_t flags = fua ? LIBNBD_CMD_FLAG_FUA : 0;
 	struct lnbd_slot *sl;
 	struct lnbd_conn *c;
@@ -367,14 +451,19 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 	sl->op = op;
 	sl->len = len;
 	sl->offset = offset;
+	sl->seen = 0;
+	sl->bad = false;
+	sl->npieces = 0;
 	sl->start_ns = s->timeout_s ? lnbd_now_ns() : 0;
 	c->inflight++;
 	s->inflight++;
 	cb.user_data = sl;
+	chunk.user_data = sl;
 	/* The reply may come, and on_done() run, before this returns. */
 	switch (op) {
 	case TORUS_OP_READ:
-		cookie = nbd_aio_pread(c->h, buf, len, offset, cb, 0);
+		cookie = nbd_aio_pread_structured(c->h, buf, len, offset,
+						  chunk, cb, 0);
 		break;
 	case TORUS_OP_WRITE:
 		cookie = nbd_aio_pwrite(c->h, buf, len, offset, cb, flags);
