@@ -21,17 +21,14 @@ pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
 # namespaces for the multi-host test (iproute2).
 pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 
-# transport=libnbd's TLS tests make certificates and PSK files with
-# certtool and psktool (libnbd-dev, above, builds the transport).
+# transport=libnbd's TLS tests and bench.sh's TLS sections make
+# certificates and PSK files with certtool and psktool (scripts/harness.py;
+# libnbd-dev, above, builds the transport).
 pkgs+=(gnutls-bin)
 
 # The scripts-shellcheck test: shellcheck over the shell scripts and the
 # guest's /init.
 pkgs+=(shellcheck)
-
-# TLS: certtool and psktool make the certificates and PSK files of the TLS
-# servers the tests and bench.sh start (scripts/harness.py).
-pkgs+=(gnutls-bin)
 
 # The crash test's volatile layer: nbdfuse (libnbd-bin, above) mounts an NBD
 # export as a file and needs fusermount3 to mount and unmount it.
