@@ -253,11 +253,6 @@ static struct torus_session *lnbd_open(const struct torus_params *p,
 	uint64_t size0 = t->size;
 	unsigned int i;
 
-	if (p->stamp.fn) {
-		snprintf(err, errlen,
-			 "timeline= does not work with transport=libnbd (libnbd does not say when it sends a command or reads its reply): use transport=nbd, or drop timeline=");
-		return NULL;
-	}
 	s = calloc(1, sizeof(*s));
 	if (s) {
 		s->slots = calloc(depth, sizeof(*s->slots));

@@ -3,8 +3,9 @@
 # processes and thread=1, numjobs>1, create_serialize=0,
 # io_submit_mode=offload (fio's own nbd engine crashes in the last two),
 # iodepth 1 to 1024, iodepth_batch, bs 512 B to the server's maximum.
-# One transport per run: nbd (nbdkit memory) or tcmu (the handler host
-# tcmu-shim with its memory store).
+# One transport per run: nbd (nbdkit memory), libnbd (the same nbdkit
+# through transport=libnbd) or tcmu (the handler host tcmu-shim with its
+# memory store).
 . "$TORUS_SRC/tests/lib.sh"
 transport=${1:-nbd}
 require fio
@@ -15,16 +16,24 @@ nbd)
 	start_nbdkit "$sock" memory 1G
 	uri="nbd+unix:///?socket=$sock"
 	;;
+libnbd)
+	sock=$T/nbd.sock
+	start_nbdkit "$sock" memory 1G
+	uri="nbd+unix:///?socket=$sock"
+	;;
 tcmu)
 	sock=$T/tcmu.sock
 	start_tcmu_shim "$sock" --backend memory --size 1G
 	uri="tcmu+unix:///?socket=$sock"
 	;;
 *)
-	fail "usage: $0 [nbd|tcmu]"
+	fail "usage: $0 [nbd|libnbd|tcmu]"
 	;;
 esac
-v=(--uri="$uri" --verify=crc32c --verify_fatal=1)
+# transport=libnbd reaches the same nbdkit through libnbd.
+tp=()
+[ "$transport" = libnbd ] && tp=(--transport=libnbd)
+v=(--uri="$uri" "${tp[@]}" --verify=crc32c --verify_fatal=1)
 
 expect_fio_ok --name=proc "${v[@]}" --size=32m --rw=randwrite --bs=4k --iodepth=16
 expect_fio_ok --name=thr "${v[@]}" --size=32m --rw=randwrite --bs=4k --iodepth=16 --thread=1
@@ -54,7 +63,7 @@ expect_fio_ok --name=cs0 "${v[@]}" --size=32m --offset_increment=32m --numjobs=2
 # io_uring_enter, never on a futex), besides fio's main loop and its helper
 # thread (select). Such a run is tried again; any other hang fails the test.
 case $transport in
-nbd)
+nbd|libnbd)
 	start_nbdkit "$T/off.sock" --filter=log memory 1G logfile="$T/off.log"
 	off_uri="nbd+unix:///?socket=$T/off.sock"
 	# a request's line, not its reply's ("...Write id=1 return=0")
@@ -134,7 +143,7 @@ offload() {
 	local try rc pid kids t before
 	for try in 1 2 3 4 5 6; do
 		before=$(off_requests)
-		"$FIO" --ioengine="$ENGINE" --uri="$off_uri" --verify_state_save=0 "$@" >"$T/fio.out" 2>&1 &
+		"$FIO" --ioengine="$ENGINE" --uri="$off_uri" "${tp[@]}" --verify_state_save=0 "$@" >"$T/fio.out" 2>&1 &
 		pid=$!
 		for ((t = 1; t <= 600; t++)); do
 			sleep 0.1
@@ -183,11 +192,11 @@ expect_fio_ok --name=low "${v[@]}" --size=16m --rw=randrw --bs=4k --iodepth=64 -
 expect_fio_ok --name=min0 "${v[@]}" --size=16m --rw=randwrite --bs=4k --iodepth=32 --iodepth_batch_complete_min=0
 expect_fio_ok --name=bs512 "${v[@]}" --size=4m --rw=randwrite --bs=512 --iodepth=32
 expect_fio_ok --name=bsrange "${v[@]}" --size=32m --rw=randwrite --bsrange=512-128k --iodepth=16
-if [ "$transport" = nbd ]; then
+if [ "$transport" != tcmu ]; then
 	# nbdkit advertises no block size limit: the engine's 32 MiB default maximum.
 	expect_fio_ok --name=bsmax "${v[@]}" --size=128m --rw=write --bs=32m --iodepth=2
 	expect_fio_error "write block size 67108864 exceeds the server's maximum request size 33554432" \
-		--name=bstoo --uri="$uri" --size=128m --rw=write --bs=64m
+		--name=bstoo --uri="$uri" "${tp[@]}" --size=128m --rw=write --bs=64m
 else
 	# Split at max_transfer (64k) into 512 commands each, as the block
 	# layer splits; and with a data area too small for one whole request.
@@ -199,7 +208,7 @@ else
 	expect_fio_ok --name=fua "${v[@]}" --size=8m --rw=randwrite --bs=4k --iodepth=16 --fua=1 --fsync=8
 fi
 # Time-based runs exercise getevents with fio's own timeouts.
-expect_fio_ok --name=timed --uri="$uri" --size=64m --rw=randread --bs=4k --iodepth=8 --time_based --runtime=1
+expect_fio_ok --name=timed --uri="$uri" "${tp[@]}" --size=64m --rw=randread --bs=4k --iodepth=8 --time_based --runtime=1
 # An offload run that never got past fio's deadlock was not checked.
 ((${#off_undecided[@]} == 0)) ||
 	skip "every try of these offload runs hit $fio_version's start-up deadlock (workqueue.c start_worker; fixed in fio 3.42), so they were not checked: ${off_undecided[*]}"
