@@ -38,22 +38,18 @@ status, seconds); --md writes it to FILE too. Exit 0 when every case ran
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 
+import hostile_cases
 from hostile_cases import CASES, ENGINE_OPTS, READ, case
 import hostile_run
+from hostile_run import OUTCOMES, classify
 
 # Messages of the project engine's option checks: their cases test options.
 OPTION_MSGS = ('poll_us', 'timeout_opt')
-OUTCOMES = ('crash', 'hang', 'fake data', 'accepted', 'strays', 'failed', 'passed',
-            'wrong fail', 'not fired')
-# Misbehaviours that leave part of a read's data unsent.
-DATA_CASES = ('done-no-data', 'half-data', 'overlap', 'overlap-hole')
-
 
 # fio's own modes against a correct server (the project engine's are
 # tested in engine-fio-modes): per-job state set up where fio does not
@@ -69,10 +65,7 @@ MODE_CASES = {
 def strip(c):
     """Case C as another engine runs it: without the project engine's own
     options in its job."""
-    c = dict(c)
-    c['fio'] = [a for a in c['fio']
-                if not (a.startswith('--') and a[2:].split('=', 1)[0] in ENGINE_OPTS)]
-    return c
+    return hostile_cases.strip(c, ENGINE_OPTS)
 
 
 def applicable():
@@ -89,35 +82,6 @@ def applicable():
             seen.add(key)
             out[name] = c
     return out
-
-
-def classify(c, o):
-    """The outcome of Outcome O for case C: one of OUTCOMES."""
-    sent = c['signal']
-    if o.killed or o.rc is None:
-        return 'hang'
-    if o.rc < 0 and -o.rc != (sent or 0):
-        return 'crash'
-    # A job process's death is reported by fio's main process.
-    m = re.search(r'got signal=(\d+)', o.output)
-    if m and int(m.group(1)) != (sent or 0):
-        return 'crash'
-    # timeout(1) passes fio's death by signal on as 128 + the signal.
-    if o.rc > 128 and o.rc - 128 not in (sent or 0, 0) and o.rc - 128 in (
-            signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL):
-        return 'crash'
-    if c['must_fire'] and not o.fired:
-        return 'not fired'
-    errs = re.findall(r'err=\s*(\d+)', o.output)
-    clean = o.rc == 0 and errs and all(e == '0' for e in errs)
-    # Status 0 is success to whoever runs fio, whatever else it printed.
-    if c['status'] == 'fail' and o.rc == 0:
-        return 'fake data' if c['server'] in DATA_CASES else 'accepted'
-    if o.strays:
-        return 'strays'
-    if c['status'] == 'ok':
-        return 'passed' if clean else 'wrong fail'
-    return 'failed'
 
 
 def fio_version(fio):

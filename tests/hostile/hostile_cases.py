@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The hostile cases: for each, nbd-hostile.py's misbehaviour and what the
 engine must do about it (fio's status, the messages, the time bound).
-run-case.py checks the engine against them; fio-nbd-engine.py runs the
-same misbehaviours against fio's built-in nbd engine.
+run-case.py checks the engine against them, with the native transport or
+with transport=libnbd (LIBNBD_MSG, LIBNBD_DIFF: what differs there, and
+why); fio-nbd-engine.py runs the same misbehaviours against fio's
+built-in nbd engine.
 """
 
 import os
@@ -14,6 +16,10 @@ TIMEOUT_OPT = os.environ.get('HOSTILE_TIMEOUT_OPT', 'request_timeout')
 
 # The engine's own options: another engine runs a case without them.
 ENGINE_OPTS = ('structured_replies', 'handshake', 'conns', 'poll_us', TIMEOUT_OPT)
+# The native transport's own: transport=libnbd runs a case without them,
+# and leaves out the cases of their checks (MSG keys).
+NATIVE_OPTS = ('structured_replies', 'handshake', 'poll_us')
+NATIVE_OPT_MSGS = ('poll_us',)
 
 # What fio's output must contain: short, stable substrings of the engine's
 # messages, in one table so they are easy to adjust to the final wording.
@@ -40,6 +46,38 @@ MSG = {
     'hs_closed': 'closed the connection during the handshake',
     'empty': 'the export is empty',
     'poll_us': 'torus: poll_us',
+    'timeout_opt': 'torus: ' + TIMEOUT_OPT,
+}
+
+# The same keys with transport=libnbd: a protocol error is libnbd's own
+# message (libnbd 1.14's wording), inside the transport's line; stalls,
+# stops and option checks are the transport's or the glue's words.
+LIBNBD_MSG = {
+    # The transport's line when libnbd gives a connection up.
+    'lost': 'connection 1: libnbd:',
+    'magic': 'invalid reply magic',
+    'cookie': 'no matching cookie found for server reply',
+    'unneg': 'server sent unexpected structured reply',
+    # libnbd says the same of a data and a hole chunk outside the read.
+    'data': 'range of structured reply is out of bounds',
+    'hole': 'range of structured reply is out of bounds',
+    'data_short': 'too short length in NBD_REPLY_TYPE_OFFSET_DATA',
+    'hole_zero': 'OFFSET_HOLE chunk of 0 bytes',
+    'overlap': 'overlap',
+    'large': 'error payload length too large',
+    'malformed': 'error message length too large',
+    'closed': 'server disconnected unexpectedly',
+    'simple_read': 'unexpected simple reply for read',
+    'noreply': 'no reply for 2 s',
+    'timeout2': 'timeout=2',
+    'partial': 'ended having sent only',
+    'eio': 'Input/output error',
+    'hs_deadline': 'handshake did not finish within 2 s',
+    'greeting': 'server did not send expected NBD magic',
+    'greeting2': 'server is not either an oldstyle or fixed newstyle NBD server',
+    'huge_reply': 'invalid NBD_REP_ACK option reply length',
+    'hs_closed': 'could not connect: nbd_poll: recv: server disconnected unexpectedly',
+    'empty': 'the export is empty',
     'timeout_opt': 'torus: ' + TIMEOUT_OPT,
 }
 
@@ -164,3 +202,87 @@ CASES = {
                         must_fire=False),
     'opt-timeout': case('good', 'fail', ('timeout_opt',), eng_timeout=-1, must_fire=False),
 }
+
+
+# transport=libnbd: where a case's expectation differs from the native
+# transport's (status, bound or which messages), the change and why. Every
+# other case expects the same, in LIBNBD_MSG's words. Run without
+# NATIVE_OPTS; a case that is then another case is left out.
+LIBNBD_DIFF = {
+    'data-undersize': (dict(msgs=LOST + ('data_short',)),
+                       'libnbd names the chunk\'s length, not its place'),
+    'hole-zero': (dict(msgs=('hole_zero',), absent=LOST),
+                  'libnbd passes a hole of 0 bytes on; the transport fails the read, '
+                  'the connection stays'),
+    'overlap': (dict(msgs=('overlap',), absent=LOST),
+                'libnbd does not check chunks against each other; the transport fails '
+                'the read, the connection stays'),
+    'overlap-hole': (dict(msgs=('overlap',), absent=LOST),
+                     'libnbd does not check chunks against each other; the transport '
+                     'fails the read, the connection stays'),
+    'simple-error': (dict(msgs=LOST + ('simple_read', 'eio'), absent=()),
+                     'libnbd always negotiates structured replies and takes a simple '
+                     'reply to a read as a protocol error: the connection is dropped'),
+    'bad-greeting2': (dict(msgs=('greeting2',)),
+                      'libnbd words a wrong second magic differently'),
+    'bs-min0': (dict(status='ok', msgs=()),
+                'libnbd 1.14 passes NBD_INFO_BLOCK_SIZE on unchecked and the transport '
+                'takes a minimum of 0 as 1: the job runs'),
+    'bs-npow2': (dict(status='ok', msgs=()),
+                 'libnbd 1.14 passes NBD_INFO_BLOCK_SIZE on unchecked: the job runs '
+                 'with a minimum of 1000'),
+    'bs-max-lt-min': (dict(status='ok', msgs=()),
+                      'libnbd 1.14 passes NBD_INFO_BLOCK_SIZE on unchecked: the job runs'),
+    'hs-huge-reply': (dict(msgs=('huge_reply',)),
+                      'libnbd names neither the length nor a limit'),
+}
+
+# The cases meson's hostile-libnbd suite runs (CI's time: each case costs a
+# test, most of a second): every outcome, every family (handshake, reply
+# framing, data, stalls, fio's stops and signals, options) and every
+# documented difference but the repeated ones. run-case.py --transport
+# libnbd --table runs them all.
+LIBNBD_SUITE = (
+    'good', 'good-conns2-qd16', 'reverse-chunks', 'reorder', 'size-2e63',
+    'bad-magic-qd16', 'unknown-cookie', 'truncated-close', 'structured-unnegotiated',
+    'error-malformed',
+    'data-wrap', 'data-undersize', 'hole-zero', 'overlap', 'done-no-data', 'half-data',
+    'error-chunk', 'simple-error',
+    'silent-qd8', 'runtime-silent', 'sigint-silent', 'sigint-hs-silent',
+    'hs-silent-option', 'bad-greeting2', 'bs-min0', 'size-zero', 'hs-huge-reply',
+    'hs-accept-close', 'opt-timeout',
+)
+
+
+def strip(c, opts):
+    """Case C without the options OPTS in its job."""
+    c = dict(c)
+    c['fio'] = [a for a in c['fio']
+                if not (a.startswith('--') and a[2:].split('=', 1)[0] in opts)]
+    return c
+
+
+def libnbd_cases():
+    """The cases transport=libnbd runs, in table order: each stripped of
+    NATIVE_OPTS and changed by LIBNBD_DIFF, with 'reason' (None where it
+    expects what the native transport does). Left out: the cases of the
+    native transport's own options, and those that are another case once
+    stripped (poll-good is good). Returns (cases, left_out) where left_out
+    maps a name to why."""
+    out, left, seen = {}, {}, {}
+    for name, c in CASES.items():
+        if set(c['msgs']) & set(NATIVE_OPT_MSGS):
+            left[name] = 'tests an option of the native transport'
+            continue
+        c = strip(c, NATIVE_OPTS)
+        key = (c['server'], c['after'], tuple(c['fio']), c['signal'], c['tcp'],
+               c['eng_timeout'])
+        if key in seen:
+            left[name] = f'the same run as {seen[key]} without the native options'
+            continue
+        seen[key] = name
+        change, reason = LIBNBD_DIFF.get(name, ({}, None))
+        c.update({k: list(v) if isinstance(v, tuple) else v for k, v in change.items()})
+        c['reason'] = reason
+        out[name] = c
+    return out, left

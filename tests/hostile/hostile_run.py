@@ -3,12 +3,14 @@
 the server started on a private socket, fio under `timeout -s KILL` in its
 own session (signalled once the misbehaviour fired, for the signal cases),
 and every process left below this one killed and reported at the end.
-run() returns what happened; the callers judge it.
+run() returns what happened; the callers judge it; classify() names it as
+the reports do (OUTCOMES).
 """
 
 import atexit
 import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,6 +19,11 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# What a run did, in the order classify() judges them.
+OUTCOMES = ('crash', 'hang', 'fake data', 'accepted', 'strays', 'failed', 'passed',
+            'wrong fail', 'not fired')
+# Misbehaviours that leave part of a read's data unsent.
+DATA_CASES = ('done-no-data', 'half-data', 'overlap', 'overlap-hole')
 
 
 class Outcome:
@@ -115,6 +122,36 @@ def run(c, fio, engine_args, kill_after):
     o.san = san_reports(tmp)
     o.server_log = tail(slog)
     return o
+
+
+def classify(c, o):
+    """The outcome of Outcome O for case C (its status is the protocol's:
+    what a correct client does): one of OUTCOMES."""
+    sent = c['signal']
+    if o.killed or o.rc is None:
+        return 'hang'
+    if o.rc < 0 and -o.rc != (sent or 0):
+        return 'crash'
+    # A job process's death is reported by fio's main process.
+    m = re.search(r'got signal=(\d+)', o.output)
+    if m and int(m.group(1)) != (sent or 0):
+        return 'crash'
+    # timeout(1) passes fio's death by signal on as 128 + the signal.
+    if o.rc > 128 and o.rc - 128 not in (sent or 0, 0) and o.rc - 128 in (
+            signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL):
+        return 'crash'
+    if c['must_fire'] and not o.fired:
+        return 'not fired'
+    errs = re.findall(r'err=\s*(\d+)', o.output)
+    clean = o.rc == 0 and errs and all(e == '0' for e in errs)
+    # Status 0 is success to whoever runs fio, whatever else it printed.
+    if c['status'] == 'fail' and o.rc == 0:
+        return 'fake data' if c['server'] in DATA_CASES else 'accepted'
+    if o.strays:
+        return 'strays'
+    if c['status'] == 'ok':
+        return 'passed' if clean else 'wrong fail'
+    return 'failed'
 
 
 def children(pid):
