@@ -71,6 +71,21 @@
 #     a Unix socket, the engine with timeline=DIR (on) and without (off)
 #     taking turns: what the stamps cost (target: CPU per I/O on/off <= 1.05);
 #     the records go to a tmpfs.
+#     transports_plain: 4 KiB randread QD16 on nbdkit null over a Unix
+#     socket and over TCP (transports_plain_tcp), three clients inside fio
+#     taking turns: the engine's native transport (torus), the engine with
+#     transport=libnbd (libnbd), fio's nbd engine (builtin): what libnbd
+#     costs next to the native transport inside the same glue.
+#     transports_tls: the same job, each TLS-capable client on a plain and
+#     a TLS-only nbdkit null (--tls=require, credentials made by harness.py
+#     into the scratch directory) in turn: libnbd-plain, libnbd-tls
+#     (certificates), libnbd-psk, builtin-plain, builtin-tls (certificates
+#     from libnbd's default directory); TLS's cost per client as TLS / plain
+#     and TLS - plain CPU per I/O. The native transport has no TLS and fio's
+#     engine cannot be given a PSK; pipe-probe has no TLS either, so the
+#     lean probe runs on the plain server only.
+#     transports_plain_64k, transports_tls_64k: the same with fio's 50/50
+#     64 KiB randrw at QD64 (TLS's cost grows with the bytes it encrypts).
 #   shims: the NBD shim through the engine (handshake=auto):
 #     shim_std_qd64  4 KiB randread QD64: nbd-shim --profile standard
 #                    --backend null vs nbdkit null (target: >= 2x the
@@ -137,7 +152,8 @@ argv=("$@")
 
 ENGINE_SECTIONS=(randread4k_qd16 randread4k_qd16_tcp randrw64k_qd64 randrw64k_qd64_tcp
 	randrw64k_qd64_r75 randrw64k_qd64_r75_tcp randread4k_qd1 randread4k_qd1_tcp
-	read256k_qd64 ceiling_qd64 timeline_cost)
+	read256k_qd64 ceiling_qd64 timeline_cost transports_plain transports_tls
+	transports_plain_64k transports_tls_64k)
 SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
 TCMU_SECTIONS=(tcmu_vs_nbd_qd32 tcmu_ceiling_qd32)
 
@@ -325,7 +341,7 @@ run_fio() {
 	local sid=$1 label=$2 round=$3 uri=$4
 	shift 4
 	case $label in
-	builtin) bench_fio "$sid" "$label" "$round" --ioengine=nbd "--uri=$uri" "$@" ;;
+	builtin | builtin-*) bench_fio "$sid" "$label" "$round" --ioengine=nbd "--uri=$uri" "$@" ;;
 	torus) engine_fio "$sid" "$label" "$round" "$uri" "$@" ;;
 	*) die "run_fio: unknown client $label" ;;
 	esac
@@ -679,6 +695,183 @@ section_shim_docs() {
 	done
 }
 
+# --- transport sections -----------------------------------------------------------
+
+# The credentials of the TLS sections, made once per run (scripts/harness.py):
+# tls_dir (a CA, server and client certificates), tls_psk (a PSK file for
+# user torus), tls_home (a HOME whose .pki/libnbd holds the client's
+# certificates, for fio's nbd engine, which takes no tls-certificates).
+tls_dir=
+tls_psk=
+tls_home=
+need_tls_keys() {
+	[[ -z $tls_dir ]] || return 0
+	python3 "$bench_harness" tls-certificates "$T_base/tls" &&
+		python3 "$bench_harness" tls-psk "$T_base/tls.psk" --user torus &&
+		python3 "$bench_harness" libnbd-home "$T_base/tls-home" "$T_base/tls" ||
+		die "could not make the TLS credentials (above)"
+	tls_dir=$T_base/tls
+	tls_psk=$T_base/tls.psk
+	# shellcheck disable=SC2034 # read by transports_tls's commands (in_turn)
+	tls_home=$T_base/tls-home
+}
+
+# need_null_tls_on NET KIND: a TLS-only nbdkit null (--tls=require) of
+# $size over NET (unix or tcp) with KIND's credentials (certs or psk),
+# started when needed; its URI in net_uri (nbds+unix:// or nbds://), its
+# pid in net_tls_pid.
+need_null_tls_on() {
+	local net=$1 kind=$2 tls port uvar=tls_uri_$1_$2 pvar=tls_pid_$1_$2
+	need_tls_keys
+	if [[ -z ${!uvar:-} ]]; then
+		case $kind in
+		certs) tls=(--tls=require "--tls-certificates=$tls_dir") ;;
+		psk) tls=(--tls=require "--tls-psk=$tls_psk") ;;
+		esac
+		case $net in
+		unix)
+			start_nbdkit "$T/null-$kind.sock" "${tls[@]}" null size="$size"
+			printf -v "$uvar" %s "nbds+unix:///?socket=$T/null-$kind.sock" ;;
+		tcp)
+			port=$(free_port)
+			"${pin_server[@]}" nbdkit --foreground --exit-with-parent --ipaddr 127.0.0.1 \
+				--port "$port" "${tls[@]}" null size="$size" 2>"$T/null-tcp-$kind.log" &
+			server_pids+=($!)
+			wait_port "$port" "$T/null-tcp-$kind.log" "nbdkit null (TCP, TLS $kind)" $!
+			printf -v "$uvar" %s "nbds://127.0.0.1:$port" ;;
+		esac
+		printf -v "$pvar" %s "${server_pids[-1]}"
+	fi
+	net_uri=${!uvar}
+	net_tls_pid=${!pvar}
+}
+
+# The workloads of the transport sections: transport_job WORK sets job (fio's
+# arguments), job_text, and probe_qd, probe_bs and probe_mix for pipe-probe.
+transport_job() {
+	case $1 in
+	4k)
+		job=(--rw=randread --bs=4k --iodepth=16)
+		job_text="4 KiB randread QD16"
+		probe_qd=16 probe_bs=4096 probe_mix= ;;
+	64k)
+		job=(--rw=randrw --bs=64k --iodepth=64)
+		job_text="64 KiB randrw QD64"
+		probe_qd=64 probe_bs=65536 probe_mix=50 ;;
+	esac
+}
+
+# libnbd_fio SID LABEL ROUND URI FIO-ARGS...: this engine through
+# transport=libnbd.
+libnbd_fio() {
+	engine_fio "$@" --transport=libnbd
+}
+
+# transports_plain SID NET WORK: one server (nbdkit null over NET) and
+# three clients inside fio: the engine's native transport (torus), the
+# engine with transport=libnbd (libnbd), fio's nbd engine (builtin, itself
+# on libnbd); and pipe-probe. libnbd / torus is what a general client
+# library costs next to the lean one inside the same glue; libnbd /
+# builtin is the glue's own cost on the same library.
+transports_plain() {
+	local sid=$1 net=$2 r uri where job job_text probe_qd probe_bs
+	transport_job "$3"
+	record section $sid "$job_text, nbdkit null, $(net_text $net): the engine's native transport (torus), the engine with transport=libnbd (libnbd), fio's nbd engine (builtin)"
+	record ratio $sid cpu_us_per_io libnbd torus
+	record ratio $sid cpu_us_per_io builtin torus
+	record ratio $sid cpu_us_per_io libnbd builtin
+	record ratio $sid iops libnbd torus
+	record ratio $sid iops builtin torus
+	record ratio $sid clat_mean_us libnbd torus
+	record ratio $sid clat_mean_us builtin torus
+	record ratio $sid server_cpu_us_per_io libnbd torus
+	record probe $sid probe "pipe-probe over the $(net_text $net) to the same server, $((probe_bs / 1024)) KiB at QD$probe_qd${probe_mix:+ ($probe_mix% reads)}, no fio"
+	record ratio $sid iops torus probe
+	record ratio $sid iops libnbd probe
+	need_null_on $net
+	uri=$net_uri
+	where=$(net_where $net)
+	bench_server_pid=$(net_pid $net)
+	for ((r = 1; r <= rounds; r++)); do
+		in_turn $r 'run_fio $sid torus "$r" "$uri" "${job[@]}"' \
+			'libnbd_fio $sid libnbd "$r" "$uri" "${job[@]}"' \
+			'run_fio $sid builtin "$r" "$uri" "${job[@]}"' \
+			'probe_run $sid probe "$r" "$where" "$probe_qd" "$probe_bs"'
+	done
+	bench_server_pid=
+	probe_mix=
+}
+
+# transports_tls SID NET WORK: what TLS costs each client that has it, as
+# TLS / plain (and TLS - plain) of the same client on a plain and a
+# TLS-only nbdkit null over NET, run in turn in one section: the engine
+# with transport=libnbd over certificates (libnbd-tls) and a PSK
+# (libnbd-psk), fio's nbd engine over certificates (builtin-tls: it takes
+# them from libnbd's default directory, $HOME/.pki/libnbd, run with HOME
+# set to tls_home; as root libnbd looks in /etc/pki/libnbd instead, and
+# finding none there it does TLS without checking the server's
+# certificate: the same cipher, so the same cost per I/O). fio's engine
+# cannot use a PSK (no way to give it the file) and the native transport
+# has no TLS. The lean probe runs on the plain server: pipe-probe has no
+# TLS, so TLS has no lean probe.
+# shellcheck disable=SC2034 # the clients' variables: read by in_turn's commands
+transports_tls() {
+	local sid=$1 net=$2 r plain certs psk plain_pid certs_pid psk_pid where
+	local job job_text probe_qd probe_bs l
+	transport_job "$3"
+	record section $sid "$job_text, nbdkit null, $(net_text $net): TLS (certificates, PSK) against plain, the engine with transport=libnbd (libnbd-*) and fio's nbd engine (builtin-*)"
+	for l in libnbd-tls libnbd-psk builtin-tls; do
+		record ratio $sid cpu_us_per_io $l ${l%-*}-plain
+		record diff $sid cpu_us_per_io $l ${l%-*}-plain
+	done
+	for l in libnbd-tls libnbd-psk builtin-tls; do
+		record ratio $sid iops $l ${l%-*}-plain
+	done
+	record ratio $sid clat_mean_us libnbd-tls libnbd-plain
+	record ratio $sid clat_mean_us builtin-tls builtin-plain
+	record ratio $sid server_cpu_us_per_io libnbd-tls libnbd-plain
+	record diff $sid server_cpu_us_per_io libnbd-tls libnbd-plain
+	record ratio $sid cpu_us_per_io libnbd-tls builtin-tls
+	record probe $sid probe "pipe-probe over the $(net_text $net) to the plain server, $((probe_bs / 1024)) KiB at QD$probe_qd${probe_mix:+ ($probe_mix% reads)}, no fio; TLS has no lean probe (pipe-probe speaks no TLS)"
+	record ratio $sid iops libnbd-plain probe
+	need_null_on $net
+	plain=$net_uri
+	plain_pid=$(net_pid $net)
+	where=$(net_where $net)
+	need_null_tls_on $net certs
+	certs=$net_uri
+	certs_pid=$net_tls_pid
+	need_null_tls_on $net psk
+	psk=$net_uri
+	psk_pid=$net_tls_pid
+	for ((r = 1; r <= rounds; r++)); do
+		in_turn $r 'bench_server_pid=$plain_pid libnbd_fio $sid libnbd-plain "$r" "$plain" "${job[@]}"' \
+			'bench_server_pid=$certs_pid libnbd_fio $sid libnbd-tls "$r" "$certs" "${job[@]}" --tls_certificates="$tls_dir"' \
+			'bench_server_pid=$psk_pid libnbd_fio $sid libnbd-psk "$r" "$psk" "${job[@]}" --tls_psk_file="$tls_psk" --tls_username=torus' \
+			'bench_server_pid=$plain_pid run_fio $sid builtin-plain "$r" "$plain" "${job[@]}"' \
+			'bench_server_pid=$certs_pid HOME=$tls_home run_fio $sid builtin-tls "$r" "$certs" "${job[@]}"' \
+			'bench_server_pid=$plain_pid probe_run $sid probe "$r" "$where" "$probe_qd" "$probe_bs"'
+	done
+	probe_mix=
+}
+
+section_transports_plain() {
+	transports_plain transports_plain unix 4k
+	transports_plain transports_plain_tcp tcp 4k
+}
+section_transports_tls() {
+	transports_tls transports_tls unix 4k
+	transports_tls transports_tls_tcp tcp 4k
+}
+section_transports_plain_64k() {
+	transports_plain transports_plain_64k unix 64k
+	transports_plain transports_plain_64k_tcp tcp 64k
+}
+section_transports_tls_64k() {
+	transports_tls transports_tls_64k unix 64k
+	transports_tls transports_tls_64k_tcp tcp 64k
+}
+
 # --- TCMU sections --------------------------------------------------------------
 
 # shellcheck disable=SC2034 # used in in_turn's commands
@@ -748,6 +941,7 @@ for s in "${SECTIONS[@]}"; do
 	esac
 	case $s in
 	read256k_qd64) needs+=(nbdcopy) ;;
+	transports_tls*) needs+=(certtool psktool) ;;
 	shim_* | ceiling_qd64 | timeline_cost) needs+=("$shim_bin") ;;
 	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$probe_bin" "$tcmu_shim_bin" "$ring_client_bin") ;;
 	tcmu_ceiling_qd32) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;
@@ -824,6 +1018,7 @@ for s in "${SECTIONS[@]}"; do
 	for p in "${bench_places[@]}"; do
 		bench_place "$p" "$s"
 		null_uri='' null_tcp_uri='' null_sock=''
+		unset "${!tls_uri_@}" "${!tls_pid_@}"
 		((${#bench_places[@]} == 1)) || echo "$s, $p:"
 		"section_$s"
 		bench_stop_servers
