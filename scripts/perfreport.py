@@ -224,7 +224,9 @@ def section_text(rec, s, rerun):
     lines.append("")
     for label, what in s.probes:
         lines += [f"Lean probe (`{label}`): {what}.", ""]
-    rows = ratio_rows(rec, s, places) + diff_rows(rec, s, places) + spread_rows(rec, s, places)
+    ratios = ratio_rows(rec, s, places)
+    rows = [r for r in ratios if not r.probe] + diff_rows(rec, s, places) + \
+        [r for r in ratios if r.probe] + spread_rows(rec, s, places)
     if rows:
         lines.append("| ratio, median [min–max] of the rounds' own | " +
                      " | ".join(places) + " | target |")
