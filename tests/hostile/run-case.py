@@ -223,11 +223,13 @@ def run_table(transport, names, md):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+    first, rest = __doc__.split('\n\n', 1)
+    p = argparse.ArgumentParser(description=first, epilog=rest,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('case', nargs='?', help='the case to run and judge')
     p.add_argument('-v', action='store_true', help="show fio's output on a pass too")
-    p.add_argument('--transport', choices=('nbd', 'libnbd'), default='nbd')
+    p.add_argument('--transport', choices=('nbd', 'libnbd'), default='nbd',
+                   help='the engine\'s transport (default: nbd, the native one)')
     p.add_argument('--list', nargs='?', const='all', choices=('all', 'suite'),
                    help="list the cases (suite: those meson's suite runs) and exit")
     p.add_argument('--table', action='store_true',
