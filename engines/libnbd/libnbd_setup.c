@@ -15,7 +15,6 @@
 
 #include "libnbd_setup.h"
 
-#define MAX_CONNS	64
 /* The connect loop's poll slice: stop and the deadline are seen this fast. */
 #define SLICE_MS	200
 
@@ -25,6 +24,13 @@ uint64_t lnbd_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *lnbd_error(void)
+{
+	const char *e = nbd_get_error();
+
+	return e ? e : "no error text from libnbd";
 }
 
 const char *lnbd_op_name(enum torus_op op)
@@ -50,7 +56,7 @@ void lnbd_say_failed(const char *label, unsigned int conn, const char *op,
 	fprintf(stderr,
 		"torus: %s: connection %u: libnbd would not send %s of %u bytes at offset %llu: %s\n",
 		label, conn + 1, op, len, (unsigned long long)offset,
-		nbd_get_error());
+		lnbd_error());
 }
 
 static bool set(const char *s)
@@ -62,9 +68,9 @@ int lnbd_check_options(const void *opts, char *err, size_t errlen)
 {
 	const struct lnbd_opts *o = opts;
 
-	if (o->conns < 1 || o->conns > MAX_CONNS) {
+	if (o->conns < 1 || o->conns > LNBD_MAX_CONNS) {
 		snprintf(err, errlen, "conns=%d is out of range: use 1 to %d connections",
-			 (int)o->conns, MAX_CONNS);
+			 (int)o->conns, LNBD_MAX_CONNS);
 		return -1;
 	}
 	return 0;
@@ -133,7 +139,7 @@ static int apply_tls(const struct lnbd_opts *o, const char *uri,
 	return 0;
 libnbd_err:
 	snprintf(err, errlen, "%s: libnbd refused %s=: %s", uri, name,
-		 nbd_get_error());
+		 lnbd_error());
 	return -1;
 }
 
@@ -163,7 +169,7 @@ static int finish_connect(const struct torus_params *p, struct nbd_handle *h,
 		return 0;
 failed:
 	snprintf(err, errlen, "%s: libnbd could not connect: %s; %s", p->uri,
-		 nbd_get_error() ? nbd_get_error() : "the handshake failed",
+		 lnbd_error(),
 		 hint(p->uri));
 	return -1;
 }
@@ -175,7 +181,7 @@ struct nbd_handle *lnbd_connect(const struct torus_params *p, char *err,
 
 	if (!h) {
 		snprintf(err, errlen, "%s: libnbd could not make a handle: %s",
-			 p->uri, nbd_get_error());
+			 p->uri, lnbd_error());
 		return NULL;
 	}
 	/* ?tls-psk-file= and ?tls-certificates= read local files. */
@@ -183,14 +189,14 @@ struct nbd_handle *lnbd_connect(const struct torus_params *p, char *err,
 	    /* fio owns the buffers: no zeroing before each read. */
 	    nbd_set_pread_initialize(h, false) == -1) {
 		snprintf(err, errlen, "%s: libnbd refused a setting: %s",
-			 p->uri, nbd_get_error());
+			 p->uri, lnbd_error());
 		goto fail;
 	}
 	if (apply_tls(p->opts, p->uri, h, err, errlen))
 		goto fail;
 	if (nbd_aio_connect_uri(h, p->uri) == -1) {
 		snprintf(err, errlen, "%s: libnbd could not connect: %s; %s",
-			 p->uri, nbd_get_error(), hint(p->uri));
+			 p->uri, lnbd_error(), hint(p->uri));
 		goto fail;
 	}
 	if (finish_connect(p, h, err, errlen))

@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The libnbd transport's set-up: its options, and one connected libnbd
- * handle per call (TLS settings applied, the handshake bounded by
- * request_timeout and fio's stop). The I/O is libnbd_transport.c's.
+ * The libnbd transport's pieces other than its I/O (libnbd_transport.c):
+ * libnbd_setup.c connects one handle (TLS settings applied, the handshake
+ * bounded by request_timeout and fio's stop); libnbd_probe.c holds the
+ * options, the uris served, the target a handle describes and the checks.
  */
 #ifndef TORUS_LIBNBD_SETUP_H
 #define TORUS_LIBNBD_SETUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../transport.h"
 
 struct nbd_handle;
+
+#define LNBD_MAX_CONNS	64
 
 /* The options block the glue lays out for this transport. */
 struct lnbd_opts {
@@ -24,11 +28,28 @@ struct lnbd_opts {
 
 int lnbd_check_options(const void *opts, char *err, size_t errlen);
 
+/* libnbd_probe.c: for struct torus_transport (and lnbd_options[]). */
+bool lnbd_handles(const char *uri);
+int lnbd_probe(const struct torus_params *p, struct torus_target *t,
+	       char *err, size_t errlen);
+int lnbd_check(const struct torus_params *p, const struct torus_job *job,
+	       const struct torus_target *t, char *err, size_t errlen);
+/* The glue's target from a connected handle. */
+void lnbd_fill_target(struct nbd_handle *h, const char *uri,
+		      struct torus_target *t);
+/* Refuses conns>1 without multi-conn, naming the fix. */
+int lnbd_check_multi_conn(const struct torus_params *p, struct nbd_handle *h,
+			  const char *label, char *err, size_t errlen);
+/* Says goodbye if it can without waiting, and closes. */
+void lnbd_drop_handle(struct nbd_handle *h);
+
 /* A handle ready for commands, or NULL with a full message in err. */
 struct nbd_handle *lnbd_connect(const struct torus_params *p, char *err,
 				size_t errlen);
 
 uint64_t lnbd_now_ns(void);
+/* libnbd's last error on this thread, never NULL. */
+const char *lnbd_error(void);
 const char *lnbd_op_name(enum torus_op op);
 /* A command libnbd would not issue: said once per process. */
 void lnbd_say_failed(const char *label, unsigned int conn, const char *op,
