@@ -87,7 +87,6 @@ static struct lnbd_session *to_lnbd(struct torus_session *s)
 				       offsetof(struct lnbd_session, base));
 }
 
-
 static void free_session(struct lnbd_session *s)
 {
 	unsigned int i;
