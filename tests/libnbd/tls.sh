@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # TLS material for the libnbd tests, made fresh by each test in $T with
 # GnuTLS's tools (gnutls-bin), as nbdkit-tls(1) describes. Source it after
 # tests/lib.sh.
