@@ -8,6 +8,7 @@ and how a run is judged and shown (on made-up runs: no fio is started)."""
 import importlib.util
 import io
 import os
+import re
 import sys
 import unittest
 from contextlib import redirect_stderr
@@ -94,6 +95,14 @@ class Cases(unittest.TestCase):
         self.assertTrue(any(c['status'] == 'ok' and CASES[n]['status'] == 'fail'
                             for n, c in zip(LIBNBD_SUITE, suite)))
         self.assertTrue(any(c['status'] == 'fail' for c in suite))
+        # The README lists the rest, as run by the script only.
+        with open(os.path.join(HERE, 'README.md')) as f:
+            text = f.read()
+        rest = text[text.index('The other '):text.index('Neither it nor')]
+        self.assertEqual(set(re.findall(r'`([a-z][a-z0-9-]*)`', rest)),
+                         set(self.cases) - set(LIBNBD_SUITE))
+        self.assertIn(f'only the {len(LIBNBD_SUITE)} cases', text)
+        self.assertIn(f'The other {len(self.cases) - len(LIBNBD_SUITE)} run', text)
         # Every kind of documented difference (the three bs- cases are one).
         kinds = {tuple(sorted(ch)) for n, (ch, _) in LIBNBD_DIFF.items()}
         self.assertEqual(kinds, {tuple(sorted(LIBNBD_DIFF[n][0]))
