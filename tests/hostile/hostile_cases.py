@@ -237,8 +237,8 @@ LIBNBD_DIFF = {
                       'libnbd names neither the length nor a limit'),
 }
 
-# The cases meson's hostile-libnbd suite runs (CI's time: each case costs a
-# test, most of a second): every outcome, every family (handshake, reply
+# The cases meson's hostile-libnbd suite runs (CI's time: each case is a
+# test and a python start): every outcome, every family (handshake, reply
 # framing, data, stalls, fio's stops and signals, options) and every
 # documented difference but the repeated ones. run-case.py --transport
 # libnbd --table runs them all.
