@@ -254,7 +254,8 @@ def section_text(rec, s, rerun):
 def summary_text(rec, secs):
     """Every target, every ratio to a lean probe in IOPS, bandwidth or
     latency and, beside it, the ratio to fio's own engine on the same
-    metric: one line each."""
+    metric, and every difference (what one client adds per I/O, such as
+    TLS): one line each."""
     shown = [p for p in PLACES if any(p in s.places for s in secs)]
     lines = ["| section | ratio | " + " | ".join(shown) + " | target |",
              "|---|---|" + "---|" * len(shown) + "---|"]
@@ -263,8 +264,10 @@ def summary_text(rec, secs):
         places = [p for p in PLACES if p in s.places]
         rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
         probed = {r.metric for r in rows if r.probe and r.metric in LIMIT_METRICS}
-        for row in rows:
-            if not (row.target or row.metric in probed and (row.probe or row.den == "builtin")):
+        diffs = diff_rows(rec, s, places)
+        for row in rows + diffs:
+            if not (row.target or row in diffs or
+                    row.metric in probed and (row.probe or row.den == "builtin")):
                 continue
             lines.append(f"| `{s.sid}` | {row.text} | " + " | ".join(
                 row.cells.get(p, "–") for p in shown) + f" | {target_text(row)} |")

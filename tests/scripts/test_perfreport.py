@@ -128,6 +128,10 @@ class Diffs(unittest.TestCase):
         self.assertIn("| CPU us per I/O: libnbd-tls / libnbd-plain | 1.25 [1.10–1.50] |  |", p)
         self.assertIn("| CPU us per I/O: libnbd-tls − libnbd-plain | +0.500 [+0.250–+1.000] |  |",
                       p)
+        summary = p[p.index("## Summary"):p.index("## TLS against plain")]
+        self.assertIn("| `transports_tls` | CPU us per I/O: libnbd-tls − libnbd-plain | "
+                      "+0.500 [+0.250–+1.000] |  |", summary)
+        self.assertNotIn("libnbd-tls / libnbd-plain", summary)
         sec = p[p.index("## TLS against plain"):]
         self.assertLess(sec.index("libnbd-tls / libnbd-plain"),
                         sec.index("libnbd-tls − libnbd-plain"))
