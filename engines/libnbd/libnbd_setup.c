@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -143,6 +144,38 @@ libnbd_err:
 	return -1;
 }
 
+/* Is dir/name a directory? */
+static bool have_dir(const char *dir, const char *name)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!dir)
+		return false;
+	snprintf(path, sizeof(path), "%s%s", dir, name);
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * nbds:// with no certificates nor PSK anywhere: libnbd 1.14 then
+ * encrypts without checking who the server is. Said once per process.
+ */
+static void warn_unchecked(const struct lnbd_opts *o, const char *uri)
+{
+	static bool said;
+
+	if (said || !uri_has_tls(uri) || set(o->tls_certificates) ||
+	    set(o->tls_psk_file) || strstr(uri, "tls-certificates=") ||
+	    strstr(uri, "tls-psk-file=") ||
+	    have_dir(getenv("HOME"), "/.pki/libnbd") ||
+	    have_dir("/etc/pki/libnbd", ""))
+		return;
+	said = true;
+	fprintf(stderr,
+		"torus: warning: %s: no TLS certificates or PSK given (tls_certificates=, tls_psk_file=, the uri's ?tls-certificates= or ?tls-psk-file=, or libnbd's default directories): libnbd encrypts but does not check the server's identity; give tls_certificates=DIR with the CA's certificate to check it\n",
+		uri);
+}
+
 /* Drives the connect + handshake, bounded by request_timeout and stop. */
 static int finish_connect(const struct torus_params *p, struct nbd_handle *h,
 			  char *err, size_t errlen)
@@ -194,6 +227,7 @@ struct nbd_handle *lnbd_connect(const struct torus_params *p, char *err,
 	}
 	if (apply_tls(p->opts, p->uri, h, err, errlen))
 		goto fail;
+	warn_unchecked(p->opts, p->uri);
 	if (nbd_aio_connect_uri(h, p->uri) == -1) {
 		snprintf(err, errlen, "%s: libnbd could not connect: %s; %s",
 			 p->uri, lnbd_error(), hint(p->uri));

@@ -37,6 +37,9 @@ wait_port "$port"
 u="nbds://localhost:$port/"
 expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u" --tls_certificates="$T/other/client"
 also_said "$tls_hint"
+# No certificates anywhere: encrypted, but the server is not checked.
+expect_fio_ok "${job[@]}" --uri="$u"
+also_said "torus: warning: $u: no TLS certificates or PSK given (tls_certificates=, tls_psk_file=, the uri's ?tls-certificates= or ?tls-psk-file=, or libnbd's default directories): libnbd encrypts but does not check the server's identity; give tls_certificates=DIR with the CA's certificate to check it"
 start_nbdkit "$T/peer.sock" --tls=require --tls-certificates="$T/pki/server" --tls-verify-peer memory 16M
 u="nbds+unix:///?socket=$T/peer.sock"
 expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u" --tls_certificates="$T/other/client"
