@@ -55,7 +55,7 @@ void lnbd_say_failed(const char *label, unsigned int conn, const char *op,
 		return;
 	said = true;
 	fprintf(stderr,
-		"torus: %s: connection %u: libnbd would not send %s of %u bytes at offset %llu: %s\n",
+		"torus: %s: connection %u: libnbd would not send %s of %u bytes at offset %llu: %s; it fails with EIO (a lost connection: is the server still running?)\n",
 		label, conn + 1, op, len, (unsigned long long)offset,
 		lnbd_error());
 }
