@@ -61,8 +61,6 @@ expect_fio_error "transport=libnbd does not serve uri 'tcmu+unix:///?socket=$T/t
 	"${job[@]}" --uri="tcmu+unix:///?socket=$T/t.sock"
 expect_fio_error "transport=tcmu does not serve uri 'nbds+unix:///?socket=$T/psk.sock'; it serves tcmu+unix:///?socket=PATH" \
 	--name=e --transport=tcmu --rw=read --size=1m --uri="nbds+unix:///?socket=$T/psk.sock"
-expect_fio_error "timeline: no stamps for the libnbd transport" "${job[@]}" \
-	--uri="nbds+unix:///?socket=$T/psk.sock" --tls_psk_file="$T/keys.psk" --tls_username=alice --timeline="$T/tl"
 
 # What the server cannot do, refused before any I/O.
 start_nbdkit "$T/nomc.sock" --filter=multi-conn memory 16M multi-conn-mode=disable
