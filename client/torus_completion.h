@@ -25,7 +25,8 @@ struct torus_completer {
  * command on the wire hands them to the stamper as the command finishes,
  * before the completion of the request it belongs to; a request split
  * into several commands hands several. NBD: t[] is sent, header,
- * payload; TCMU: published, seen.
+ * payload; TCMU: published, seen; libnbd: callback (its completion
+ * callback ran).
  */
 struct torus_wire_stamps {
 	uint64_t key;			/* NBD cookie, TCMU cmd_id */

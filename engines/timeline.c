@@ -74,6 +74,19 @@ static const struct source_def sources[] = {
 			{ "total", "total", 0, 3 },
 		},
 	},
+	{
+		/* libnbd's cookie is the handle on the wire, as nbd-shim keys it. */
+		.transport = "libnbd", .source = "engine-libnbd",
+		.key = "nbd-cookie",
+		.nr_stamps = 3,
+		.stamps = { "queued", "callback", "handed" },
+		.nr_phases = 3,
+		.phases = {
+			{ "libnbd, server and wire", "server-and-wire", 0, 1 },
+			{ "hand back", "client", 1, 2 },
+			{ "total", "total", 0, 2 },
+		},
+	},
 };
 
 struct phase {

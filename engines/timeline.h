@@ -3,7 +3,7 @@
  * The engine's timeline (timeline=DIR): one record per wire command in
  * DIR/engine-<N>.rec (timeline/timeline_rec.h), each with its request's
  * queued and handed stamps around the transport's own (NBD: sent, header,
- * payload; TCMU: published, seen). At the job's end a table of the
+ * payload; TCMU: published, seen; libnbd: callback). At the job's end a table of the
  * phases between the stamps goes to stderr, and the same phases, with
  * their histograms, to DIR/engine-<N>.json (the phase summary schema of
  * docs/timeline.md).
@@ -24,7 +24,7 @@ struct torus_tl;
 
 /*
  * Makes dir if missing and creates dir/engine-<job>.rec for transport
- * ("nbd" or "tcmu"). NULL with a message naming the file or directory
+ * ("nbd", "tcmu" or "libnbd"). NULL with a message naming the file or directory
  * and the fix in err.
  */
 struct torus_tl *torus_tl_open(const char *dir, unsigned int job,

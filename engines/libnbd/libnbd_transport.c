@@ -47,6 +47,11 @@ struct lnbd_slot {
 	enum torus_op op;
 	uint32_t len;
 	uint64_t offset;
+	/* timeline=: libnbd's cookie (0 until nbd_aio_* returns it) */
+	int64_t cookie;
+	uint64_t callback_ns;
+	bool early;		/* called back before its cookie was known */
+	int early_error;
 	/*
 	 * A read's chunks so far: libnbd checks each against the read, not
 	 * against each other, nor that they cover it (nbd_pread_structured(3)).
@@ -76,6 +81,7 @@ struct lnbd_session {
 	unsigned long completed;
 	unsigned int timeout_s;
 	uint64_t next_check;
+	struct torus_stamper stamp;
 	struct pollfd *pfd;
 	unsigned int *pconn;	/* the connection of each pfd */
 	char label[512];
@@ -124,6 +130,7 @@ static struct torus_session *lnbd_open(const struct torus_params *p,
 		return NULL;
 	}
 	s->base.done = p->done;
+	s->stamp = p->stamp;
 	s->depth = depth;
 	s->timeout_s = p->timeout_s;
 	snprintf(s->label, sizeof(s->label), "%s", p->uri);
@@ -160,7 +167,8 @@ static struct torus_session *lnbd_open(const struct torus_params *p,
 			 (long long)nbd_get_size(s->conns[0].h));
 		goto fail;
 	}
-	if (lnbd_check_multi_conn(p, s->conns[0].h, s->label, err, errlen))
+	if (lnbd_check_block_sizes(s->conns[0].h, s->label, err, errlen) ||
+	    lnbd_check_multi_conn(p, s->conns[0].h, s->label, err, errlen))
 		goto fail;
 	lnbd_fill_target(s->conns[0].h, p->uri, t);
 	return &s->base;
@@ -178,6 +186,23 @@ static void finish(struct lnbd_session *s, struct lnbd_slot *sl, int error)
 	s->completed++;
 	s->free[s->nfree++] = sl - s->slots;
 	s->base.done.fn(s->base.done.arg, sl->user, error);
+}
+
+/*
+ * timeline=: the command's stamp, keyed by libnbd's cookie, which is the
+ * handle the server sees (and keys its own records by).
+ */
+static void stamp(struct lnbd_session *s, struct lnbd_slot *sl)
+{
+	struct torus_wire_stamps w = {
+		.key = (uint64_t)sl->cookie,
+		.offset = sl->offset,
+		.len = sl->len,
+		.stream = sl->conn,
+		.t = { sl->callback_ns },
+	};
+
+	s->stamp.fn(s->stamp.arg, sl->user, &w);
 }
 
 /* Records [start, end) of a read as received: -1 on overlap, -2 if full. */
@@ -248,6 +273,7 @@ static int on_chunk(void *user_data, const void *subbuf, size_t count,
 static int on_done(void *user_data, int *error)
 {
 	struct lnbd_slot *sl = user_data;
+	int err;
 
 	/* Failed already (timeout, cancel): its connection is gone. */
 	if (sl->orphan)
@@ -259,7 +285,19 @@ static int on_done(void *user_data, int *error)
 			(unsigned long long)sl->offset, sl->seen);
 		*error = EIO;
 	}
-	finish(sl->s, sl, *error == ENOTCONN ? EIO : *error);
+	err = *error == ENOTCONN ? EIO : *error;
+	/* The reply was read and parsed: the callback stamp, then the glue. */
+	if (sl->s->stamp.fn) {
+		sl->callback_ns = lnbd_now_ns();
+		/* Inside nbd_aio_*: stamped and finished once it returns. */
+		if (!sl->cookie) {
+			sl->early = true;
+			sl->early_error = err;
+			return 1;
+		}
+		stamp(sl->s, sl);
+	}
+	finish(sl->s, sl, err);
 	return 1;
 }
 
@@ -306,6 +344,8 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 	sl->seen = 0;
 	sl->bad = false;
 	sl->npieces = 0;
+	sl->cookie = 0;
+	sl->early = false;
 	sl->start_ns = s->timeout_s ? lnbd_now_ns() : 0;
 	c->inflight++;
 	s->inflight++;
@@ -327,8 +367,14 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 		cookie = nbd_aio_flush(c->h, cb, 0);
 		break;
 	}
-	if (cookie >= 0)
+	if (cookie >= 0) {
+		sl->cookie = cookie;
+		if (sl->early) {
+			stamp(s, sl);
+			finish(s, sl, sl->early_error);
+		}
 		return 0;
+	}
 	/* Not issued: libnbd does not call back, the glue fails it. */
 	lnbd_say_failed(s->label, idx, lnbd_op_name(op), len, offset);
 	sl->busy = false;
