@@ -167,8 +167,7 @@ static struct torus_session *lnbd_open(const struct torus_params *p,
 			 (long long)nbd_get_size(s->conns[0].h));
 		goto fail;
 	}
-	if (lnbd_check_block_sizes(s->conns[0].h, s->label, err, errlen) ||
-	    lnbd_check_multi_conn(p, s->conns[0].h, s->label, err, errlen))
+	if (lnbd_check_multi_conn(p, s->conns[0].h, s->label, err, errlen))
 		goto fail;
 	lnbd_fill_target(s->conns[0].h, p->uri, t);
 	return &s->base;
