@@ -12,7 +12,8 @@ scripts/compare --timeline calls it for every engine path and round.
 
 The join (one rule for every source): the same key (NBD cookie, TCMU
 cmd_id), offset, length and op, and the server's stamps inside the engine's
-window ([sent, header] for NBD, [published, seen] for TCMU). Each side
+window ([sent, header] for NBD, [published, seen] for TCMU, [queued,
+callback] for libnbd). Each side
 stamps next to a system call (the server's 'replied' after its send
 returns, the engine's 'header' after its receive), so a server stamp may
 fall outside the engine's window, by milliseconds when a thread lost its
@@ -82,16 +83,33 @@ PHASES = {
         ("handler and wake-ups", "server-and-wire", "published", "seen"),
         ("client complete", "client", "seen", "handed"),
     ),
+    # transport=libnbd: libnbd sends inside ->queue and reads inside
+    # ->getevents, so the engine sees only when its callback ran
+    ("engine-libnbd", "nbd-shim"): (
+        ("client and libnbd out", "wire", "queued", "received"),
+        ("server queue", "server", "received", "started"),
+        ("storage", "server", "started", "stored"),
+        ("server reply", "server", "stored", "replied"),
+        ("libnbd back", "wire", "replied", "callback"),
+        ("hand back", "client", "callback", "handed"),
+    ),
+    ("engine-libnbd", None): (
+        ("libnbd, server and wire", "server-and-wire", "queued", "callback"),
+        ("hand back", "client", "callback", "handed"),
+    ),
 }
 TOTAL = ("total", "total", "queued", "handed")
 # the server that serves each engine path, and the engine's window on it
-SERVER_OF = {"engine-nbd": "nbd-shim", "engine-tcmu": "tcmu-shim"}
-WINDOW = {"engine-nbd": ("sent", "header"), "engine-tcmu": ("published", "seen")}
+SERVER_OF = {"engine-nbd": "nbd-shim", "engine-tcmu": "tcmu-shim",
+             "engine-libnbd": "nbd-shim"}
+WINDOW = {"engine-nbd": ("sent", "header"), "engine-tcmu": ("published", "seen"),
+          "engine-libnbd": ("queued", "callback")}
 ENGINES = tuple(SERVER_OF)
 # each source's stamps, in t[]'s order (T-common; the file's header says them)
 STAMPS = {
     "engine-nbd": ("queued", "sent", "header", "payload", "handed"),
     "engine-tcmu": ("queued", "published", "seen", "handed"),
+    "engine-libnbd": ("queued", "callback", "handed"),
     "nbd-shim": ("received", "started", "stored", "replied"),
     "tcmu-shim": ("picked", "started", "stored", "completed"),
 }

@@ -44,6 +44,7 @@ ENGINE_NBD = ("queued", "sent", "header", "payload", "handed")
 NBD_SHIM = ("received", "started", "stored", "replied")
 ENGINE_TCMU = ("queued", "published", "seen", "handed")
 TCMU_SHIM = ("picked", "started", "stored", "completed")
+ENGINE_LIBNBD = ("queued", "callback", "handed")
 
 
 def nbd_io(key, off, start, op=READ, stream=0, skew=0):
@@ -325,6 +326,51 @@ class Join(Dir):
         self.assertIn("storage, split at the NBD request of 1 of 2 tcmu-shim commands",
                       tl.text_table(res))
 
+    def test_libnbd(self):
+        # transport=libnbd: the window is [queued, callback]; key 1 twice on
+        # one connection, a whole I/O apart
+        eng = [(1, 0, 4096, READ, 0, [10_000, 17_000, 18_000]),
+               (2, 4096, 4096, WRITE, 1, [10_500, 20_500, 22_500]),
+               (1, 0, 4096, READ, 0, [30_000, 37_000, 38_000])]
+        srv = [(1, 0, 4096, READ, 0, [12_000, 13_000, 15_000, 16_000]),
+               (2, 4096, 4096, WRITE, 0, [13_500, 14_500, 15_500, 16_500]),
+               (1, 0, 4096, READ, 0, [32_000, 33_000, 35_000, 36_000])]
+        write_rec(self.p("engine-1.rec"), "engine-libnbd", "nbd-cookie", ENGINE_LIBNBD, eng)
+        write_rec(self.p("nbd-shim-99-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM, srv)
+        res = tl.analyse(self.d)
+        self.assertEqual(list(res["paths"]), ["engine-libnbd"])
+        r = res["paths"]["engine-libnbd"]
+        self.assertEqual((r["server"], r["form"], r["records"], r["joined"], r["join_rate"]),
+                         ("nbd-shim", "merged", 3, 3, 1.0))
+        self.assertEqual([(p["name"], p["where"]) for p in r["phases"]],
+                         [("client and libnbd out", "wire"), ("server queue", "server"),
+                          ("storage", "server"), ("server reply", "server"),
+                          ("libnbd back", "wire"), ("hand back", "client"),
+                          ("total", "total")])
+        want = {"client and libnbd out": 7 / 3, "server queue": 1.0, "storage": 5 / 3,
+                "server reply": 1.0, "libnbd back": 2.0, "hand back": 4 / 3,
+                "total": 28 / 3}
+        for p in r["phases"]:
+            self.assertAlmostEqual(p["mean_us"], want[p["name"]], msg=p["name"])
+        self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
+                               r["phases"][-1]["mean_us"])
+        self.assertEqual((res["warnings"], r["negative"]), ([], {}))
+        # after the callback the server's stamps are not this I/O's
+        srv[1] = (2, 4096, 4096, WRITE, 0, [20_500 + tl.SLACK_NS + 1] * 4)
+        write_rec(self.p("nbd-shim-99-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM, srv)
+        self.assertEqual(tl.analyse(self.d)["paths"]["engine-libnbd"]["joined"], 2)
+
+    def test_libnbd_without_server(self):
+        write_rec(self.p("engine-1.rec"), "engine-libnbd", "nbd-cookie", ENGINE_LIBNBD,
+                  [(1, 0, 4096, READ, 0, [10_000, 17_000, 18_000]),
+                   (2, 0, 4096, READ, 0, [20_000, 0, 0])])
+        r = tl.analyse(self.d)["paths"]["engine-libnbd"]
+        self.assertEqual((r["server"], r["form"], r["records"], r["incomplete"]),
+                         (None, "server and wire", 2, 1))
+        self.assertEqual([(p["name"], p["where"], p["mean_us"]) for p in r["phases"]],
+                         [("libnbd, server and wire", "server-and-wire", 7.0),
+                          ("hand back", "client", 1.0), ("total", "total", 8.0)])
+
     def test_fio_check(self):
         self.write_nbd([nbd_io(1, 0, 10_000), nbd_io(2, 4096, 20_000)])
         for lat_ns, within in ((8500, True), (12_000, False)):
@@ -409,6 +455,20 @@ class CompareRuns(Dir):
         # only the file the run's connection wrote moved
         self.assertEqual(os.listdir(servers), ["nbd-shim-9-1.rec"])
         self.assertTrue(os.path.isfile(os.path.join(run.dir, "timeline.txt")))
+
+    def test_libnbd_is_an_engine_path(self):
+        ctx = FakeCtx(self.d)
+        servers = tl.servers_dir(ctx)
+        run = tl.CompareRun(ctx, "engine-libnbd")
+        self.assertEqual(run.job_options(), {"timeline": self.p("engine-libnbd.r1.timeline")})
+        with run.around_fio({"device": None}):
+            write_rec(os.path.join(run.dir, "engine-1.rec"), "engine-libnbd", "nbd-cookie",
+                      ENGINE_LIBNBD, [(1, 0, 4096, READ, 0, [10_000, 17_000, 18_000])])
+            write_rec(os.path.join(servers, "nbd-shim-9-2.rec"), "nbd-shim", "nbd-cookie",
+                      NBD_SHIM, [(1, 0, 4096, READ, 0, [12_000, 13_000, 15_000, 16_000])])
+        t = run.result(None)
+        self.assertEqual((t["source"], t["server"], t["join_rate"], t["phases"][-1]["mean_us"]),
+                         ("records", "nbd-shim", 1.0, 8.0))
 
     def test_no_records(self):
         run = tl.CompareRun(FakeCtx(self.d), "engine-tcmu")
