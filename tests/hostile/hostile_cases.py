@@ -229,13 +229,14 @@ LIBNBD_DIFF = {
     'bad-greeting2': (dict(msgs=('greeting2',)),
                       'libnbd words a wrong second magic differently'),
     'bs-min0': (dict(status='ok', msgs=()),
-                'libnbd 1.14 passes NBD_INFO_BLOCK_SIZE on unchecked and the transport '
-                'takes a minimum of 0 as 1: the job runs'),
+                'libnbd 1.14 drops a malformed NBD_INFO_BLOCK_SIZE and reports none, '
+                'so the transport cannot tell: the job runs with the defaults'),
     'bs-npow2': (dict(status='ok', msgs=()),
-                 'libnbd 1.14 passes NBD_INFO_BLOCK_SIZE on unchecked: the job runs '
-                 'with a minimum of 1000'),
+                 'libnbd 1.14 drops a malformed NBD_INFO_BLOCK_SIZE and reports none, '
+                 'so the transport cannot tell: the job runs with the defaults'),
     'bs-max-lt-min': (dict(status='ok', msgs=()),
-                      'libnbd 1.14 passes NBD_INFO_BLOCK_SIZE on unchecked: the job runs'),
+                      'libnbd 1.14 drops a malformed NBD_INFO_BLOCK_SIZE and reports '
+                      'none, so the transport cannot tell: the job runs with the defaults'),
     'hs-huge-reply': (dict(msgs=('huge_reply',)),
                       'libnbd names neither the length nor a limit'),
 }
