@@ -1,6 +1,7 @@
 #!/bin/bash
-# Description: scripts/compare --timeline on a small job, engine-nbd and
-# engine-tcmu in one round of 1 s: results.json has each path's phases (the
+# Description: scripts/compare --timeline on a small job, engine-nbd,
+# engine-tcmu and (when the engine has libnbd) engine-libnbd in one round
+# of 1 s: results.json has each path's phases (the
 # median round's, every I/O joined with its server's record, adding up to a
 # total within 10% of fio's mean latency) and each round's, every
 # path-round its timeline directory, report.md the table of phases,
@@ -21,7 +22,10 @@ size=16m
 
 [small]
 JOB
-"$TORUS_SRC/scripts/compare" "$T/small.fio" --timeline --paths engine-nbd,engine-tcmu \
+# engine-libnbd: an engine path too, never "no kernel timeline"
+paths=engine-nbd,engine-tcmu
+"$FIO" --enghelp="$ENGINE" 2>&1 | grep -q '^tls_psk_file ' && paths+=,engine-libnbd
+"$TORUS_SRC/scripts/compare" "$T/small.fio" --timeline --paths "$paths" \
 	--rounds 1 --seconds 1 --size 64M --results "$T/cmp" --engine "$ENGINE" \
 	--nbd-shim "$NBD_SHIM" --tcmu-shim "$TCMU_SHIM" >"$T/out" 2>&1 ||
 	{ cat "$T/out" >&2; fail "scripts/compare --timeline exited non-zero"; }
@@ -31,7 +35,8 @@ import json, os, sys
 d = sys.argv[1]
 res = json.load(open(os.path.join(d, "results.json")))
 bad = []
-want = {"engine-nbd": ("nbd-shim", "wire out"), "engine-tcmu": ("tcmu-shim", "wake-up out")}
+want = {"engine-nbd": ("nbd-shim", "wire out"), "engine-tcmu": ("tcmu-shim", "wake-up out"),
+        "engine-libnbd": ("nbd-shim", "libnbd back")}
 for r in res["paths"]:
     server, phase = want[r["path"]]
     t = r.get("timeline")
@@ -57,7 +62,9 @@ report = open(os.path.join(d, "report.md")).read()
 for line in ("## Where the time goes", "| path | phase | where | mean µs | p50 | p99 |",
              "| engine-nbd | wire out | wire |", "| engine-tcmu | wake-up out | wire |",
              "| engine-nbd | **total** | total |",
-             "I/Os joined with their nbd-shim record"):
+             "I/Os joined with their nbd-shim record") + \
+        (("| engine-libnbd | libnbd back | wire |",)
+         if any(r["path"] == "engine-libnbd" for r in res["paths"]) else ()):
     if line not in report:
         bad.append(f"report.md lacks {line!r}")
 if not os.path.getsize(os.path.join(d, "report.png")):
