@@ -32,6 +32,10 @@ EXPECT = {
              [("client submit", "client"),
               ("handler and wake-ups", "server-and-wire"),
               ("hand back", "client"), ("total", "total")]),
+    "libnbd": ("engine-libnbd", "nbd-cookie",
+               ["queued", "callback", "handed"],
+               [("libnbd, server and wire", "server-and-wire"),
+                ("hand back", "client"), ("total", "total")]),
 }
 
 errors = []
@@ -113,6 +117,9 @@ def main():
             # cookie: the client's slot below, its use count above
             check(k & 0xffffffff < depth and k >> 32 >= 1,
                   "NBD cookie", f"slot < {depth}, use >= 1", hex(k))
+        elif transport == "libnbd":
+            # libnbd's cookies are positive
+            check(k >= 1, "libnbd cookie", ">= 1", k)
         else:
             check(1 <= k <= 65535, "TCMU cmd_id", "1..65535", k)
         requests.setdefault((t[0], t[n - 1], op), []).append((off, ln))

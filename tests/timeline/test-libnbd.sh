@@ -5,8 +5,9 @@
 # --timeline DIR, two jobs of two connections each: every engine record
 # finds its server record (100%: the cookie libnbd sends is the key both
 # sides write), the phases add up to the total, and the total's mean is
-# within 10% of fio's mean latency. Skipped only when the engine was built
-# without libnbd.
+# within 10% of fio's mean latency. Before it, one verified job alone:
+# its records and its own phases (check_engine.py). Skipped only when the
+# engine was built without libnbd.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 require "$FIO" python3
@@ -22,6 +23,15 @@ start_bg "$NBD_SHIM" --profile standard --backend memory --size 64M \
 	--listen "unix:$T/nbd.sock" --timeline "$T/tl"
 shim=${_bg_pids[-1]}
 wait_socket "$T/nbd.sock"
+# one job, data verified: the engine's records, its phases and its table
+"$FIO" --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/nbd.sock" \
+	--transport=libnbd --name=one --size=4m --rw=randrw --bs=4k --iodepth=8 \
+	--verify=crc32c --verify_fatal=1 --timeline="$T/one" --output-format=json \
+	--output="$T/fio.json" 2>"$T/fio.err" ||
+	{ cat "$T/fio.err" >&2; fail "fio with transport=libnbd and timeline= exited non-zero"; }
+python3 "$TORUS_SRC/tests/timeline/check_engine.py" "$T/one/engine-1.rec" \
+	"$T/one/engine-1.json" "$T/fio.json" "$T/fio.err" libnbd 1 ||
+	fail "timeline of the transport=libnbd job (above)"
 expect_fio_ok --name=l --uri="nbd+unix:///?socket=$T/nbd.sock" --transport=libnbd \
 	--timeline="$T/tl" --conns=2 --numjobs=2 --rw=randrw --bs=4k --iodepth=8 \
 	--size=16m --runtime=300ms --time_based=1 --output-format=json \
