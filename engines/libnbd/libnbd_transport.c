@@ -47,11 +47,11 @@ struct lnbd_slot {
 	enum torus_op op;
 	uint32_t len;
 	uint64_t offset;
-	/* timeline=: libnbd's cookie (0 until nbd_aio_* returns it) */
+	/*
+	 * timeline=: libnbd's cookie. Its own reply cannot be read before
+	 * nbd_aio_* returns it: libnbd returns once the request is sent.
+	 */
 	int64_t cookie;
-	uint64_t callback_ns;
-	bool early;		/* called back before its cookie was known */
-	int early_error;
 	/*
 	 * A read's chunks so far: libnbd checks each against the read, not
 	 * against each other, nor that they cover it (nbd_pread_structured(3)).
@@ -198,7 +198,7 @@ static void stamp(struct lnbd_session *s, struct lnbd_slot *sl)
 		.offset = sl->offset,
 		.len = sl->len,
 		.stream = sl->conn,
-		.t = { sl->callback_ns },
+		.t = { lnbd_now_ns() },
 	};
 
 	s->stamp.fn(s->stamp.arg, sl->user, &w);
@@ -286,16 +286,8 @@ static int on_done(void *user_data, int *error)
 	}
 	err = *error == ENOTCONN ? EIO : *error;
 	/* The reply was read and parsed: the callback stamp, then the glue. */
-	if (sl->s->stamp.fn) {
-		sl->callback_ns = lnbd_now_ns();
-		/* Inside nbd_aio_*: stamped and finished once it returns. */
-		if (!sl->cookie) {
-			sl->early = true;
-			sl->early_error = err;
-			return 1;
-		}
+	if (sl->s->stamp.fn)
 		stamp(sl->s, sl);
-	}
 	finish(sl->s, sl, err);
 	return 1;
 }
@@ -343,8 +335,6 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 	sl->seen = 0;
 	sl->bad = false;
 	sl->npieces = 0;
-	sl->cookie = 0;
-	sl->early = false;
 	sl->start_ns = s->timeout_s ? lnbd_now_ns() : 0;
 	c->inflight++;
 	s->inflight++;
@@ -366,14 +356,9 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 		cookie = nbd_aio_flush(c->h, cb, 0);
 		break;
 	}
-	if (cookie >= 0) {
-		sl->cookie = cookie;
-		if (sl->early) {
-			stamp(s, sl);
-			finish(s, sl, sl->early_error);
-		}
+	sl->cookie = cookie;
+	if (cookie >= 0)
 		return 0;
-	}
 	/* Not issued: libnbd does not call back, the glue fails it. */
 	lnbd_say_failed(s->label, idx, lnbd_op_name(op), len, offset);
 	sl->busy = false;
