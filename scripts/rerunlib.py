@@ -117,9 +117,10 @@ SERVER_NEEDS = {
 
 
 # the kernel paths scripts/compare can add (--kernel-paths): its paths
-# that have an engine baseline, those that run on this machine first
+# through the kernel (not the engine's, engine-libnbd's included), those
+# that run on this machine first
 KERNEL_PATHS = tuple(p.name for p in sorted(comparelib.PATHS, key=lambda p: p.where != "host")
-                     if p.baseline)
+                     if p.baseline and not p.name.startswith("engine-"))
 
 # and what a transport adds in front of the server
 TRANSPORT_NEEDS = {"nbd": [], "tcmu": ["tcmu-shim"]}
