@@ -85,8 +85,14 @@ static bool uri_has_tls(const char *uri)
 /* What to check when libnbd could not connect, by the uri's kind. */
 static const char *hint(const char *uri)
 {
+	int e = nbd_get_errno();
+
+	/* Nothing answered: TLS never started, whatever the uri asks. */
+	if (e == ENOENT || e == ECONNREFUSED || e == EHOSTUNREACH ||
+	    e == ENETUNREACH)
+		return "is a server listening there? (docs/libnbd.md)";
 	/* libnbd's errno when the server answers NBD_REP_ERR_TLS_REQD. */
-	if (!uri_has_tls(uri) && nbd_get_errno() == ENOTSUP)
+	if (!uri_has_tls(uri) && e == ENOTSUP)
 		return "the server requires TLS: use nbds:// or nbds+unix:// with tls_certificates=DIR or tls_psk_file=FILE (docs/libnbd.md)";
 	if (uri_has_tls(uri))
 		return "check that the server speaks TLS and trusts this client: the certificates (tls_certificates=DIR or ?tls-certificates=DIR) must be signed by a CA the server and this client share, or the PSK (tls_psk_file=FILE or ?tls-psk-file=FILE, user tls_username= or nbds://USER@...) must be the server's (docs/libnbd.md)";

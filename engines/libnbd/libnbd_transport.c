@@ -4,10 +4,12 @@
  * the native transport does not speak (TLS, nbd+vsock://) and to measure
  * a general client library inside the same glue (docs/libnbd.md).
  *
- * Each connection is one libnbd handle. queue() issues the command (libnbd
- * sends it at once); reap() polls the handles' sockets in the direction
- * libnbd asks for and lets libnbd read the replies, which call back into
- * done(): the glue's completer, once per request.
+ * Each connection is one libnbd handle. queue() takes a slot; submit()
+ * issues the commands queued since the last one (libnbd sends each at
+ * once), after the glue stamped fio's issue time, as the native transport
+ * sends; reap() polls the handles' sockets in the direction libnbd asks for
+ * and lets libnbd read the replies, which call back into done(): the
+ * glue's completer, once per request.
  */
 #include <errno.h>
 #include <poll.h>
@@ -45,8 +47,10 @@ struct lnbd_slot {
 	bool busy;
 	bool orphan;		/* already failed to the glue: ignore its end */
 	enum torus_op op;
+	bool fua;
 	uint32_t len;
 	uint64_t offset;
+	void *buf;
 	/*
 	 * timeline=: libnbd's cookie. Its own reply cannot be read before
 	 * nbd_aio_* returns it: libnbd returns once the request is sent.
@@ -65,7 +69,7 @@ struct lnbd_slot {
 };
 
 struct lnbd_conn {
-	struct nbd_handle *h;
+	struct nbd_handle *h;	/* NULL once killed: closed at once */
 	unsigned int inflight;
 	bool dead;		/* never polled nor used again */
 };
@@ -77,6 +81,8 @@ struct lnbd_session {
 	struct lnbd_slot *slots;
 	unsigned int *free;	/* stack of free slot indices */
 	unsigned int depth, nfree;
+	unsigned int *pending;	/* queued, not yet issued: submit()'s */
+	unsigned int npending;
 	unsigned int inflight;
 	unsigned long completed;
 	unsigned int timeout_s;
@@ -98,9 +104,11 @@ static void free_session(struct lnbd_session *s)
 	unsigned int i;
 
 	for (i = 0; i < s->nconns; i++)
-		lnbd_drop_handle(s->conns[i].h);
+		if (s->conns[i].h)
+			lnbd_drop_handle(s->conns[i].h);
 	free(s->slots);
 	free(s->free);
+	free(s->pending);
 	free(s->pfd);
 	free(s->pconn);
 	free(s);
@@ -120,10 +128,12 @@ static struct torus_session *lnbd_open(const struct torus_params *p,
 	if (s) {
 		s->slots = calloc(depth, sizeof(*s->slots));
 		s->free = calloc(depth, sizeof(*s->free));
+		s->pending = calloc(depth, sizeof(*s->pending));
 		s->pfd = calloc(o->conns, sizeof(*s->pfd));
 		s->pconn = calloc(o->conns, sizeof(*s->pconn));
 	}
-	if (!s || !s->slots || !s->free || !s->pfd || !s->pconn) {
+	if (!s || !s->slots || !s->free || !s->pending || !s->pfd ||
+	    !s->pconn) {
 		snprintf(err, errlen, "out of memory for iodepth=%u", depth);
 		if (s)
 			free_session(s);
@@ -311,15 +321,12 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 		      uint64_t offset, uint32_t len, void *buf, void *user)
 {
 	struct lnbd_session *s = to_lnbd(ts);
-	nbd_completion_callback cb = { .callback = on_done };
-	nbd_chunk_callback chunk = { .callback = on_chunk };
-	uint32_t flags = fua ? LIBNBD_CMD_FLAG_FUA : 0;
 	struct lnbd_slot *sl;
 	struct lnbd_conn *c;
 	unsigned int idx;
-	int64_t cookie;
 
-	if (!s->nfree)
+	/* Reaps between queue() and submit() may free slots: hold at depth. */
+	if (!s->nfree || s->npending == s->depth)
 		return -EBUSY;
 	c = pick_conn(s, &idx);
 	if (!c)
@@ -330,77 +337,110 @@ static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 	sl->busy = true;
 	sl->orphan = false;
 	sl->op = op;
+	sl->fua = fua;
 	sl->len = len;
 	sl->offset = offset;
+	sl->buf = buf;
 	sl->seen = 0;
 	sl->bad = false;
 	sl->npieces = 0;
-	sl->start_ns = s->timeout_s ? lnbd_now_ns() : 0;
+	sl->cookie = -1;
 	c->inflight++;
 	s->inflight++;
-	cb.user_data = sl;
-	chunk.user_data = sl;
-	/* The reply may come, and on_done() run, before this returns. */
-	switch (op) {
-	case TORUS_OP_READ:
-		cookie = nbd_aio_pread_structured(c->h, buf, len, offset,
-						  chunk, cb, 0);
-		break;
-	case TORUS_OP_WRITE:
-		cookie = nbd_aio_pwrite(c->h, buf, len, offset, cb, flags);
-		break;
-	case TORUS_OP_TRIM:
-		cookie = nbd_aio_trim(c->h, len, offset, cb, 0);
-		break;
-	default:
-		cookie = nbd_aio_flush(c->h, cb, 0);
-		break;
-	}
-	sl->cookie = cookie;
-	if (cookie >= 0)
-		return 0;
-	/* Not issued: libnbd does not call back, the glue fails it. */
-	lnbd_say_failed(s->label, idx, lnbd_op_name(op), len, offset);
-	sl->busy = false;
-	c->inflight--;
-	s->inflight--;
-	s->free[s->nfree++] = sl - s->slots;
-	return nbd_get_errno() == ENOTCONN ? -ENOTCONN : -EIO;
+	s->pending[s->npending++] = sl - s->slots;
+	return 0;
 }
 
-/* libnbd sends at issue time: nothing is held back. */
-static int lnbd_submit(struct torus_session *s)
+/* Hands one queued request to libnbd, which sends it: 0, or -1. */
+static int issue(struct lnbd_session *s, struct lnbd_slot *sl)
 {
+	nbd_completion_callback cb = { .callback = on_done, .user_data = sl };
+	nbd_chunk_callback chunk = { .callback = on_chunk, .user_data = sl };
+	uint32_t flags = sl->fua ? LIBNBD_CMD_FLAG_FUA : 0;
+	struct nbd_handle *h = s->conns[sl->conn].h;
+
+	sl->start_ns = s->timeout_s ? lnbd_now_ns() : 0;
+	switch (sl->op) {
+	case TORUS_OP_READ:
+		sl->cookie = nbd_aio_pread_structured(h, sl->buf, sl->len,
+						      sl->offset, chunk, cb, 0);
+		break;
+	case TORUS_OP_WRITE:
+		sl->cookie = nbd_aio_pwrite(h, sl->buf, sl->len, sl->offset,
+					    cb, flags);
+		break;
+	case TORUS_OP_TRIM:
+		sl->cookie = nbd_aio_trim(h, sl->len, sl->offset, cb, 0);
+		break;
+	default:
+		sl->cookie = nbd_aio_flush(h, cb, 0);
+		break;
+	}
+	return sl->cookie >= 0 ? 0 : -1;
+}
+
+/*
+ * Issues what was queued since the last submit. A request that libnbd
+ * would not take (it refused it, or its connection died meanwhile) fails
+ * to the glue here: libnbd never calls it back.
+ */
+static int lnbd_submit(struct torus_session *ts)
+{
+	struct lnbd_session *s = to_lnbd(ts);
+	unsigned int i;
+
+	for (i = 0; i < s->npending; i++) {
+		struct lnbd_slot *sl = &s->slots[s->pending[i]];
+
+		if (!sl->busy || sl->cookie >= 0)
+			continue;
+		if (!s->conns[sl->conn].dead && !issue(s, sl))
+			continue;
+		if (!s->conns[sl->conn].dead)
+			lnbd_say_failed(s->label, sl->conn, lnbd_op_name(sl->op),
+					sl->len, sl->offset);
+		finish(s, sl, EIO);
+	}
+	s->npending = 0;
 	return 0;
 }
 
 /*
  * Fails a connection's outstanding requests at once (expired gets
- * ETIMEDOUT, the rest error) and shuts its socket, so that libnbd never
- * writes into their buffers again.
+ * ETIMEDOUT, the rest error) and closes its handle, so that libnbd never
+ * writes into their buffers again nor calls them back: their slots are
+ * then free for the connections left.
  */
 static void kill_conn(struct lnbd_session *s, unsigned int c,
 		      struct lnbd_slot *expired, int error)
 {
 	struct lnbd_conn *cn = &s->conns[c];
 	unsigned int i;
-	int fd = nbd_aio_get_fd(cn->h);
 
 	cn->dead = true;
-	if (fd >= 0)
-		shutdown(fd, SHUT_RDWR);
 	for (i = 0; i < s->depth; i++) {
 		struct lnbd_slot *sl = &s->slots[i];
 
 		if (!sl->busy || sl->orphan || sl->conn != c)
 			continue;
+		/* What libnbd calls back from now on is ignored. */
 		sl->orphan = true;
-		/* The slot stays taken: libnbd may still call back. */
 		cn->inflight--;
 		s->inflight--;
 		s->completed++;
 		s->base.done.fn(s->base.done.arg, sl->user,
 				sl == expired ? ETIMEDOUT : error);
+	}
+	nbd_close(cn->h);
+	cn->h = NULL;
+	for (i = 0; i < s->depth; i++) {
+		struct lnbd_slot *sl = &s->slots[i];
+
+		if (sl->busy && sl->orphan && sl->conn == c) {
+			sl->busy = false;
+			sl->orphan = false;
+			s->free[s->nfree++] = i;
+		}
 	}
 }
 
@@ -433,8 +473,8 @@ static void check_timeouts(struct lnbd_session *s, uint64_t now)
 static void conn_failed(struct lnbd_session *s, unsigned int c)
 {
 	fprintf(stderr,
-		"torus: %s: connection %u: libnbd: %s; its %u outstanding requests fail with EIO (is the server still running?)\n",
-		s->label, c + 1, lnbd_error(), s->conns[c].inflight);
+		"torus: %s: connection %u: libnbd: %s; its outstanding requests fail with EIO (is the server still running?)\n",
+		s->label, c + 1, lnbd_error());
 	kill_conn(s, c, NULL, EIO);
 }
 

@@ -2,7 +2,8 @@
 # Description: transport=libnbd's messages: a plain client to a TLS-only
 # server, a certificate from a CA the server does not trust, a wrong PSK,
 # TLS options that cannot be used, a uri it does not serve; what the server
-# cannot do (trim, FUA, multi-conn, block sizes) and request_timeout.
+# cannot do (trim, FUA, multi-conn, block sizes) and request_timeout; no
+# server at all, which gets no TLS hint.
 . "$TORUS_SRC/tests/lib.sh"
 . "$TORUS_SRC/tests/libnbd/tls.sh"
 require_libnbd_transport
@@ -48,6 +49,12 @@ expect_fio_ok "${job[@]}" --uri="$u" --tls_certificates="$T/pki/client" --verify
 u="nbds+unix://alice@/?socket=$T/psk.sock&tls-psk-file=$T/wrong.psk"
 expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u"
 also_said "$tls_hint"
+
+# Nothing listening: TLS never started, so no hint about certificates.
+u="nbds+unix:///?socket=$T/nobody.sock"
+expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u" --tls_psk_file="$T/keys.psk"
+also_said "; is a server listening there? (docs/libnbd.md)"
+grep -qF "trusts this client" "$T/fio.out" && fail "a missing socket got the TLS hint: $(cat "$T/fio.out")"
 
 u="nbds+unix:///?socket=$T/psk.sock"
 expect_fio_error "tls_psk_file=$T/none.psk: No such file or directory; make one with psktool -u USER -p FILE and give the server the same file" \
@@ -96,4 +103,16 @@ expect_fio_error "$u: connection 1: no reply for 1 s to a read of 4096 bytes at 
 	"${job[@]}" --uri="$u" --rw=randread --iodepth=4 --request_timeout=1
 also_said "(request_timeout=1); libnbd cannot cancel one command, so the connection is closed and its 3 other outstanding requests fail with EIO"
 also_said "error=Connection timed out"
+# With continue_on_error the job goes on after each connection is closed:
+# their slots are free again, so the requests that follow fail at once
+# (no connection left) and the job ends at its runtime, not spinning on a
+# full queue with nothing in flight.
+start=$SECONDS
+rc=0
+timeout -s KILL 30 "$FIO" --ioengine="external:$ENGINE" "${job[@]}" --uri="$u" --rw=randread \
+	--iodepth=4 --conns=2 --request_timeout=1 --continue_on_error=all --time_based --runtime=4 \
+	>"$T/fio.out" 2>&1 || rc=$?
+[ $rc != 137 ] || { cat "$T/fio.out" >&2; fail "continue_on_error after request_timeout: fio still ran 30 s later"; }
+((SECONDS - start <= 15)) || fail "continue_on_error after request_timeout: fio took $((SECONDS - start)) s for a 4 s job"
+also_said "connection 2: no reply for 1 s to a read"
 echo "PASS"

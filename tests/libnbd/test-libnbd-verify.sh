@@ -1,13 +1,14 @@
 #!/bin/bash
 # Description: fio verify=crc32c through transport=libnbd against nbdkit
 # memory: plain (Unix and TCP), TLS with X.509 certificates (Unix and TCP)
-# and TLS with a PSK (Unix), each at conns=1 with two processes and at
-# conns=4 with two threads; the fio modes fio's built-in nbd engine crashes
-# in (create_serialize=0; offload: libnbd-modes); FUA, trims, flushes and
-# the embedded default server.
+# and TLS with a PSK (Unix), and qemu-nbd with tls-creds (Unix), each at
+# conns=1 with two processes and at conns=4 with two threads; the fio
+# modes fio's built-in nbd engine crashes in (create_serialize=0; offload:
+# libnbd-modes); FUA, trims, flushes and the embedded default server.
 . "$TORUS_SRC/tests/lib.sh"
 . "$TORUS_SRC/tests/libnbd/tls.sh"
 require_libnbd_transport
+require qemu-nbd
 
 make_pki "$T/pki" localhost
 make_psk "$T/keys.psk" alice
@@ -54,6 +55,14 @@ expect_fio_ok --name=w --transport=libnbd --uri="$u" --size=4m --rw=write --bs=6
 expect_fio_ok --name=t --transport=libnbd --uri="$u" --size=4m --rw=trim --bs=64k --iodepth=8
 expect_fio_ok --name=r --transport=libnbd --uri="$u" --size=4m --rw=read --bs=64k --verify=pattern \
 	--verify_pattern=0x00 --verify_only=1
+
+# qemu-nbd's own TLS (tls-creds-x509 over the same certificates), -e 4 for
+# multi-conn (two jobs of four connections).
+truncate -s 64M "$T/q.img"
+start_bg qemu-nbd -t -f raw -k "$T/q.sock" -e 8 --cache=writeback \
+	--object "tls-creds-x509,id=tls0,dir=$T/pki/server,endpoint=server" --tls-creds=tls0 "$T/q.img"
+wait_socket "$T/q.sock"
+both --uri="nbds+unix:///?socket=$T/q.sock&tls-certificates=$T/pki/client"
 
 # No uri: the native transport's embedded nbdkit, reached through libnbd.
 expect_fio_ok --name=emb --transport=libnbd --size=16m --rw=randwrite --bs=4k --iodepth=16 \
