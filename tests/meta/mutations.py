@@ -142,7 +142,7 @@ MUTATIONS = [
         old="\t\t\t\t       io->off + io->pos, len, buf, io);\n",
         new="\t\t\t\t       io->off, len, buf, io);\n",
         tests=["tcmu-nbd-pipeline"],
-        expect="fio exited non-zero: fio --name=mixed",
+        expect="fio exited non-zero: fio --name=pieces",
     ),
     Mutation(
         name="transport-ignored-with-uri",

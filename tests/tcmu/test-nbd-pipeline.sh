@@ -5,8 +5,10 @@
 # flight to the server (the ring's line at detach says how many, at most);
 # data passes verify=crc32c, also in requests of mixed sizes whose data
 # lies in scattered blocks of the ring's data area, and is where fio put
-# it when read back over NBD. conns=2 spreads a ring over two connections
-# where the server offers multi-conn, and is refused where it does not.
+# it when read back over NBD, also when every command goes to a server
+# that takes at most 16 KiB, in pieces. conns=2 spreads a ring over two
+# connections where the server offers multi-conn, and is refused where it
+# does not.
 # A server killed mid-job fails the outstanding commands with MEDIUM
 # ERROR and a message naming the server, and fio ends, no hang.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -50,6 +52,20 @@ expect_fio_ok --name=qd32 --uri="tcmu+unix:///?socket=$T/a.sock" "${job[@]}"
 d=$(depth "$T/a.log")
 [ "$d" -gt 1 ] || fail "iodepth=32: at most $d request in flight to the NBD server, expected more than 1"
 echo "iodepth 32: verified, at most $d in flight to the store"
+
+# A server whose largest request is 16 KiB: every 64 KiB command goes to
+# it in pieces, whatever the data area's layout, each at its own offset.
+# (read back through a second nbdkit on the same file, without the limit)
+truncate -s 16M "$T/p.img"
+start_nbdkit "$T/p.sock" --filter=blocksize-policy file "$T/p.img" blocksize-maximum=16384
+start_nbdkit "$T/p2.sock" file "$T/p.img"
+shim "$T/p.log" "$T/pp.sock" "nbd:nbd+unix:///?socket=$T/p.sock"
+pieces=(--rw=randwrite --verify=crc32c --size=16M --bs=64k --iodepth=8)
+expect_fio_ok --name=pieces --uri="tcmu+unix:///?socket=$T/pp.sock" "${pieces[@]}"
+run_fio --name=pieces --uri="nbd+unix:///?socket=$T/p2.sock" "${pieces[@]}" --verify_only=1 --verify_fatal=1 ||
+	{ cat "$T/fio.out" >&2; fail "64 KiB commands in 16 KiB pieces: what the job wrote through the ring is not where it wrote it, read over NBD"; }
+echo "pieces: verified, and in place over NBD"
+
 # Blocks of the data area taken and freed in every size: scattered iovecs.
 expect_fio_ok --name=mixed --uri="tcmu+unix:///?socket=$T/a.sock" "${mixed[@]}"
 run_fio --name=mixed --uri="$k" "${mixed[@]}" --verify_only=1 --verify_fatal=1 ||
