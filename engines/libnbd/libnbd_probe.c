@@ -139,21 +139,3 @@ int lnbd_probe(const struct torus_params *p, struct torus_target *t,
 	lnbd_drop_handle(h);
 	return ret;
 }
-
-int lnbd_check(const struct torus_params *p, const struct torus_job *job,
-	       const struct torus_target *t, char *err, size_t errlen)
-{
-	if (job->trims && !t->can_trim) {
-		snprintf(err, errlen,
-			 "%s: the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job",
-			 t->label);
-		return -1;
-	}
-	if (job->fua && !t->can_fua) {
-		snprintf(err, errlen,
-			 "%s: fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1",
-			 t->label);
-		return -1;
-	}
-	return 0;
-}

@@ -32,8 +32,6 @@ int lnbd_check_options(const void *opts, char *err, size_t errlen);
 bool lnbd_handles(const char *uri);
 int lnbd_probe(const struct torus_params *p, struct torus_target *t,
 	       char *err, size_t errlen);
-int lnbd_check(const struct torus_params *p, const struct torus_job *job,
-	       const struct torus_target *t, char *err, size_t errlen);
 /* The glue's target from a connected handle. */
 void lnbd_fill_target(struct nbd_handle *h, const char *uri,
 		      struct torus_target *t);

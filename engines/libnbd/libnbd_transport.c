@@ -28,6 +28,7 @@
 
 #include "../transport.h"
 #include "../nbd/nbd_embedded.h"
+#include "../nbd/nbd_job_check.h"
 #include "libnbd_setup.h"
 
 /* libnbd_probe.c's, declared where fio's types are. */
@@ -588,7 +589,7 @@ const struct torus_transport torus_libnbd_transport = {
 	.handles = lnbd_handles,
 	.embedded = nbd_embedded_get,
 	.probe = lnbd_probe,
-	.check = lnbd_check,
+	.check = nbd_job_check,
 	.open = lnbd_open,
 	.queue = lnbd_queue,
 	.submit = lnbd_submit,

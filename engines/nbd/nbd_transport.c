@@ -18,6 +18,7 @@
 #include "nbd_client.h"
 #include "nbd_connect.h"
 #include "nbd_embedded.h"
+#include "nbd_job_check.h"
 #include "nbd_proto.h"
 #include "nbd_uri.h"
 
@@ -219,8 +220,8 @@ static int nbd_probe(const struct torus_params *p, struct torus_target *t,
 	return check_multi_conn(p, &exp, t->label, err, errlen);
 }
 
-static int nbd_check(const struct torus_params *p, const struct torus_job *job,
-		     const struct torus_target *t, char *err, size_t errlen)
+int nbd_job_check(const struct torus_params *p, const struct torus_job *job,
+		  const struct torus_target *t, char *err, size_t errlen)
 {
 	if (job->trims && !t->can_trim) {
 		snprintf(err, errlen,
@@ -360,7 +361,7 @@ const struct torus_transport torus_nbd_transport = {
 	.handles = nbd_handles,
 	.embedded = nbd_embedded_get,
 	.probe = nbd_probe,
-	.check = nbd_check,
+	.check = nbd_job_check,
 	.open = nbd_open,
 	.queue = nbd_queue,
 	.submit = nbd_submit,
