@@ -221,6 +221,18 @@ free_port() {
 }
 
 # start_nbdkit SOCKET PLUGIN ARGS...: nbdkit on a private Unix socket.
+# start_nbd_server IMAGE: the official nbd-server (its defaults: no trim,
+# no FUA) exporting IMAGE (16 MiB, made here) as "d" on 127.0.0.1:$nbd_port.
+start_nbd_server() {
+	require nbd-server
+	nbd_port=$(free_port)
+	truncate -s 16M "$1"
+	printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$nbd_port" "$1" >"$T/nbd.conf"
+	nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
+	wait_port "$nbd_port"
+	_bg_pids+=("$(cat "$T/nbd.pid")")
+}
+
 start_nbdkit() {
 	local sock=$1
 	shift

@@ -35,12 +35,8 @@ expect_fio_error "read block alignment 2048 is not a multiple of the server's mi
 expect_fio_ok --name=ok --uri="$u_bs" --rw=randwrite --bs=64k --size=4m --verify=crc32c
 
 # Trim and FUA against a server without them: nbd-server's defaults.
-port=$(free_port)
-truncate -s 16M "$T/disk.img"
-printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$port" "$T/disk.img" >"$T/nbd.conf"
-nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
-wait_port "$port"
-_bg_pids+=("$(cat "$T/nbd.pid")")
+start_nbd_server "$T/disk.img"
+port=$nbd_port
 expect_fio_error "the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job" \
 	--name=trim --uri="nbd://127.0.0.1:$port/d" --rw=randtrim --size=1m
 expect_fio_error "fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA not advertised); drop fua=1" \

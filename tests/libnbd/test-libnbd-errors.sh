@@ -84,12 +84,8 @@ expect_fio_error "$u: write block size 512 is not a multiple of the server's min
 expect_fio_ok "${job[@]}" --uri="$u" --bs=64k --size=4m --verify=crc32c
 
 # Trim and FUA against a server without them: nbd-server's defaults.
-port=$(free_port)
-truncate -s 16M "$T/disk.img"
-printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$port" "$T/disk.img" >"$T/nbd.conf"
-nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
-wait_port "$port"
-_bg_pids+=("$(cat "$T/nbd.pid")")
+start_nbd_server "$T/disk.img"
+port=$nbd_port
 u="nbd://127.0.0.1:$port/d"
 expect_fio_error "$u: the server does not support trim (NBD_FLAG_SEND_TRIM not advertised); remove rw=trim/randtrim/trimwrite from the job" \
 	"${job[@]}" --uri="$u" --rw=randtrim
