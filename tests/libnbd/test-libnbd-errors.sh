@@ -1,6 +1,7 @@
 #!/bin/bash
 # Description: transport=libnbd's messages: a plain client to a TLS-only
-# server, a certificate from a CA the server does not trust, a wrong PSK,
+# server, a certificate from a CA the server does not trust, a client key
+# that does not match its certificate, a wrong PSK,
 # TLS options that cannot be used, a uri it does not serve; what the server
 # cannot do (trim, FUA, multi-conn, block sizes) and request_timeout; no
 # server at all, which gets no TLS hint.
@@ -46,6 +47,12 @@ u="nbds+unix:///?socket=$T/peer.sock"
 expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u" --tls_certificates="$T/other/client"
 also_said "$tls_hint"
 expect_fio_ok "${job[@]}" --uri="$u" --tls_certificates="$T/pki/client" --verify=crc32c
+# A client key that is not the one its certificate was made for.
+cp -r "$T/pki/client" "$T/badkey"
+certtool --generate-privkey --key-type=ecdsa --outfile "$T/badkey/client-key.pem" >/dev/null 2>&1 ||
+	fail "certtool could not make a key"
+expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u" --tls_certificates="$T/badkey"
+also_said "client-key.pem: The certificate and the given key do not match."
 u="nbds+unix://alice@/?socket=$T/psk.sock&tls-psk-file=$T/wrong.psk"
 expect_fio_error "$u: libnbd could not connect: " "${job[@]}" --uri="$u"
 also_said "$tls_hint"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Description: fio verify=crc32c through transport=libnbd against nbdkit
 # memory: plain (Unix and TCP), TLS with X.509 certificates (Unix and TCP)
-# and TLS with a PSK (Unix), and qemu-nbd with tls-creds (Unix), each at
-# conns=1 with two processes and at conns=4 with two threads; the fio
+# and TLS with a PSK (Unix and TCP), and qemu-nbd with tls-creds (Unix), each at
+# conns=1 and conns=4, with two processes and with two threads; the fio
 # modes fio's built-in nbd engine crashes in (create_serialize=0; offload:
 # libnbd-modes); FUA, trims, flushes and the embedded default server.
 . "$TORUS_SRC/tests/lib.sh"
@@ -27,9 +27,14 @@ wait_port "$tport"
 # Two jobs each, on their own 16 MiB (offset_increment), verified.
 verify=(--transport=libnbd --size=8m --offset_increment=8m --numjobs=2 --verify=crc32c
 	--verify_fatal=1 --do_verify=1)
+# both: conns=1 and conns=4, each with two processes and with two threads.
 both() {
-	expect_fio_ok --name=procs "${verify[@]}" --conns=1 --rw=randwrite --bs=4k --iodepth=16 "$@"
-	expect_fio_ok --name=threads "${verify[@]}" --conns=4 --thread=1 --rw=randrw --bs=64k \
+	expect_fio_ok --name=procs1 "${verify[@]}" --conns=1 --rw=randwrite --bs=4k --iodepth=16 "$@"
+	expect_fio_ok --name=procs4 "${verify[@]}" --conns=4 --rw=randrw --bs=16k --iodepth=16 \
+		--fsync=16 "$@"
+	expect_fio_ok --name=threads1 "${verify[@]}" --conns=1 --thread=1 --rw=randwrite --bs=8k \
+		--iodepth=16 "$@"
+	expect_fio_ok --name=threads4 "${verify[@]}" --conns=4 --thread=1 --rw=randrw --bs=64k \
 		--iodepth=32 --fsync=16 "$@"
 }
 both --uri="nbd+unix:///?socket=$T/plain.sock"
@@ -39,7 +44,11 @@ both --uri="nbds+unix:///?socket=$T/cert.sock&tls-certificates=$T/pki/client"
 both --uri="nbds://localhost:$tport/" --tls_certificates="$T/pki/client"
 # A PSK: the user from the uri, or from tls_username=.
 both --uri="nbds+unix://alice@/?socket=$T/psk.sock&tls-psk-file=$T/keys.psk"
-expect_fio_ok --name=psk "${verify[@]}" --uri="nbds+unix:///?socket=$T/psk.sock" \
+pport=$(free_port)
+start_bg nbdkit --foreground --exit-with-parent -i 127.0.0.1 -p "$pport" --tls=require \
+	--tls-psk="$T/keys.psk" memory 64M
+wait_port "$pport"
+expect_fio_ok --name=psk "${verify[@]}" --uri="nbds://127.0.0.1:$pport/" \
 	--tls_psk_file="$T/keys.psk" --tls_username=alice --rw=randwrite --bs=16k --iodepth=8
 
 # create_serialize=0 crashes fio's built-in nbd engine (offload too:
