@@ -2,13 +2,13 @@
 /*
  * The engine's timeline (see timeline.h): per-request stamps kept in
  * slots made at sizing, a record per wire command written when its
- * request goes back to fio, and per-phase histograms for the summary.
+ * request goes back to fio, and per-phase histograms for the summary,
+ * counted from the record file at close so that the I/O pays only for
+ * its stamps and its record.
  *
  * Histograms are log-linear: values below 32 ns exactly, above that 32
  * buckets per power of two, so a percentile read off a bucket's middle
- * is within 1.6% of the value, and a job's histograms stay small enough
- * for the cache (each I/O counts in every phase). The JSON gives the
- * buckets' edges.
+ * is within 1.6% of the value. The JSON gives the buckets' edges.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -110,6 +110,7 @@ struct torus_tl {
 	struct tl_req *reqs;			/* nr_reqs */
 	struct torus_wire_stamps *wire;		/* nr_reqs * cmds */
 	uint64_t dropped;			/* commands beyond cmds */
+	int64_t nr_recs;			/* read back at close */
 	struct phase phases[MAX_PHASES];
 };
 
@@ -255,8 +256,11 @@ void torus_tl_cmd(struct torus_tl *tl, unsigned int req,
 	tl->wire[(size_t)req * tl->cmds + r->nr_cmds++] = *w;
 }
 
-static void count(struct torus_tl *tl, const uint64_t *t)
+/* tl_read()'s callback: one record's phases into the histograms. */
+static void count(void *arg, const struct tl_rec *rec)
 {
+	struct torus_tl *tl = arg;
+	const uint64_t *t = rec->t;
 	unsigned int i;
 
 	for (i = 0; i < tl->def->nr_phases; i++) {
@@ -296,7 +300,6 @@ void torus_tl_handed(struct torus_tl *tl, unsigned int req, unsigned int op,
 		for (k = 1; k < last; k++)
 			rec->t[k] = w->t[k - 1];
 		rec->t[last] = now;
-		count(tl, rec->t);
 	}
 	r->nr_cmds = 0;
 }
@@ -309,8 +312,8 @@ static void print_table(const struct torus_tl *tl)
 	unsigned int i;
 
 	n += snprintf(buf + n, sizeof(buf) - n,
-		      "torus: timeline: %s: %" PRIu64 " records (%s: phases of the engine alone, in µs)\n",
-		      tl->rec_path, tl_count(tl->w), tl->def->source);
+		      "torus: timeline: %s: %" PRId64 " records (%s: phases of the engine alone, in µs)\n",
+		      tl->rec_path, tl->nr_recs, tl->def->source);
 	n += snprintf(buf + n, sizeof(buf) - n,
 		      "torus: timeline: %-22s %10s %10s %10s %10s %10s\n",
 		      "phase", "mean", "p50", "p99", "p99.9", "count");
@@ -390,14 +393,17 @@ int torus_tl_close(struct torus_tl *tl, char *err, size_t errlen)
 
 	if (!tl)
 		return 0;
+	ret = tl_close(tl->w, err, errlen) ? -1 : 0;
 	/* A job that failed before its I/O began has no phases to show. */
-	ret = 0;
-	if (tl->reqs) {
+	if (!ret && tl->reqs) {
+		tl->nr_recs = tl_read(tl->rec_path, count, tl, err, errlen);
+		if (tl->nr_recs < 0)
+			ret = -1;
+	}
+	if (!ret && tl->reqs) {
 		print_table(tl);
 		ret = write_json(tl, err, errlen);
 	}
-	if (tl_close(tl->w, ret ? NULL : err, ret ? 0 : errlen))
-		ret = -1;
 	free(tl->reqs);
 	free(tl->wire);
 	free(tl);

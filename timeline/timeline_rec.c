@@ -13,8 +13,11 @@
 _Static_assert(sizeof(struct tl_header) == 512, "tl_header is 512 bytes");
 _Static_assert(sizeof(struct tl_rec) == 64, "tl_rec is 64 bytes");
 
-/* Records per write(): one system call per this many I/Os. */
-#define TL_BATCH	4096
+/*
+ * Records per write(): one system call per this many I/Os, from a buffer
+ * small enough (32 KiB) to stay in the cache between them.
+ */
+#define TL_BATCH	512
 
 struct tl_writer {
 	int fd;
@@ -147,6 +150,66 @@ int tl_close(struct tl_writer *w, char *err, size_t errlen)
 			 w->path, strerror(-ret));
 	free(w);
 	return ret;
+}
+
+static int64_t read_fail(char *err, size_t errlen, const char *path,
+			 const char *what, int e)
+{
+	snprintf(err, errlen, "timeline: cannot read %s: %s", path, what);
+	return -e;
+}
+
+int64_t tl_read(const char *path,
+		void (*fn)(void *arg, const struct tl_rec *rec), void *arg,
+		char *err, size_t errlen)
+{
+	struct tl_rec buf[TL_BATCH];
+	struct tl_header h;
+	int64_t count = 0;
+	size_t have = 0;
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return read_fail(err, errlen, path, strerror(errno), errno);
+	n = read(fd, &h, sizeof(h));
+	if (n != sizeof(h) || memcmp(h.magic, TL_MAGIC, sizeof(h.magic)) ||
+	    h.version != TL_VERSION || h.rec_size != sizeof(struct tl_rec)) {
+		e = n < 0 ? errno : EPROTO;
+		close(fd);
+		return read_fail(err, errlen, path,
+				 n < 0 ? strerror(e) :
+				 "not a timeline record file of version 1",
+				 e);
+	}
+	for (;;) {
+		size_t i, whole;
+
+		n = read(fd, (char *)buf + have, sizeof(buf) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			close(fd);
+			return read_fail(err, errlen, path, strerror(e), e);
+		}
+		if (!n)
+			break;
+		have += n;
+		whole = have / sizeof(buf[0]);
+		for (i = 0; i < whole; i++)
+			fn(arg, &buf[i]);
+		count += whole;
+		have -= whole * sizeof(buf[0]);
+		memmove(buf, &buf[whole], have);
+	}
+	close(fd);
+	if (have)
+		return read_fail(err, errlen, path,
+				 "it ends inside a record (was its writer stopped?)",
+				 EPROTO);
+	return count;
 }
 
 int tl_dir(const char *dir, char *err, size_t errlen)

@@ -11,7 +11,8 @@
  *
  * No allocation per I/O: tl_next() hands out the next slot of a buffer
  * made at open, written out with one write() when it fills, and at close.
- * A writer belongs to one thread.
+ * A writer belongs to one thread. Summaries are made from the file
+ * afterwards (tl_read), not while the I/O runs.
  */
 #ifndef TORUS_TIMELINE_REC_H
 #define TORUS_TIMELINE_REC_H
@@ -73,6 +74,15 @@ int tl_error(const struct tl_writer *w);
 
 /* Writes what is buffered and closes: 0 or -errno (message in err). */
 int tl_close(struct tl_writer *w, char *err, size_t errlen);
+
+/*
+ * Calls fn on each record of the file at path, in order, through one
+ * buffer of its own. The number of records, or -errno (-EPROTO: not a
+ * record file of this version) with a message naming the file in err.
+ */
+int64_t tl_read(const char *path,
+		void (*fn)(void *arg, const struct tl_rec *rec), void *arg,
+		char *err, size_t errlen);
 
 /*
  * Makes dir (one level) if it is not there. 0, or -errno with a message
