@@ -48,6 +48,7 @@ expect_fio_ok --name=fs --uri="nbd://127.0.0.1:$port/d" --rw=write --bs=64k --si
 expect_fio_error "unsupported uri 'http://x/': expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH" \
 	--name=u --uri=http://x/ --rw=read --size=1m
 expect_fio_error "asks for TLS, which the native nbd transport does not speak; use transport=libnbd for TLS" --name=u --uri=nbds://localhost/ --rw=read --size=1m
+expect_fio_error "asks for TLS, which the native nbd transport does not speak; use transport=libnbd for TLS" --name=u --uri="nbds+unix:///?socket=$T/none.sock" --rw=read --size=1m
 expect_fio_error "port must be a number from 1 to 65535" --name=u --uri=nbd://localhost:99999/ --rw=read --size=1m
 expect_fio_error "cannot connect to Unix socket $T/none.sock: No such file or directory (is the NBD server running?)" \
 	--name=u --uri="nbd+unix:///?socket=$T/none.sock" --rw=read --size=1m

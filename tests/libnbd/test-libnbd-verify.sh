@@ -48,8 +48,7 @@ pport=$(free_port)
 start_bg nbdkit --foreground --exit-with-parent -i 127.0.0.1 -p "$pport" --tls=require \
 	--tls-psk="$T/keys.psk" memory 64M
 wait_port "$pport"
-expect_fio_ok --name=psk "${verify[@]}" --uri="nbds://127.0.0.1:$pport/" \
-	--tls_psk_file="$T/keys.psk" --tls_username=alice --rw=randwrite --bs=16k --iodepth=8
+both --uri="nbds://127.0.0.1:$pport/" --tls_psk_file="$T/keys.psk" --tls_username=alice
 
 # create_serialize=0 crashes fio's built-in nbd engine (offload too:
 # libnbd-modes, tests/integration/test-fio-modes.sh libnbd, runs it).
