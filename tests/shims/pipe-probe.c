@@ -6,7 +6,7 @@
  * requests in batches as replies arrive, and prints IOPS.
  *
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
- *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p]
+ *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p] [-u]
  *
  * -m mixes reads and writes as fio's rwmixread does (each request a read
  * with that chance); -w is -m 0. Sending and receiving never wait for each
@@ -19,11 +19,16 @@
  * lowest latency any client can see from the server (no wake-up on the
  * client's side, no fio), a floor for the engine's poll_us.
  *
+ * -u drives the socket through io_uring as the engine does: a receive
+ * always armed, the batch's sendmsg, one io_uring_enter that submits and
+ * waits. Same requests, same parsing; only the system calls differ.
+ *
  * Handshake: the project's state machine in auto mode, no structured
  * replies, so it works with every shim profile and nbdkit.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -110,6 +115,24 @@ static void sendq_add(struct sendq *q, void *base, size_t len)
 	q->iov[q->tail++] = (struct iovec){ .iov_base = base, .iov_len = len };
 }
 
+/* Advances the send queue past n bytes sent. */
+static void sent(struct sendq *q, size_t n)
+{
+	while (n > 0) {
+		struct iovec *v = &q->iov[q->head];
+
+		if (n < v->iov_len) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+			break;
+		}
+		n -= v->iov_len;
+		q->head++;
+	}
+	if (q->head == q->tail)
+		q->head = q->tail = 0;
+}
+
 /* Returns -1 on a broken connection, 0 otherwise. */
 static int sendq_send(struct sendq *q, int fd)
 {
@@ -125,147 +148,253 @@ static int sendq_send(struct sendq *q, int fd)
 	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	while (n > 0) {
-		struct iovec *v = &q->iov[q->head];
-
-		if ((size_t)n < v->iov_len) {
-			v->iov_base = (uint8_t *)v->iov_base + n;
-			v->iov_len -= n;
-			break;
-		}
-		n -= v->iov_len;
-		q->head++;
-	}
-	if (q->head == q->tail)
-		q->head = q->tail = 0;
+	sent(q, n);
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	const char *name = "", *where;
-	unsigned int depth = 64, bs = 4096, secs = 5, mix = 100;
-	uint64_t size = 0, seed = 88172645463325252ULL, done = 0;
-	uint64_t t0, deadline, inflight = 0, blocks;
-	bool busy_poll = false;
-	static uint8_t hdr[MAX_DEPTH][NBD_REQUEST_LEN];
-	static struct sendq sq;
+struct probe {
+	int fd;
+	unsigned int depth, bs, mix;
+	uint64_t seed, blocks, done, inflight, deadline;
+	uint8_t hdr[MAX_DEPTH][NBD_REQUEST_LEN];
+	struct sendq sq;
 	uint8_t *in, *wdata;
 	/* Cookies are slots; a reply's length comes from its request's type. */
 	uint32_t freeslots[MAX_DEPTH], nfree;
 	bool is_read[MAX_DEPTH];
 	/* in[0, have): received, unparsed; skip: payload bytes still to drain */
-	size_t have = 0, skip = 0;
-	int fd, opt;
+	size_t have, skip;
+};
 
-	while ((opt = getopt(argc, argv, "e:q:b:t:s:wm:p")) != -1) {
+/* Before the deadline, every free slot gets a request; false after. */
+static bool fill(struct probe *p)
+{
+	if (now_ns() >= p->deadline)
+		return false;
+	while (p->inflight < p->depth) {
+		uint32_t slot = p->freeslots[--p->nfree];
+		bool rd = p->mix == 100 ||
+			  (p->mix && rnd(&p->seed) % 100 < p->mix);
+		struct nbd_request q = {
+			.type = rd ? NBD_CMD_READ : NBD_CMD_WRITE,
+			.cookie = slot,
+			.offset = rnd(&p->seed) % p->blocks * p->bs,
+			.length = p->bs,
+		};
+
+		p->is_read[slot] = rd;
+		nbd_encode_request(p->hdr[slot], &q);
+		sendq_add(&p->sq, p->hdr[slot], NBD_REQUEST_LEN);
+		if (!rd)
+			sendq_add(&p->sq, p->wdata, p->bs);
+		p->inflight++;
+	}
+	return true;
+}
+
+/* n more bytes arrived in p->in: the replies in them. -1: a bad reply. */
+static int parse(struct probe *p, size_t n)
+{
+	struct nbd_reply rep;
+	size_t off;
+
+	p->have += n;
+	off = p->skip < p->have ? p->skip : p->have;
+	p->skip -= off;
+	while (!p->skip && p->have - off >= NBD_SIMPLE_REPLY_LEN) {
+		size_t rlen;
+		int r = nbd_decode_reply(p->in + off, p->have - off, &rep);
+
+		if (r <= 0 || rep.structured || rep.error ||
+		    rep.cookie >= p->depth)
+			return -1;
+		rlen = p->is_read[rep.cookie] ? p->bs : 0;
+		off += NBD_SIMPLE_REPLY_LEN;
+		/* the payload is drained as it comes, never moved */
+		p->skip = rlen < p->have - off ? 0 : rlen - (p->have - off);
+		off += rlen - p->skip;
+		p->freeslots[p->nfree++] = rep.cookie;
+		p->inflight--;
+		p->done++;
+	}
+	/* at most a partial header is kept */
+	memmove(p->in, p->in + off, p->have - off);
+	p->have -= off;
+	return 0;
+}
+
+/* poll(), sendmsg(), recv(): one system call each per turn. */
+static int run_poll(struct probe *p, bool busy_poll)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (!fill(p) && !p->inflight)
+			return 0;
+		if (!busy_poll) {
+			struct pollfd pfd = {
+				.fd = p->fd,
+				.events = POLLIN | (p->sq.head < p->sq.tail ? POLLOUT : 0),
+			};
+
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+				return -1;
+		}
+		if (sendq_send(&p->sq, p->fd) < 0)
+			return -1;
+		n = recv(p->fd, p->in + p->have, IN_LEN - p->have, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return -1;
+		if (n > 0 && parse(p, n))
+			return -1;
+	}
+}
+
+/* The send in flight on the ring: what it carries. */
+static struct msghdr uring_msg;
+
+static void uring_send(struct io_uring *ring, struct probe *p)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	memset(&uring_msg, 0, sizeof(uring_msg));
+	uring_msg.msg_iov = p->sq.iov + p->sq.head;
+	uring_msg.msg_iovlen = p->sq.tail - p->sq.head;
+	if (uring_msg.msg_iovlen > 1024)
+		uring_msg.msg_iovlen = 1024;
+	io_uring_prep_sendmsg(sqe, p->fd, &uring_msg, MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(sqe, 1);
+}
+
+static void uring_recv(struct io_uring *ring, struct probe *p)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	io_uring_prep_recv(sqe, p->fd, p->in + p->have, IN_LEN - p->have, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+}
+
+/*
+ * io_uring, as the engine drives its socket: a receive armed while replies
+ * are due, the queued requests sent in one sendmsg when no send
+ * is in flight (sendq_add may not move the iovecs under it: the send is
+ * only made with the queue's tail fixed until it completes).
+ */
+static int run_uring(struct probe *p)
+{
+	struct io_uring ring;
+	bool sending = false, receiving = false;
+	int ret;
+
+	ret = io_uring_queue_init(8, &ring, 0);
+	if (ret < 0) {
+		fprintf(stderr, "pipe-probe: io_uring_queue_init: %s\n",
+			strerror(-ret));
+		return -1;
+	}
+	fill(p);
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+
+		if (!sending && p->sq.head < p->sq.tail) {
+			uring_send(&ring, p);
+			sending = true;
+		}
+		if (!receiving && p->inflight) {
+			uring_recv(&ring, p);
+			receiving = true;
+		}
+		if (!p->inflight && !sending)
+			break;
+		ret = io_uring_submit_and_wait(&ring, 1);
+		if (ret < 0 && ret != -EINTR)
+			goto broken;
+		io_uring_for_each_cqe(&ring, head, cqe) {
+			seen++;
+			if (cqe->res <= 0 && cqe->res != -EAGAIN &&
+			    cqe->res != -EINTR)
+				goto broken;
+			if (io_uring_cqe_get_data64(cqe) == 1) {
+				sending = false;
+				if (cqe->res > 0)
+					sent(&p->sq, cqe->res);
+				continue;
+			}
+			receiving = false;
+			if (cqe->res > 0 && parse(p, cqe->res))
+				goto broken;
+		}
+		io_uring_cq_advance(&ring, seen);
+		/* New requests only into an idle queue: the iovecs stay put. */
+		if (!sending)
+			fill(p);
+	}
+	io_uring_queue_exit(&ring);
+	return 0;
+broken:
+	io_uring_queue_exit(&ring);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = "", *where;
+	static struct probe p = {
+		.depth = 64, .bs = 4096, .mix = 100,
+		.seed = 88172645463325252ULL,
+	};
+	unsigned int secs = 5;
+	uint64_t size = 0, t0;
+	bool busy_poll = false, uring = false;
+	int opt, ret;
+
+	while ((opt = getopt(argc, argv, "e:q:b:t:s:wm:pu")) != -1) {
 		switch (opt) {
 		case 'e': name = optarg; break;
-		case 'q': depth = atoi(optarg); break;
-		case 'b': bs = atoi(optarg); break;
+		case 'q': p.depth = atoi(optarg); break;
+		case 'b': p.bs = atoi(optarg); break;
 		case 't': secs = atoi(optarg); break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
-		case 'w': mix = 0; break;
-		case 'm': mix = atoi(optarg); break;
+		case 'w': p.mix = 0; break;
+		case 'm': p.mix = atoi(optarg); break;
 		case 'p': busy_poll = true; break;
+		case 'u': uring = true; break;
 		default: return 2;
 		}
 	}
-	if (optind >= argc || depth < 1 || depth > MAX_DEPTH || mix > 100) {
-		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p]\n");
+	if (optind >= argc || p.depth < 1 || p.depth > MAX_DEPTH ||
+	    p.mix > 100 || (busy_poll && uring)) {
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u]\n");
 		return 2;
 	}
 	where = argv[optind];
-	fd = handshake(where, name, size ? &(uint64_t){0} : &size);
-	if (fd < 0)
+	p.fd = handshake(where, name, size ? &(uint64_t){0} : &size);
+	if (p.fd < 0)
 		return 1;
 	if (!size) {
 		fprintf(stderr, "pipe-probe: export size unknown\n");
 		return 1;
 	}
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+	if (!uring &&
+	    fcntl(p.fd, F_SETFL, fcntl(p.fd, F_GETFL) | O_NONBLOCK) < 0)
 		return 1;
-	blocks = size / bs;
-	in = malloc(IN_LEN);
-	wdata = calloc(1, bs);
-	if (!in || !wdata)
+	p.blocks = size / p.bs;
+	p.in = malloc(IN_LEN);
+	p.wdata = calloc(1, p.bs);
+	if (!p.in || !p.wdata)
 		return 1;
-	for (nfree = 0; nfree < depth; nfree++)
-		freeslots[nfree] = depth - 1 - nfree;
+	for (p.nfree = 0; p.nfree < p.depth; p.nfree++)
+		p.freeslots[p.nfree] = p.depth - 1 - p.nfree;
 
 	t0 = now_ns();
-	deadline = t0 + (uint64_t)secs * 1000000000ULL;
-	for (;;) {
-		struct nbd_reply rep;
-		size_t off;
-		ssize_t n;
-		int r;
-
-		if (now_ns() < deadline) {
-			while (inflight < depth) {
-				uint32_t slot = freeslots[--nfree];
-				bool rd = mix == 100 ||
-					  (mix && rnd(&seed) % 100 < mix);
-				struct nbd_request q = {
-					.type = rd ? NBD_CMD_READ : NBD_CMD_WRITE,
-					.cookie = slot,
-					.offset = rnd(&seed) % blocks * bs,
-					.length = bs,
-				};
-
-				is_read[slot] = rd;
-				nbd_encode_request(hdr[slot], &q);
-				sendq_add(&sq, hdr[slot], NBD_REQUEST_LEN);
-				if (!rd)
-					sendq_add(&sq, wdata, bs);
-				inflight++;
-			}
-		} else if (!inflight) {
-			break;
-		}
-		if (!busy_poll) {
-			struct pollfd pfd = {
-				.fd = fd,
-				.events = POLLIN | (sq.head < sq.tail ? POLLOUT : 0),
-			};
-
-			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-				goto broken;
-		}
-		if (sendq_send(&sq, fd) < 0)
-			goto broken;
-		n = recv(fd, in + have, IN_LEN - have, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			goto broken;
-		if (n < 0)
-			continue;
-		have += n;
-		off = skip < have ? skip : have;
-		skip -= off;
-		while (!skip && have - off >= NBD_SIMPLE_REPLY_LEN) {
-			size_t rlen;
-
-			r = nbd_decode_reply(in + off, have - off, &rep);
-			if (r <= 0 || rep.structured || rep.error ||
-			    rep.cookie >= depth)
-				goto broken;
-			rlen = is_read[rep.cookie] ? bs : 0;
-			off += NBD_SIMPLE_REPLY_LEN;
-			/* the payload is drained as it comes, never moved */
-			skip = rlen < have - off ? 0 : rlen - (have - off);
-			off += rlen - skip;
-			freeslots[nfree++] = rep.cookie;
-			inflight--;
-			done++;
-		}
-		/* at most a partial header is kept */
-		memmove(in, in + off, have - off);
-		have -= off;
+	p.deadline = t0 + (uint64_t)secs * 1000000000ULL;
+	ret = uring ? run_uring(&p) : run_poll(&p, busy_poll);
+	if (ret) {
+		fprintf(stderr, "pipe-probe: connection broken or bad reply after %llu replies\n",
+			(unsigned long long)p.done);
+		return 1;
 	}
-	printf("%.0f\n", done * 1e9 / (now_ns() - t0));
+	printf("%.0f\n", p.done * 1e9 / (now_ns() - t0));
 	return 0;
-broken:
-	fprintf(stderr, "pipe-probe: connection broken or bad reply after %llu replies\n",
-		(unsigned long long)done);
-	return 1;
 }
