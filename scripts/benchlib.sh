@@ -200,6 +200,8 @@ start_nbdkit() {
 # gone), and bench_server_end SID LABEL ROUND IOS records
 # server_cpu_us_per_io (its CPU over the run per I/O) and server_cpu_pct
 # (over --runtime), and sets bench_server_note for the progress line.
+# bench_server_ticks (set for one call) gives bench_server_end the ticks of
+# a run measured before the last bench_server_begin (probe_run's).
 bench_server_pid=
 bench_server_ticks0=
 bench_server_note=
@@ -219,7 +221,8 @@ bench_server_begin() {
 bench_server_end() {
 	local sid=$1 label=$2 round=$3 ios=$4 ticks us pct
 	[[ -n $bench_server_pid ]] || return 0
-	ticks=$(($(proc_cpu_ticks "$bench_server_pid") - bench_server_ticks0))
+	# bench_server_ticks, when set: the ticks of a run measured earlier.
+	ticks=${bench_server_ticks:-$(($(proc_cpu_ticks "$bench_server_pid") - bench_server_ticks0))}
 	us=$(awk -v t="$ticks" -v hz="$clk_tck" -v n="$ios" \
 		'BEGIN { printf "%.6f", (n > 0 ? t / hz * 1e6 / n : 0) }')
 	pct=$(awk -v t="$ticks" -v hz="$clk_tck" -v s="$runtime" \

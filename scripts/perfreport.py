@@ -30,6 +30,14 @@ OPS = {"<=": "≤", ">=": "≥"}
 HISTORY = "performance-history.md"
 # what the summary sets against the lean probe: how much, and how fast
 LIMIT_METRICS = ("iops", "bw_mib", "lat_mean_us")
+# A server at this much of a CPU (its median) under both clients of a
+# ratio to the lean probe is the bound: the ratio is marked BOUND_MARK.
+SERVER_BOUND_PCT = 90.0
+BOUND_MARK = "‡"
+BOUND_NOTE = (f"{BOUND_MARK} server-bound: the server ran at {SERVER_BOUND_PCT:.0f}% of a CPU or "
+              "more under both clients (its `server CPU %` median), so the ratio says how "
+              "each client's traffic lets the server work, not the client's gap to the "
+              "transport's limit.")
 
 
 def ratio_range(vals, num, den, metric):
@@ -136,6 +144,10 @@ def ratio_rows(rec, s, places):
                 text += " (fio's own engine)"
             row = Row(text, {p: ratio_text(c) for p, c in cells.items()}, probe=den in probes,
                       metric=m, den=den)
+            if row.probe and m in LIMIT_METRICS:
+                for p in places:
+                    if cells[p] and server_bound(rec.values.get(s.places[p], {}), num, den):
+                        row.cells[p] += " " + BOUND_MARK
             if op:
                 row.verdicts = {p: verdict(cells[p] and cells[p][0], op, thr) for p in places}
                 row.target = f"{OPS.get(op, op)} {thr:.2f}"
@@ -216,6 +228,23 @@ def labels_of(rec, s, places):
     return out
 
 
+def server_bound(vals, num, den):
+    """Whether the server ran at SERVER_BOUND_PCT or more (median) under
+    both NUM and DEN in the values VALS of one placement."""
+    for label in (num, den):
+        pct = vals.get(label, {}).get("server_cpu_pct", [])
+        if not pct or statistics.median(pct) < SERVER_BOUND_PCT:
+            return False
+    return True
+
+
+def bound_note(rows):
+    """BOUND_NOTE, as lines after a table, when a row of ROWS is marked."""
+    if any(c.endswith(" " + BOUND_MARK) for r in rows for c in r.cells.values()):
+        return [BOUND_NOTE, ""]
+    return []
+
+
 def section_text(rec, s, rerun):
     places = [p for p in PLACES if p in s.places]
     lines = [f"## {s.title} (`{s.sid}`)", ""]
@@ -235,6 +264,7 @@ def section_text(rec, s, rerun):
             lines.append(f"| {row.text} | " + " | ".join(row.cells[p] for p in places)
                          + f" | {target_text(row)} |")
         lines.append("")
+        lines += bound_note(rows)
     labels = labels_of(rec, s, places)
     metrics = [m for m in benchlib.METRIC_ORDER
                if any(m in rec.values.get(s.places[p], {}).get(l, {})
@@ -260,6 +290,7 @@ def summary_text(rec, secs):
     lines = ["| section | ratio | " + " | ".join(shown) + " | target |",
              "|---|---|" + "---|" * len(shown) + "---|"]
     tally = {p: {"PASS": 0, "MISS": 0, "NOT JUDGED": 0} for p in PLACES}
+    shown_rows = []
     for s in secs:
         places = [p for p in PLACES if p in s.places]
         rows = ratio_rows(rec, s, places) + spread_rows(rec, s, places)
@@ -271,10 +302,12 @@ def summary_text(rec, secs):
                 continue
             lines.append(f"| `{s.sid}` | {row.text} | " + " | ".join(
                 row.cells.get(p, "–") for p in shown) + f" | {target_text(row)} |")
+            shown_rows.append(row)
             for p, v in row.verdicts.items():
                 if v in tally[p]:
                     tally[p][v] += 1
     lines.append("")
+    lines += bound_note(shown_rows)
     for p in PLACES:
         t = tally[p]
         if sum(t.values()):
@@ -335,8 +368,10 @@ def render(rec):
         "range is how much the figure moves here. Absolute figures (medians, [min–max]) are",
         "context: they belong to this machine. Each section's lean probe is the physical",
         "limit of the same transport on this machine, a client that drives it and does",
-        "nothing else (no fio): pipe-probe over a Unix socket or TCP for NBD, ring-client",
-        "over the TCMU ring. The engine's ratio to the probe is its gap to that limit,",
+        "nothing else (no fio): pipe-probe over a Unix socket or TCP for NBD (each round",
+        "once sleeping for replies and once busy-polling, the faster counting: a client",
+        "that sleeps pays a wake-up per batch of replies), ring-client over the TCMU ring.",
+        "The engine's ratio to the probe is its gap to that limit,",
         "beside its ratio to fio's own engine. CPU per I/O is the fio process's usr + sys",
         "time over its I/Os (a probe's: its own); server CPU per I/O the server process's",
         "utime + stime over the run, per I/O.",

@@ -208,5 +208,38 @@ class BadRecords(unittest.TestCase):
             os.unlink(f.name)
 
 
+
+class ServerBound(unittest.TestCase):
+    """A ratio to the lean probe where the server ran at 90% of a CPU or
+    more under both clients is marked, and the page says what that means;
+    one where it did not, or that is not a rate, is not."""
+
+    def page(self, pcts):
+        recs = META + section("randread4k_qd16", "pinned", PINNED)
+        s = "randread4k_qd16"
+        recs.append(("ratio", s, "server_cpu_us_per_io", "torus", "probe"))
+        for i in range(1, 4):
+            for label, pct in pcts.items():
+                recs += [("value", s, label, i, "server_cpu_pct", pct),
+                         ("value", s, label, i, "server_cpu_us_per_io", 9.5)]
+        return render(recs)
+
+    def test_marked(self):
+        p = self.page({"torus": 95.0, "probe": 91.0})
+        self.assertIn("| IOPS: torus / probe (the lean probe) | 0.50 ‡ |", p)
+        self.assertIn("| server CPU us/IO: torus / probe (the lean probe) | 1.00 |",
+                      p)
+        self.assertIn("‡ server-bound: the server ran at 90% of a CPU or more under both "
+                      "clients (its `server CPU %` median), so the ratio says how each client's "
+                      "traffic lets the server work, not the client's gap to the transport's "
+                      "limit.", p)
+        # once after the summary's table, once after the section's
+        self.assertEqual(p.count("‡ server-bound"), 2)
+
+    def test_not_marked(self):
+        p = self.page({"torus": 95.0, "probe": 89.9})
+        self.assertIn("| IOPS: torus / probe (the lean probe) | 0.50 |", p)
+        self.assertNotIn("‡", p)
+
 if __name__ == "__main__":
     unittest.main()

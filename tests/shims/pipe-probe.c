@@ -154,7 +154,7 @@ static int sendq_send(struct sendq *q, int fd)
 
 struct probe {
 	int fd;
-	unsigned int depth, bs, mix;
+	unsigned int depth, bs, mix, batch;
 	uint64_t seed, blocks, done, inflight, deadline;
 	uint8_t hdr[MAX_DEPTH][NBD_REQUEST_LEN];
 	struct sendq sq;
@@ -171,6 +171,9 @@ static bool fill(struct probe *p)
 {
 	if (now_ns() >= p->deadline)
 		return false;
+	/* -B: wait for that many free slots (fio's iodepth_batch_complete_min) */
+	if (p->inflight && p->depth - p->inflight < p->batch)
+		return true;
 	while (p->inflight < p->depth) {
 		uint32_t slot = p->freeslots[--p->nfree];
 		bool rd = p->mix == 100 ||
@@ -341,7 +344,7 @@ int main(int argc, char **argv)
 {
 	const char *name = "", *where;
 	static struct probe p = {
-		.depth = 64, .bs = 4096, .mix = 100,
+		.depth = 64, .bs = 4096, .mix = 100, .batch = 1,
 		.seed = 88172645463325252ULL,
 	};
 	unsigned int secs = 5;
@@ -349,7 +352,7 @@ int main(int argc, char **argv)
 	bool busy_poll = false, uring = false;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "e:q:b:t:s:wm:pu")) != -1) {
+	while ((opt = getopt(argc, argv, "e:q:b:t:s:wm:puB:")) != -1) {
 		switch (opt) {
 		case 'e': name = optarg; break;
 		case 'q': p.depth = atoi(optarg); break;
@@ -360,10 +363,12 @@ int main(int argc, char **argv)
 		case 'm': p.mix = atoi(optarg); break;
 		case 'p': busy_poll = true; break;
 		case 'u': uring = true; break;
+		case 'B': p.batch = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (optind >= argc || p.depth < 1 || p.depth > MAX_DEPTH ||
+	    p.batch < 1 || p.batch > p.depth ||
 	    p.mix > 100 || (busy_poll && uring)) {
 		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u]\n");
 		return 2;
