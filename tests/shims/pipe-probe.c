@@ -6,7 +6,7 @@
  * requests in batches as replies arrive, and prints IOPS.
  *
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
- *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p] [-u]
+ *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p] [-u] [-B N]
  *
  * -m mixes reads and writes as fio's rwmixread does (each request a read
  * with that chance); -w is -m 0. Sending and receiving never wait for each
@@ -18,6 +18,9 @@
  * -p busy-polls the socket instead of sleeping in read: with -q 1, the
  * lowest latency any client can see from the server (no wake-up on the
  * client's side, no fio), a floor for the engine's poll_us.
+ *
+ * -B N sends new requests only once N slots are free (fio's
+ * iodepth_batch_complete_min), fewer and larger batches.
  *
  * -u drives the socket through io_uring as the engine does: a receive
  * always armed, the batch's sendmsg, one io_uring_enter that submits and
@@ -370,7 +373,7 @@ int main(int argc, char **argv)
 	if (optind >= argc || p.depth < 1 || p.depth > MAX_DEPTH ||
 	    p.batch < 1 || p.batch > p.depth ||
 	    p.mix > 100 || (busy_poll && uring)) {
-		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u]\n");
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u] [-B N (1 to DEPTH)]\n");
 		return 2;
 	}
 	where = argv[optind];

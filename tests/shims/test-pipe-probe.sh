@@ -1,6 +1,6 @@
 #!/bin/bash
 # pipe-probe, the benchmark's lean NBD client, in each of its ways of
-# driving the socket (poll, -p busy-poll, -u io_uring): reads and a 64 KiB
+# driving the socket (poll, -p busy-poll, -u io_uring; -B batches): reads and a 64 KiB
 # mix over a Unix socket and TCP to nbd-shim get answers, and its mistakes
 # get a message and a failing status.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -29,12 +29,17 @@ for where in "unix:$T/s.sock" "tcp:127.0.0.1:$port"; do
 		probe "$where" -q 1 -b 4096 -w $mode
 	done
 	probe "$where" -q 1 -b 4096 -p
+	probe "$where" -q 16 -b 4096 -B 8
+	probe "$where" -q 16 -b 4096 -B 8 -p
 done
 
 # Its mistakes: a usage message (status 2), or the connection's (status 1).
 rc=0
 "$PROBE" "unix:$T/s.sock" -p -u >"$T/out" 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "usage: pipe-probe" "$T/out" || fail "-p -u: status $rc: $(cat "$T/out")"
+rc=0
+"$PROBE" "unix:$T/s.sock" -q 4 -B 5 >"$T/out" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "usage: pipe-probe" "$T/out" || fail "-q 4 -B 5: status $rc: $(cat "$T/out")"
 rc=0
 "$PROBE" "unix:$T/none.sock" -u -t 1 >"$T/out" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "pipe-probe: cannot connect to Unix socket $T/none.sock" "$T/out" ||
