@@ -423,17 +423,17 @@ probe_once() {
 # server's when bench_server_pid is set.
 probe_run() {
 	local sid=$1 label=$2 round=$3 where=$4 qd=${5:-64} bs=${6:-4096}
-	local ways=("" -p) w best_iops=0 best_t best_ticks best_way
-	((round % 2)) || ways=(-p "")
+	local ways=(sleeping spinning) w best_iops=0 best_t best_ticks best_way
+	((round % 2)) || ways=(spinning sleeping)
 	for w in "${ways[@]}"; do
-		probe_once "$where" "$qd" "$bs" $w ||
-			{ cat "$T/probe.err" >&2; die "pipe-probe ${w:+$w }failed: $sid, $label, round $round"; }
+		local poll=()
+		[[ $w == spinning ]] && poll=(-p)
+		probe_once "$where" "$qd" "$bs" "${poll[@]}" ||
+			{ cat "$T/probe.err" >&2; die "pipe-probe ($w) failed: $sid, $label, round $round"; }
 		if awk -v a="$probe_iops" -v b="$best_iops" 'BEGIN { exit !(a > b) }'; then
-			best_iops=$probe_iops best_t=$probe_t best_ticks=$probe_ticks
-			best_way=${w:-sleeping}
+			best_iops=$probe_iops best_t=$probe_t best_ticks=$probe_ticks best_way=$w
 		fi
 	done
-	[[ $best_way == -p ]] && best_way=spinning
 	record value "$sid" "$label" "$round" bw_mib \
 		"$(awk -v n="$best_iops" -v b="$bs" 'BEGIN { printf "%.3f", n * b / 2^20 }')"
 	bench_server_ticks=$best_ticks lean_client_record "$sid" "$label" "$round" "$best_iops" "$best_t"

@@ -136,18 +136,25 @@ static void sent(struct sendq *q, size_t n)
 		q->head = q->tail = 0;
 }
 
+/* msg: what is unsent, at most 1024 iovecs of it. */
+static void sendq_msg(struct sendq *q, struct msghdr *msg)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->msg_iov = q->iov + q->head;
+	msg->msg_iovlen = q->tail - q->head;
+	if (msg->msg_iovlen > 1024)
+		msg->msg_iovlen = 1024;
+}
+
 /* Returns -1 on a broken connection, 0 otherwise. */
 static int sendq_send(struct sendq *q, int fd)
 {
-	struct msghdr msg = { 0 };
+	struct msghdr msg;
 	ssize_t n;
 
 	if (q->head == q->tail)
 		return 0;
-	msg.msg_iov = q->iov + q->head;
-	msg.msg_iovlen = q->tail - q->head;
-	if (msg.msg_iovlen > 1024)
-		msg.msg_iovlen = 1024;
+	sendq_msg(q, &msg);
 	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
@@ -263,11 +270,7 @@ static void uring_send(struct io_uring *ring, struct probe *p)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
-	memset(&uring_msg, 0, sizeof(uring_msg));
-	uring_msg.msg_iov = p->sq.iov + p->sq.head;
-	uring_msg.msg_iovlen = p->sq.tail - p->sq.head;
-	if (uring_msg.msg_iovlen > 1024)
-		uring_msg.msg_iovlen = 1024;
+	sendq_msg(&p->sq, &uring_msg);
 	io_uring_prep_sendmsg(sqe, p->fd, &uring_msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data64(sqe, 1);
 }
