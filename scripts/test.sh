@@ -6,7 +6,7 @@
 #                 programs built with ASan + UBSan (-fno-sanitize-recover=all),
 #                 fio run with the ASan runtime preloaded (tests/lib.sh); any
 #                 sanitizer report fails its test
-#   3. fuzz       scripts/fuzz.sh --seconds 40, when that script exists
+#   3. fuzz       scripts/fuzz.sh --seconds 25, when that script exists
 #   4. newer fio  scripts/fio-upstream.sh builds the fio in Debian unstable
 #                 (cached in .deps/fio-upstream), the engine is built against
 #                 it in build-fio-new/, and the integration suite runs under
@@ -107,7 +107,7 @@ else
 fi
 [ $sanitized = 0 ] || pass sanitized "sanitized suite ($san_build/, ASan+UBSan)" sanitized_suite "$@"
 if [ $fuzz = 1 ] && [ -f scripts/fuzz.sh ]; then
-	pass fuzz "fuzz (scripts/fuzz.sh --seconds 40)" bash scripts/fuzz.sh --seconds 40
+	pass fuzz "fuzz (scripts/fuzz.sh --seconds 25)" bash scripts/fuzz.sh --seconds 25
 fi
 [ $newer = 0 ] || pass newer-fio "newer fio ($newer_build/, integration suite under Debian unstable's fio)" newer_fio_suite
 
