@@ -6,7 +6,7 @@
  * requests in batches as replies arrive, and prints IOPS.
  *
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
- *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p] [-u] [-B N]
+ *              [-t SECONDS (0 to 3600, may be fractional)] [-s SIZE] [-w] [-m READ%] [-p] [-u] [-B N]
  *
  * -m mixes reads and writes as fio's rwmixread does (each request a read
  * with that chance); -w is -m 0. Sending and receiving never wait for each
@@ -353,7 +353,7 @@ int main(int argc, char **argv)
 		.depth = 64, .bs = 4096, .mix = 100, .batch = 1,
 		.seed = 88172645463325252ULL,
 	};
-	unsigned int secs = 5;
+	double secs = 5;
 	uint64_t size = 0, t0;
 	bool busy_poll = false, uring = false;
 	int opt, ret;
@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 		case 'e': name = optarg; break;
 		case 'q': p.depth = atoi(optarg); break;
 		case 'b': p.bs = atoi(optarg); break;
-		case 't': secs = atoi(optarg); break;
+		case 't': secs = atof(optarg); break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'w': p.mix = 0; break;
 		case 'm': p.mix = atoi(optarg); break;
@@ -375,8 +375,8 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc || p.depth < 1 || p.depth > MAX_DEPTH ||
 	    p.batch < 1 || p.batch > p.depth ||
-	    p.mix > 100 || (busy_poll && uring)) {
-		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u] [-B N (1 to DEPTH)]\n");
+	    p.mix > 100 || (busy_poll && uring) || !(secs > 0 && secs <= 3600)) {
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS (0 to 3600, may be fractional)] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u] [-B N (1 to DEPTH)]\n");
 		return 2;
 	}
 	where = argv[optind];
@@ -399,7 +399,7 @@ int main(int argc, char **argv)
 		p.freeslots[p.nfree] = p.depth - 1 - p.nfree;
 
 	t0 = now_ns();
-	p.deadline = t0 + (uint64_t)secs * 1000000000ULL;
+	p.deadline = t0 + (uint64_t)(secs * 1e9);
 	ret = uring ? run_uring(&p) : run_poll(&p, busy_poll);
 	if (ret) {
 		fprintf(stderr, "pipe-probe: connection broken or bad reply after %llu replies\n",

@@ -15,10 +15,10 @@ port=$(free_port)
 start_bg "$NBD_SHIM" --listen "tcp:127.0.0.1:$port" --profile standard --backend null --size 1G
 wait_port "$port"
 
-# probe WHERE ARGS...: one second; it must answer with a positive IOPS.
+# probe WHERE ARGS...: a quarter second; it must answer with a positive IOPS.
 probe() {
 	local out
-	out=$(timeout 20 "$PROBE" "$@" -t 1 2>"$T/probe.err") ||
+	out=$(timeout 20 "$PROBE" "$@" -t 0.25 2>"$T/probe.err") ||
 		fail "pipe-probe $*: status $?: $(cat "$T/probe.err")"
 	[[ $out =~ ^[0-9]+$ && $out -gt 0 ]] || fail "pipe-probe $*: printed '$out', not IOPS"
 }
@@ -40,6 +40,9 @@ rc=0
 rc=0
 "$PROBE" "unix:$T/s.sock" -q 4 -B 5 >"$T/out" 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "usage: pipe-probe" "$T/out" || fail "-q 4 -B 5: status $rc: $(cat "$T/out")"
+rc=0
+"$PROBE" "unix:$T/s.sock" -t 0 >"$T/out" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "usage: pipe-probe" "$T/out" || fail "-t 0: status $rc: $(cat "$T/out")"
 rc=0
 "$PROBE" "unix:$T/none.sock" -u -t 1 >"$T/out" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "pipe-probe: cannot connect to Unix socket $T/none.sock" "$T/out" ||
