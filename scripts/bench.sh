@@ -70,9 +70,9 @@
 #     pipelined client, no fio): the engine's fraction of what the pair can
 #     do, with each side's CPU (fio's, or pipe-probe's, and the shim's).
 #     timeline_cost: 4 KiB randread QD16 on nbd-shim standard (null) over
-#     a Unix socket, the engine with timeline=DIR (on) and without (off)
-#     taking turns: what the stamps cost (target: CPU per I/O on/off <= 1.05);
-#     the records go to a tmpfs.
+#     a Unix socket, the engine with timeline=DIR (on) and without (off),
+#     two jobs side by side in each fio run: what the stamps cost (target:
+#     CPU per I/O on/off <= 1.05); the records go to a tmpfs.
 #     transports_plain: 4 KiB randread QD16 on nbdkit null over a Unix
 #     socket and over TCP (transports_plain_tcp), three clients inside fio
 #     taking turns: the engine's native transport (torus), the engine with
@@ -429,7 +429,7 @@ probe_run() {
 		local poll=()
 		[[ $w == spinning ]] && poll=(-p)
 		probe_once "$where" "$qd" "$bs" "${poll[@]}" ||
-			{ cat "$T/probe.err" >&2; die "pipe-probe ($w) failed: $sid, $label, round $round"; }
+			{ cat "$T/probe.err" >&2; client_died "pipe-probe ($w) failed: $sid, $label, round $round"; }
 		if awk -v a="$probe_iops" -v b="$best_iops" 'BEGIN { exit !(a > b) }'; then
 			best_iops=$probe_iops best_t=$probe_t best_ticks=$probe_ticks best_way=$w
 		fi
@@ -448,7 +448,7 @@ probe_qd1_run() {
 	wait_quiet
 	"${pin_client[@]}" "$probe_bin" "$where" -q 1 -b 4096 -p -t "$runtime" \
 		>"$T/probe.out" 2>"$T/probe.err" ||
-		{ cat "$T/probe.err" >&2; die "pipe-probe failed: $sid, $label, round $round"; }
+		{ cat "$T/probe.err" >&2; client_died "pipe-probe failed: $sid, $label, round $round"; }
 	iops=$(<"$T/probe.out")
 	record value "$sid" "$label" "$round" iops "$iops"
 	record value "$sid" "$label" "$round" lat_mean_us \
@@ -466,7 +466,7 @@ ring_client_run() {
 	{ t=$( { time "${pin_client[@]}" "$ring_client_bin" --socket "$sock" \
 		--bench "$runtime" --qd 32 --bs 4096 >"$T/ring-client.out" \
 		2>&1; } 2>&1 ); } ||
-		{ cat "$T/ring-client.out" >&2; die "ring-client failed: $sid, $label, round $round"; }
+		{ cat "$T/ring-client.out" >&2; client_died "ring-client failed: $sid, $label, round $round"; }
 	iops=$(sed -n 's/^iops //p' "$T/ring-client.out")
 	[[ -n $iops ]] || { cat "$T/ring-client.out" >&2; die "no IOPS from ring-client"; }
 	lean_client_record "$sid" "$label" "$round" "$iops" "$t"
@@ -594,30 +594,31 @@ section_ceiling_qd64() {
 }
 
 # What timeline=DIR costs the engine: a clock read per stamp, a record per
-# command and a histogram count per phase, against the same job without it,
-# on a shim of its own. Its records go to a tmpfs (/dev/shm), replaced each
-# round: on a disk, the page cache's writeback of them competes with the
-# run for CPU, which is the disk's cost, not the engine's.
+# command, against the same job without it. On and off are two jobs of one
+# fio run, side by side on the client CPU, each with its own connection to
+# a shim of their own: runs taken in turn moved each other by ±20% on these
+# VMs (their speed changes every few seconds), which hid a cost of a few
+# percent; jobs in one run share every change. Which job comes first
+# alternates. The records go to a tmpfs (/dev/shm): on a disk, the page
+# cache's writeback of them competes for CPU, which is the disk's cost.
 section_timeline_cost() {
-	local sid=timeline_cost r uri="nbd+unix:///?socket=$T/tl_shim.sock"
+	local sid=timeline_cost r uri="nbd+unix:///?socket=$T/tl_shim.sock" jobs
 	local rr=(--rw=randread --bs=4k --iodepth=16) tl=$T/timeline
 	[[ -w /dev/shm ]] && tl=$(mktemp -d /dev/shm/torus-timeline.XXXXXX)
-	record section $sid "4 KiB randread QD16, nbd-shim standard (null), Unix socket: the engine with timeline=DIR on a tmpfs (on) vs without (off)"
+	record section $sid "4 KiB randread QD16, nbd-shim standard (null), Unix socket: two jobs side by side in one fio run, the engine with timeline=DIR on a tmpfs (on) and without (off)"
 	record target $sid cpu_us_per_io on off "<=" 1.05
 	record ratio $sid iops on off
 	record ratio $sid clat_mean_us on off
-	record probe $sid probe "pipe-probe over the Unix socket to the same nbd-shim, 4 KiB reads at QD16, no fio"
-	record ratio $sid iops off probe
+	record probe $sid probe "pipe-probe over the Unix socket to the same nbd-shim, 4 KiB reads at QD32 (the two jobs' QD16 together), no fio"
+	record ratio $sid iops both probe
 	shim_start tl_shim --profile standard --backend null --size "$size"
 	bench_server_pid=${server_pids[-1]}
-	# on and off back to back, their order swapped each round, the probe
-	# after them: a probe between the two (as a three-way rotation puts it
-	# one round in three) left them 3 s further apart on a VM whose speed
-	# moves every few seconds.
 	for ((r = 1; r <= rounds; r++)); do
-		in_turn $r 'engine_fio $sid off "$r" "$uri" "${rr[@]}"' \
-			'engine_fio $sid on "$r" "$uri" "${rr[@]}" --timeline="$tl"'
-		probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 16 4096
+		jobs=(--name=on --timeline="$tl" --name=off)
+		((r % 2)) || jobs=(--name=off --name=on --timeline="$tl")
+		bench_fio_jobs $sid "$r" both "--ioengine=external:$engine" \
+			"--uri=$uri" "${engine_opts[@]}" "${rr[@]}" "${jobs[@]}"
+		probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 32 4096
 	done
 	bench_server_pid=
 	rm -rf "$tl"

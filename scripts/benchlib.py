@@ -30,6 +30,7 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
 """
 
 import collections
+import math
 import os
 import statistics
 import sys
@@ -73,6 +74,36 @@ def paired_ratio(vals, num, den, metric):
         return statistics.median(x / y for x, y in zip(a, b))
     mb = statistics.median(b)
     return statistics.median(a) / mb if mb else None
+
+
+def paired_ratios(vals, num, den, metric):
+    """Each round's own NUM/DEN for METRIC when both ran every round, else
+    []."""
+    a = vals.get(num, {}).get(metric, [])
+    b = vals.get(den, {}).get(metric, [])
+    if a and len(a) == len(b) and all(b):
+        return [x / y for x, y in zip(a, b)]
+    return []
+
+
+def median_interval(xs, level=0.95):
+    """(low, high): the rounds whose ranks bound the median at LEVEL, from
+    the binomial count of rounds either side of it (no assumption about
+    how the rounds are spread); None under 6 rounds. With few rounds it
+    is their min and max."""
+    n = len(xs)
+    if n < 6:
+        return None
+    xs = sorted(xs)
+    tail, k = 0.0, 0
+    # the largest k with P(fewer than k+1 of n fair coin flips) <= (1-level)/2
+    while True:
+        tail += math.comb(n, k) / 2 ** n
+        if tail > (1 - level) / 2:
+            break
+        k += 1
+    k = max(k, 1)
+    return xs[k - 1], xs[n - k]
 
 
 def paired_diffs(vals, num, den, metric):
@@ -213,6 +244,9 @@ def report(path, md_path=None):
                 if op:
                     verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
                     verdicts[verdict] += 1
+                    ci = median_interval(paired_ratios(values.get(sid, {}), num, den, m))
+                    if ci:
+                        s += f" (95% interval of the median {ci[0]:.2f}–{ci[1]:.2f})"
                     s += f" (target {op} {thr:.2f}: {verdict})"
                     mdt.append(f"{op} {thr:.2f} **{verdict}**")
                 notes.append(s)

@@ -27,6 +27,18 @@ die() {
 	exit 1
 }
 
+# client_died WHAT: a client failed: the last lines of each server's log
+# in $T (why a server closed a connection is there), then die.
+client_died() {
+	local log
+	for log in "$T"/*.log; do
+		[[ -s $log && $log != "$T/fio.log" ]] || continue
+		echo "--- the last lines of $(basename "$log"):" >&2
+		tail -n 5 "$log" >&2
+	done
+	die "$@"
+}
+
 # bench_setup: the scratch directory $T_base with its records file, and
 # the cleanup of servers started into server_pids. Pinning is set per
 # placement by bench_place.
@@ -267,37 +279,78 @@ print(f"{(time.perf_counter() - t) * 1e3:.1f}")'
 # client CPU (FIO-ARGS name the engine, the target and the workload), its
 # metrics recorded as LABEL's in round ROUND of section SID.
 bench_fio() {
-	local sid=$1 label=$2 round=$3 json attempt rc metrics metric value p0 p1
+	local sid=$1 label=$2 round=$3
 	shift 3
-	json=$T/json/$sid$bench_sid_suffix-$label-$round.json
+	fio_timed "$sid" "$label" "$round" --group_reporting --name="$sid" "$@"
+	fio_record "$sid" "$label" "$round" server
+}
+
+# bench_fio_jobs SID ROUND ALL FIO-ARGS...: one time-based fio run whose
+# jobs (--name=LABEL in FIO-ARGS, global options first) run side by side on
+# the client CPU: each job's metrics recorded as its LABEL's in round ROUND,
+# and the run's as ALL's (every job together, with the server's CPU). Jobs
+# in one run share every change of the VM's speed, which runs taken in turn
+# do not (a section comparing two variants by a few percent).
+bench_fio_jobs() {
+	local sid=$1 round=$2 all=$3 arg label labels=()
+	shift 3
+	for arg in "$@"; do
+		[[ $arg != --name=* ]] || labels+=("${arg#--name=}")
+	done
+	fio_timed "$sid" "$all" "$round" "$@"
+	for label in "${labels[@]}"; do
+		fio_record "$sid" "$label" "$round" "" --job "$label"
+	done
+	fio_record "$sid" "$all" "$round" server --all-jobs
+}
+
+# fio_timed SID TAG ROUND FIO-ARGS...: run fio (FIO-ARGS after the time
+# options every run shares, so a --name in them starts the jobs) for bench_fio and
+# bench_fio_jobs (its JSON in $fio_json; the CPU-speed probe before and
+# after it in $fio_speed); dies with fio's messages when it fails.
+fio_timed() {
+	local sid=$1 tag=$2 round=$3 attempt rc p0 p1
+	shift 3
+	fio_json=$T/json/$sid$bench_sid_suffix-$tag-$round.json
 	for attempt in 1 2; do
 		wait_quiet
 		p0=$(cpu_probe)
 		bench_server_begin
 		rc=0
-		"${pin_client[@]}" fio --output-format=json --output="$json" \
-			--name="$sid" --time_based --runtime="$runtime" \
-			--norandommap --randrepeat=0 --group_reporting "$@" \
+		"${pin_client[@]}" fio --output-format=json --output="$fio_json" \
+			--time_based --runtime="$runtime" \
+			--norandommap --randrepeat=0 "$@" \
 			>"$T/fio.log" 2>&1 || rc=$?
 		# Killed by a signal from outside (a shared machine): try once more.
 		((rc > 128 && attempt == 1)) || break
-		echo "  ($sid $label round $round: fio killed by signal $((rc - 128)), retrying)"
+		echo "  ($sid $tag round $round: fio killed by signal $((rc - 128)), retrying)"
 	done
 	if ((rc != 0)); then
 		# fio's own messages; the JSON (if any) is of no help here.
 		cat "$T/fio.log" >&2
-		[[ -f $json ]] && python3 "$bench_harness" fio-messages "$json" >&2
-		die "fio failed: $sid, $label, round $round (output above)"
+		[[ -f $fio_json ]] && python3 "$bench_harness" fio-messages "$fio_json" >&2
+		client_died "fio failed: $sid, $tag, round $round (output above)"
 	fi
 	p1=$(cpu_probe)
-	metrics=$(python3 "$bench_harness" fio-summary "$json") ||
+	fio_speed=
+	((!speed_probe)) ||
+		fio_speed=$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.1f", (a + b) / 2 }')
+}
+
+# fio_record SID LABEL ROUND SERVER [FIO-SUMMARY-ARGS...]: record what
+# fio_timed measured as LABEL's (with SERVER set, the server's CPU too).
+fio_record() {
+	local sid=$1 label=$2 round=$3 server=$4 metrics metric value
+	shift 4
+	metrics=$(python3 "$bench_harness" fio-summary "$fio_json" "$@") ||
 		die "cannot read fio's JSON for $sid, $label, round $round"
-	((!speed_probe)) || record value "$sid" "$label" "$round" speed_probe_ms \
-		"$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.1f", (a + b) / 2 }')"
+	[[ -z $fio_speed ]] ||
+		record value "$sid" "$label" "$round" speed_probe_ms "$fio_speed"
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"
 	done <<<"$metrics"
-	bench_server_end "$sid" "$label" "$round" \
+	bench_server_note=
+	[[ -z $server ]] || bench_server_end "$sid" "$label" "$round" \
 		"$(awk '$1 == "ios" { printf "%d", $2 }' <<<"$metrics")"
 	bench_say "$sid" "$label" "$round" \
 		"$(awk '$1=="iops"{printf "%.1fk IOPS ", $2/1000} $1=="cpu_us_per_io"{printf "%.3f us CPU/IO ", $2} $1=="clat_mean_us"{printf "clat %.2f us", $2}' <<<"$metrics")$bench_server_note"

@@ -1,6 +1,6 @@
 """scripts/bench-builds: paired old/new runs of libtorus.so, CPU per I/O and IOPS.
 
-  scripts/bench-builds [--old REV] [--new REV | --new-engine PATH]
+  scripts/bench-builds [--old REV] [--new REV | --new-engine PATH] [--together]
                        [--rounds N] [--runtime S] [--cases LIST] [--out FILE]
                        [--build DIR] [--tcmu-shim PATH] [--scratch DIR]
 
@@ -25,7 +25,11 @@ Cases (--cases takes a comma-separated list of these; default: all):
 {cases}
 
 Each round runs every case with both engines back to back, old first in
-odd rounds and new first in even ones. CPU per I/O is the fio process's
+odd rounds and new first in even ones. With --together, both engines run
+at once instead, as two jobs of one fio run (each with its own connection,
+fio on its one CPU; the job listed first alternates): they share every
+change of the machine's speed, which runs taken in turn do not, so a
+difference of a few percent shows (each job then has half the CPU). CPU per I/O is the fio process's
 usr+sys time over its I/Os (the servers' CPU excluded), IOPS fio's own.
 The ratio new/old is taken per round, then its median and min-max over the
 rounds. The report (a markdown table, the machine, the date, both
@@ -109,6 +113,8 @@ def parser():
     new = p.add_mutually_exclusive_group()
     new.add_argument("--new", metavar="REV", help="build the new engine at REV too")
     new.add_argument("--new-engine", metavar="PATH", help="a built libtorus.so to use as new")
+    p.add_argument("--together", action="store_true",
+                   help="both engines at once, two jobs of one fio run, in each round")
     p.add_argument("--rounds", type=int, default=5, metavar="N", help="rounds (default 5)")
     p.add_argument("--runtime", type=int, default=5, metavar="S",
                    help="seconds of each fio run, after 1 s of ramp (default 5)")
@@ -244,8 +250,12 @@ def report(info, rows, results=None):
             f"after {info['load_after']}\n"
             f"- **Servers**: {info['servers']}; {info['pinning']}\n"
             f"- **Runs**: {info['rounds']} rounds of {info['runtime']} s (after 1 s of ramp) "
-            "per case and engine, back to back, old first in odd rounds and new first in "
-            "even ones; the ratio new/old is taken per round, then its median and min-max.\n"
+            + ("per case, both engines at once (two jobs of one fio run, sharing its CPU), "
+               "old listed first in odd rounds and new in even ones"
+               if info.get("together") else
+               "per case and engine, back to back, old first in odd rounds and new first in "
+               "even ones")
+            + "; the ratio new/old is taken per round, then its median and min-max.\n"
             "- **Figures**: CPU per I/O = the fio process's usr+sys time / its I/Os (the "
             "servers' CPU excluded); IOPS = fio's.\n\n"
             + table(rows)
@@ -379,11 +389,36 @@ def pinning():
     return cpus[0], cpus[1], f"servers pinned to CPU {cpus[0]}, fio to CPU {cpus[1]}"
 
 
+def case_args(case, runtime):
+    return ["--size=1g", f"--runtime={runtime}", "--time_based",
+            "--ramp_time=1"] + list(case.fio_args)
+
+
 def run_case(engine, uri, case, runtime, pin):
-    args = ["--name=b", f"--ioengine=external:{engine}", f"--uri={uri}", "--size=1g",
-            f"--runtime={runtime}", "--time_based", "--ramp_time=1"] + list(case.fio_args)
+    args = case_args(case, runtime) + ["--name=b", f"--ioengine=external:{engine}",
+                                       f"--uri={uri}"]
     run = harness.run_fio(args, pin=pin, timeout=runtime + 120)
     return figures(run.data, f"{case.label} with {engine}")
+
+
+def together_args(engines, uri, case, runtime, tags):
+    """fio's arguments for ENGINES {tag: path} at once, a job named after
+    each tag, in the order of TAGS."""
+    args = case_args(case, runtime)
+    for tag in tags:
+        args += [f"--name={tag}", f"--ioengine=external:{engines[tag]}", f"--uri={uri}"]
+    return args
+
+
+def run_together(engines, uri, case, runtime, pin, tags):
+    """{tag: (CPU per I/O, IOPS)} of one fio run with every engine at once."""
+    run = harness.run_fio(together_args(engines, uri, case, runtime, tags), pin=pin,
+                          timeout=runtime + 120)
+    out = {}
+    for tag in tags:
+        s = harness.fio_summary(run.data, f"{case.label}, job {tag}", job=tag)
+        out[tag] = s["cpu_us_per_io"], s["iops"]
+    return out
 
 
 def main(argv=None):
@@ -426,7 +461,7 @@ def main(argv=None):
             "machine": machine(), "fio": fio_version(),
             "load_before": load_text(os.getloadavg()),
             "started": f"{now:%Y-%m-%d %H:%M} UTC", "pinning": pin_note,
-            "rounds": args.rounds, "runtime": args.runtime,
+            "rounds": args.rounds, "runtime": args.runtime, "together": args.together,
             "servers": f"nbdkit null {SERVER_SIZE} on a Unix socket; "
                        f"{shim} --backend null --size {SERVER_SIZE}"}
     results = {c.label: {"old": [], "new": []} for c in args.case_list}
@@ -444,10 +479,13 @@ def main(argv=None):
                                                     size=SERVER_SIZE, pin=server_cpu, log=log)
             for r in range(args.rounds):
                 for case in args.case_list:
-                    pair = {}
+                    uri = servers[case.transport].uri
+                    if args.together:
+                        pair = run_together(engines, uri, case, args.runtime, fio_cpu, order(r))
+                    else:
+                        pair = {tag: run_case(engines[tag], uri, case, args.runtime, fio_cpu)
+                                for tag in order(r)}
                     for tag in order(r):
-                        pair[tag] = run_case(engines[tag], servers[case.transport].uri, case,
-                                             args.runtime, fio_cpu)
                         results[case.label][tag].append(pair[tag])
                     print(f"round {r + 1} {case.label}: old {pair['old'][0]:.2f} us/IO "
                           f"{pair['old'][1]:.0f} IOPS; new {pair['new'][0]:.2f} us/IO "

@@ -11,9 +11,10 @@ shell code uses the command line:
   harness.py wait-port PORT [SECONDS] [--pid PID] [--what TEXT] [--host HOST]
       wait (default 10 s) for a Unix socket to appear / a TCP port to accept;
       with --pid, stop waiting as soon as that process has gone
-  harness.py fio-summary FILE [--percentiles]
+  harness.py fio-summary FILE [--percentiles] [--job NAME | --all-jobs]
       "metric value" lines of one fio run (JSON, group_reporting: one job;
-      fio's messages before the JSON are skipped): iops bw_mib cpu_us_per_io
+      --job: the jobs named NAME; --all-jobs: every job together; fio's
+      messages before the JSON are skipped): iops bw_mib cpu_us_per_io
       clat_mean_us lat_mean_us cpu_pct ios runtime_s
   harness.py fio-messages FILE
       what fio wrote to its --output file before the JSON object
@@ -742,15 +743,21 @@ def _messages(text):
 DDIRS = ("read", "write", "trim")
 
 
-def fio_summary(data, name="fio's output", percentiles=False, all_jobs=False):
+def fio_summary(data, name="fio's output", percentiles=False, all_jobs=False, job=None):
     """The figures of one fio run with group_reporting (exactly one job; with
-    ALL_JOBS, every job of the run together), read, write and trim together:
+    ALL_JOBS, every job of the run together; with JOB, the jobs of that name
+    together), read, write and trim together:
     iops, bw_mib (summed), cpu_us_per_io (fio's usr+sys % / 100 * job
     runtime, summed, / I/Os: the fio process's CPU per I/O), clat_mean_us and
     lat_mean_us (weighted by I/Os), cpu_pct (over the longest job), ios,
     runtime_s (the longest job's). With PERCENTILES, also DDIR_clat_pNN_us
     for each direction that did I/O (clat_percentiles())."""
     jobs = data.get("jobs") or []
+    if job is not None:
+        jobs = [j for j in jobs if j.get("jobname") == job]
+        if not jobs:
+            raise FioJsonError(f"{name}: no job named {job!r} in fio's output")
+        all_jobs = True
     if len(jobs) != 1 and not all_jobs:
         raise FioJsonError(f"{name}: expected one job (group_reporting), got {len(jobs)}")
     if not jobs:
@@ -1062,6 +1069,8 @@ def main(argv=None):
     p = sub.add_parser("fio-summary", help="metric lines of one fio JSON output")
     p.add_argument("file")
     p.add_argument("--percentiles", action="store_true")
+    p.add_argument("--job", help="only the jobs of this name (a run without group_reporting)")
+    p.add_argument("--all-jobs", action="store_true", help="every job of the run together")
     p = sub.add_parser("fio-messages", help="what fio wrote before its JSON")
     p.add_argument("file")
     p = sub.add_parser("cpu-ticks", help="utime + stime of a process, in clock ticks")
@@ -1089,7 +1098,8 @@ def main(argv=None):
     elif args.cmd == "fio-summary":
         with open(args.file, errors="replace") as f:
             data = parse_fio_json(f.read(), args.file)
-        for k, v in fio_summary(data, args.file, args.percentiles).items():
+        for k, v in fio_summary(data, args.file, args.percentiles, args.all_jobs,
+                                args.job).items():
             print(f"{k} {v:.6g}")
     elif args.cmd == "fio-messages":
         with open(args.file, errors="replace") as f:

@@ -151,6 +151,11 @@ def ratio_rows(rec, s, places):
             if op:
                 row.verdicts = {p: verdict(cells[p] and cells[p][0], op, thr) for p in places}
                 row.target = f"{OPS.get(op, op)} {thr:.2f}"
+                for p in places:
+                    ci = benchlib.median_interval(
+                        benchlib.paired_ratios(rec.values.get(s.places[p], {}), num, den, m))
+                    if ci:
+                        row.cells[p] += f" (95%: {ci[0]:.2f}–{ci[1]:.2f})"
             rows.append(row)
     rows.sort(key=lambda r: r.probe)
     return rows
@@ -365,7 +370,9 @@ def render(rec):
         "In each section the clients take turns, round by round, so that drift on the",
         "machine hits them alike. A ratio is the median of each round's own ratio (the two",
         "runs of a round are back to back), with the smallest and largest in brackets: that",
-        "range is how much the figure moves here. Absolute figures (medians, [min–max]) are",
+        "range is how much the figure moves here. A target's ratio over six rounds or more",
+        "also gives the 95% interval of its median (95%: low–high), from the rounds ranked",
+        "either side of it; the verdict is the median's. Absolute figures (medians, [min–max]) are",
         "context: they belong to this machine. Each section's lean probe is the physical",
         "limit of the same transport on this machine, a client that drives it and does",
         "nothing else (no fio): pipe-probe over a Unix socket or TCP for NBD (each round",

@@ -75,6 +75,28 @@ class Ratio(unittest.TestCase):
         out = report(recs)
         self.assertIn("torus/builtin 0.50 (target <= 0.55: PASS)", out)
 
+    def test_interval_of_the_median(self):
+        recs = [("section", "s", "a section"),
+                ("target", "s", "cpu_us_per_io", "on", "off", "<=", "1.05")]
+        # 12 rounds: the median is the mean of the 6th and 7th ratio (1.03), its
+        # interval the 3rd and the 10th
+        on = [111, 100, 103, 102, 108, 103, 101, 110, 104, 103, 105, 102]
+        for i, v in enumerate(on, 1):
+            recs.append(("value", "s", "off", i, "cpu_us_per_io", 100))
+            recs.append(("value", "s", "on", i, "cpu_us_per_io", v))
+        out = report(recs)
+        self.assertIn("on/off 1.03 (95% interval of the median 1.02–1.08) "
+                      "(target <= 1.05: PASS)", out)
+
+    def test_median_interval_ranks(self):
+        # the binomial ranks of the median's 95% interval (1-based)
+        for n, ranks in [(6, (1, 6)), (8, (1, 8)), (9, (2, 8)), (12, (3, 10)),
+                         (16, (4, 13)), (20, (6, 15)), (30, (10, 21))]:
+            self.assertEqual(benchlib.median_interval(list(range(n, 0, -1))), ranks, n)
+        self.assertIsNone(benchlib.median_interval([1, 2, 3, 4, 5]))
+        self.assertEqual(benchlib.paired_ratios({"a": {"m": [2.0, 3.0]}, "b": {"m": [1.0]}},
+                                                "a", "b", "m"), [])
+
 
 class Diff(unittest.TestCase):
     def test_median_of_the_rounds_own(self):

@@ -190,6 +190,24 @@ class Logic(unittest.TestCase):
                      "3 rounds of 4 s"):
             self.assertIn(want, text)
 
+    def test_together(self):
+        case = benchpair.BY_NAME["nbd-4k"]
+        args = benchpair.together_args({"old": "/o.so", "new": "/n.so"}, "nbd+unix:///?socket=s",
+                                       case, 4, ("new", "old"))
+        # the workload for both, then a job per engine in the order given
+        self.assertEqual(args, ["--size=1g", "--runtime=4", "--time_based", "--ramp_time=1",
+                                "--rw=randread", "--bs=4k", "--iodepth=16",
+                                "--name=new", "--ioengine=external:/n.so",
+                                "--uri=nbd+unix:///?socket=s",
+                                "--name=old", "--ioengine=external:/o.so",
+                                "--uri=nbd+unix:///?socket=s"])
+        self.assertTrue(benchpair.parse_args(["--together"]).together)
+        info = {"command": "c", "old": "o", "new": "n", "machine": "m", "fio": "f",
+                "load_before": "l", "load_after": "l", "started": "s", "finished": "f",
+                "servers": "s", "pinning": "p", "rounds": 3, "runtime": 4, "together": True}
+        self.assertIn("3 rounds of 4 s (after 1 s of ramp) per case, both engines at once "
+                      "(two jobs of one fio run, sharing its CPU)", benchpair.report(info, []))
+
     def test_rev_dir_name(self):
         self.assertEqual(benchpair.rev_dir_name("HEAD~1", "0123456789abcdef0"),
                          "HEAD_1-0123456789ab")

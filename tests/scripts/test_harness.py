@@ -450,6 +450,28 @@ class SmallPieces(Tmp):
         self.assertAlmostEqual(s["cpu_us_per_io"], 0.3 / 400 * 1e6)
         self.assertAlmostEqual(s["cpu_pct"], 15.0)
 
+    def test_summary_one_job_by_name(self):
+        two = fio_json([
+            {"jobname": "on", "job_runtime": 1000, "usr_cpu": 10.0, "sys_cpu": 0.0,
+             "read": ddir(100, 100.0, 10**6, 0, 0, 4096)},
+            {"jobname": "off", "job_runtime": 1000, "usr_cpu": 5.0, "sys_cpu": 5.0,
+             "read": ddir(300, 300.0, 10**6, 0, 0, 4096)}])
+        on = harness.fio_summary(two, job="on")
+        self.assertEqual((on["ios"], on["iops"]), (100, 100.0))
+        self.assertAlmostEqual(on["cpu_us_per_io"], 0.1 / 100 * 1e6)
+        with self.assertRaisesRegex(harness.FioJsonError, "no job named 'of' in fio's output"):
+            harness.fio_summary(two, job="of")
+        path = os.path.join(self.tmp, "two.json")
+        with open(path, "w") as f:
+            json.dump(two, f)
+        out = subprocess.run([sys.executable, HARNESS, "fio-summary", path, "--job", "off"],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("ios 300\n", out.stdout)
+        both = subprocess.run([sys.executable, HARNESS, "fio-summary", path, "--all-jobs"],
+                              capture_output=True, text=True)
+        self.assertIn("ios 400\n", both.stdout)
+
 
 if __name__ == "__main__":
     # A case skipped for a missing tool or build product is a check that did

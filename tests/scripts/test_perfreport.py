@@ -114,6 +114,23 @@ class Page(unittest.TestCase):
         self.assertIn("Targets, free: 0 PASS, 1 MISS.", summary)
 
 
+class Interval(unittest.TestCase):
+    def test_target_over_six_rounds_shows_it(self):
+        # CPU per I/O torus/builtin 0.40, 0.41, ... 0.49 in ten rounds:
+        # median 0.445, 95% interval the 2nd and 9th (0.41 and 0.48)
+        rounds = [((100e3, 200e3, 400e3), (100, 40 + i)) for i in (3, 9, 0, 5, 1, 8, 2, 7, 4, 6)]
+        p = render(META + section("randread4k_qd16", "pinned", rounds))
+        self.assertIn("| CPU us per I/O: torus / builtin (fio's own engine) | 0.45 [0.40–0.49] "
+                      "(95%: 0.41–0.48) | ≤ 0.55: **PASS** pinned |", p)
+        # a ratio that is not a target keeps median [min–max] alone
+        self.assertIn("| IOPS: torus / builtin (fio's own engine) | 2.00 |", p)
+        self.assertIn("the 95% interval of its median (95%: low–high)", p)
+
+    def test_three_rounds_no_interval(self):
+        self.assertNotRegex(render(META + section("randread4k_qd16", "pinned", PINNED)),
+                            r"\(95%: [0-9]")
+
+
 class Diffs(unittest.TestCase):
     def test_difference_rows(self):
         s = "transports_tls"

@@ -156,8 +156,12 @@ static int sendq_send(struct sendq *q, int fd)
 		return 0;
 	sendq_msg(q, &msg);
 	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		fprintf(stderr, "pipe-probe: sendmsg: %s\n", strerror(errno));
+		return -1;
+	}
 	sent(q, n);
 	return 0;
 }
@@ -208,7 +212,7 @@ static bool fill(struct probe *p)
 /* n more bytes arrived in p->in: the replies in them. -1: a bad reply. */
 static int parse(struct probe *p, size_t n)
 {
-	struct nbd_reply rep;
+	struct nbd_reply rep = { 0 };
 	size_t off;
 
 	p->have += n;
@@ -219,8 +223,12 @@ static int parse(struct probe *p, size_t n)
 		int r = nbd_decode_reply(p->in + off, p->have - off, &rep);
 
 		if (r <= 0 || rep.structured || rep.error ||
-		    rep.cookie >= p->depth)
+		    rep.cookie >= p->depth) {
+			fprintf(stderr, "pipe-probe: bad reply (decode %d, structured %d, error %u, cookie %llu of %u)\n",
+				r, rep.structured, rep.error,
+				(unsigned long long)rep.cookie, p->depth);
 			return -1;
+		}
 		rlen = p->is_read[rep.cookie] ? p->bs : 0;
 		off += NBD_SIMPLE_REPLY_LEN;
 		/* the payload is drained as it comes, never moved */
@@ -256,8 +264,11 @@ static int run_poll(struct probe *p, bool busy_poll)
 		if (sendq_send(&p->sq, p->fd) < 0)
 			return -1;
 		n = recv(p->fd, p->in + p->have, IN_LEN - p->have, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			fprintf(stderr, "pipe-probe: recv: %s\n",
+				n ? strerror(errno) : "the server closed the connection");
 			return -1;
+		}
 		if (n > 0 && parse(p, n))
 			return -1;
 	}
@@ -322,8 +333,12 @@ static int run_uring(struct probe *p)
 		io_uring_for_each_cqe(&ring, head, cqe) {
 			seen++;
 			if (cqe->res <= 0 && cqe->res != -EAGAIN &&
-			    cqe->res != -EINTR)
+			    cqe->res != -EINTR) {
+				fprintf(stderr, "pipe-probe: %s: %s\n",
+					io_uring_cqe_get_data64(cqe) == 1 ? "send" : "recv",
+					cqe->res ? strerror(-cqe->res) : "the server closed the connection");
 				goto broken;
+			}
 			if (io_uring_cqe_get_data64(cqe) == 1) {
 				sending = false;
 				if (cqe->res > 0)
