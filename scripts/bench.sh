@@ -115,6 +115,8 @@
 #                        ring-client --bench, a lean ring driver that
 #                        spins on cmd_tail (the engine's fraction of what
 #                        the ring can do)
+#     timeline_cost_tcmu timeline_cost's two jobs over the ring to
+#                        tcmu-shim --backend null (4 KiB randread QD16)
 #     These sections also report the server's CPU per I/O (from
 #     /proc/PID/stat around each run).
 # --engine-opt options apply to every run of the engine.
@@ -160,7 +162,7 @@ ENGINE_SECTIONS=(randread4k_qd16 randread4k_qd16_tcp randrw64k_qd64 randrw64k_qd
 # transports_plain_64k and transports_tls_64k run by name only: in every
 # group the page would take some 40 minutes more.
 SHIM_SECTIONS=(shim_std_qd64 shim_probe shim_docs)
-TCMU_SECTIONS=(tcmu_vs_nbd_qd32 tcmu_ceiling_qd32)
+TCMU_SECTIONS=(tcmu_vs_nbd_qd32 tcmu_ceiling_qd32 timeline_cost_tcmu)
 
 usage() {
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
@@ -602,25 +604,48 @@ section_ceiling_qd64() {
 # alternates. The records go to a tmpfs (/dev/shm): on a disk, the page
 # cache's writeback of them competes for CPU, which is the disk's cost.
 section_timeline_cost() {
-	local sid=timeline_cost r uri="nbd+unix:///?socket=$T/tl_shim.sock" jobs
-	local rr=(--rw=randread --bs=4k --iodepth=16) tl=$T/timeline
-	[[ -w /dev/shm ]] && tl=$(mktemp -d /dev/shm/torus-timeline.XXXXXX)
+	local sid=timeline_cost
 	record section $sid "4 KiB randread QD16, nbd-shim standard (null), Unix socket: two jobs side by side in one fio run, the engine with timeline=DIR on a tmpfs (on) and without (off)"
-	record target $sid cpu_us_per_io on off "<=" 1.05
-	record ratio $sid iops on off
-	record ratio $sid clat_mean_us on off
 	record probe $sid probe "pipe-probe over the Unix socket to the same nbd-shim, 4 KiB reads at QD32 (the two jobs' QD16 together), no fio"
 	record ratio $sid iops both probe
 	shim_start tl_shim --profile standard --backend null --size "$size"
 	bench_server_pid=${server_pids[-1]}
+	timeline_pairs $sid "nbd+unix:///?socket=$T/tl_shim.sock" \
+		'probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 32 4096'
+	bench_server_pid=
+}
+
+# The same over the TCMU ring: the two jobs each attach a ring of their own.
+section_timeline_cost_tcmu() {
+	local sid=timeline_cost_tcmu
+	record section $sid "4 KiB randread QD16, tcmu-shim --backend null ($tcmu_size): two jobs side by side in one fio run, the engine with timeline=DIR on a tmpfs (on) and without (off)"
+	record probe $sid ring-client "ring-client --bench over a ring to the same tcmu-shim, 4 KiB random reads at QD32, no fio"
+	record ratio $sid iops both ring-client
+	tcmu_start tl_tcmu --backend null --size "$tcmu_size"
+	# shellcheck disable=SC2154 # set by tcmu_start (printf -v)
+	bench_server_pid=$tcmu_pid_tl_tcmu
+	timeline_pairs $sid "tcmu+unix:///?socket=$T/tl_tcmu.sock" \
+		'ring_client_run $sid ring-client "$r" "$T/tl_tcmu.sock"'
+	bench_server_pid=
+}
+
+# timeline_pairs SID URI PROBE: the rounds of a timeline_cost section: on
+# and off side by side at 4 KiB randread QD16 (the job listed first
+# alternates), then PROBE (a command, evaluated) each round.
+timeline_pairs() {
+	local sid=$1 uri=$2 probe=$3 r jobs tl=$T/timeline
+	[[ -w /dev/shm ]] && tl=$(mktemp -d /dev/shm/torus-timeline.XXXXXX)
+	record target $sid cpu_us_per_io on off "<=" 1.05
+	record ratio $sid iops on off
+	record ratio $sid clat_mean_us on off
 	for ((r = 1; r <= rounds; r++)); do
 		jobs=(--name=on --timeline="$tl" --name=off)
 		((r % 2)) || jobs=(--name=off --name=on --timeline="$tl")
 		bench_fio_jobs $sid "$r" both "--ioengine=external:$engine" \
-			"--uri=$uri" "${engine_opts[@]}" "${rr[@]}" "${jobs[@]}"
-		probe_run $sid probe "$r" "unix:$T/tl_shim.sock" 32 4096
+			"--uri=$uri" "${engine_opts[@]}" --rw=randread --bs=4k \
+			--iodepth=16 "${jobs[@]}"
+		eval "$probe"
 	done
-	bench_server_pid=
 	rm -rf "$tl"
 }
 
@@ -982,7 +1007,7 @@ done
 needs=(fio taskset python3 numfmt)
 for s in "${SECTIONS[@]}"; do
 	case $s in
-	tcmu_*) ;;
+	tcmu_* | timeline_cost_tcmu) ;;
 	# every other section uses nbdkit null, and pipe-probe as its probe
 	*) needs+=(nbdkit "$probe_bin") ;;
 	esac
@@ -991,7 +1016,7 @@ for s in "${SECTIONS[@]}"; do
 	transports_tls*) needs+=(certtool psktool) ;;
 	shim_* | ceiling_qd64 | timeline_cost) needs+=("$shim_bin") ;;
 	tcmu_vs_nbd_qd32) needs+=("$shim_bin" "$probe_bin" "$tcmu_shim_bin" "$ring_client_bin") ;;
-	tcmu_ceiling_qd32) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;
+	tcmu_ceiling_qd32 | timeline_cost_tcmu) needs+=("$tcmu_shim_bin" "$ring_client_bin") ;;
 	esac
 done
 for tool in "${needs[@]}"; do
