@@ -105,8 +105,9 @@
 #                    0-Disk 4 KiB randrw QD4 rwmixwrite=80 (zeroos; zeroos
 #                    over 8 + 1 redis-servers when installed; vs standard)
 #   tcmu: the TCMU transport (tcmu+unix://) to build/shims/tcmu/tcmu-shim,
-#     4 KiB randread QD32, one job, the stores --tcmu-size large (memory
-#     stores written once, unmeasured, so reads never touch a fresh page):
+#     the stores --tcmu-size large; the first two 4 KiB randread QD32, one
+#     job (memory stores written once, unmeasured, so reads never touch a
+#     fresh page):
 #     tcmu_vs_nbd_qd32   the ring to tcmu-shim --backend memory vs NBD
 #                        over a Unix socket to nbd-shim --profile standard
 #                        --backend memory, both through the engine (target:

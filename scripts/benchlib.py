@@ -61,21 +61,6 @@ def fmt(metric, v):
     return f.format(v * scale)
 
 
-def paired_ratio(vals, num, den, metric):
-    """NUM over DEN for METRIC: the median of the rounds' own ratios when
-    both ran every round (the two ran back to back, so they share the
-    machine's speed of the moment better than two medians do), else the
-    ratio of the medians."""
-    a = vals.get(num, {}).get(metric, [])
-    b = vals.get(den, {}).get(metric, [])
-    if not a or not b:
-        return None
-    if len(a) == len(b) and all(b):
-        return statistics.median(x / y for x, y in zip(a, b))
-    mb = statistics.median(b)
-    return statistics.median(a) / mb if mb else None
-
-
 def paired_ratios(vals, num, den, metric):
     """Each round's own NUM/DEN for METRIC when both ran every round, else
     []."""
@@ -84,6 +69,22 @@ def paired_ratios(vals, num, den, metric):
     if a and len(a) == len(b) and all(b):
         return [x / y for x, y in zip(a, b)]
     return []
+
+
+def paired_ratio(vals, num, den, metric):
+    """NUM over DEN for METRIC: the median of the rounds' own ratios when
+    both ran every round (the two ran back to back, so they share the
+    machine's speed of the moment better than two medians do), else the
+    ratio of the medians; None when either is missing."""
+    rs = paired_ratios(vals, num, den, metric)
+    if rs:
+        return statistics.median(rs)
+    a = vals.get(num, {}).get(metric, [])
+    b = vals.get(den, {}).get(metric, [])
+    if not a or not b:
+        return None
+    mb = statistics.median(b)
+    return statistics.median(a) / mb if mb else None
 
 
 def median_interval(xs, level=0.95):
@@ -96,13 +97,12 @@ def median_interval(xs, level=0.95):
         return None
     xs = sorted(xs)
     tail, k = 0.0, 0
-    # the largest k with P(fewer than k+1 of n fair coin flips) <= (1-level)/2
+    # k: the largest with P(at most k-1 of n fair coin flips) <= (1-level)/2
     while True:
         tail += math.comb(n, k) / 2 ** n
         if tail > (1 - level) / 2:
             break
         k += 1
-    k = max(k, 1)
     return xs[k - 1], xs[n - k]
 
 
@@ -240,13 +240,13 @@ def report(path, md_path=None):
                     s = f"{num}/{den} n/a"
                 else:
                     s = f"{num}/{den} {r:.2f}"
+                ci = median_interval(paired_ratios(values.get(sid, {}), num, den, m))
+                if op and ci:
+                    s += f" (95%: {ci[0]:.2f}–{ci[1]:.2f})"
                 mdr.append(s)
                 if op:
                     verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
                     verdicts[verdict] += 1
-                    ci = median_interval(paired_ratios(values.get(sid, {}), num, den, m))
-                    if ci:
-                        s += f" (95% interval of the median {ci[0]:.2f}–{ci[1]:.2f})"
                     s += f" (target {op} {thr:.2f}: {verdict})"
                     mdt.append(f"{op} {thr:.2f} **{verdict}**")
                 notes.append(s)

@@ -32,7 +32,11 @@ die() {
 client_died() {
 	local log
 	for log in "$T"/*.log; do
-		[[ -s $log && $log != "$T/fio.log" ]] || continue
+		# fio's, the prefill's, nbdcopy's and --enghelp's are clients'
+		case ${log##*/} in
+		fio.log | prefill.log | nbdcopy.log | enghelp.log) continue ;;
+		esac
+		[[ -s $log ]] || continue
 		echo "--- the last lines of $(basename "$log"):" >&2
 		tail -n 5 "$log" >&2
 	done
@@ -304,10 +308,11 @@ bench_fio_jobs() {
 	fio_record "$sid" "$all" "$round" server --all-jobs
 }
 
-# fio_timed SID TAG ROUND FIO-ARGS...: run fio (FIO-ARGS after the time
-# options every run shares, so a --name in them starts the jobs) for bench_fio and
-# bench_fio_jobs (its JSON in $fio_json; the CPU-speed probe before and
-# after it in $fio_speed); dies with fio's messages when it fails.
+# fio_timed SID TAG ROUND FIO-ARGS...: run fio for bench_fio and
+# bench_fio_jobs, FIO-ARGS after the time options every run shares (so a
+# --name in them starts the jobs); its JSON in $fio_json, the CPU-speed
+# probe before and after it in $fio_speed. Dies with fio's messages when
+# it fails.
 fio_timed() {
 	local sid=$1 tag=$2 round=$3 attempt rc p0 p1
 	shift 3

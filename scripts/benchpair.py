@@ -29,8 +29,9 @@ odd rounds and new first in even ones. With --together, both engines run
 at once instead, as two jobs of one fio run (each with its own connection,
 fio on its one CPU; the job listed first alternates): they share every
 change of the machine's speed, which runs taken in turn do not, so a
-difference of a few percent shows (each job then has half the CPU). CPU per I/O is the fio process's
-usr+sys time over its I/Os (the servers' CPU excluded), IOPS fio's own.
+difference of a few percent shows (each job then has half the CPU).
+CPU per I/O is the fio process's usr+sys time over its I/Os (the servers'
+CPU excluded), IOPS fio's own.
 The ratio new/old is taken per round, then its median and min-max over the
 rounds. The report (a markdown table, the machine, the date, both
 commits, the command line, the load average before and after) is written
@@ -416,7 +417,7 @@ def run_together(engines, uri, case, runtime, pin, tags):
                           timeout=runtime + 120)
     out = {}
     for tag in tags:
-        s = harness.fio_summary(run.data, f"{case.label}, job {tag}", job=tag)
+        s = harness.fio_summary(run.data, f"{case.label}, job {tag}", jobname=tag)
         out[tag] = s["cpu_us_per_io"], s["iops"]
     return out
 

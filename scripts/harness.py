@@ -48,7 +48,7 @@ Python:
   for taskset -c), cwd, env, timeout (for readiness), ready (False: call
   .wait_ready() yourself).
   run_fio(args, json=True, env=None, timeout=None, ...) -> FioRun;
-  load_fio_json(path_or_text); fio_summary(data, all_jobs=False);
+  load_fio_json(path_or_text); fio_summary(data, all_jobs=False, jobname=None);
   fio_figure(data, kind, ddir); clat_percentiles(data);
   merged_clat_percentiles(data, pcts).
   tls_certificates(dir), tls_psk(path, user), libnbd_home(home, dir),
@@ -743,20 +743,20 @@ def _messages(text):
 DDIRS = ("read", "write", "trim")
 
 
-def fio_summary(data, name="fio's output", percentiles=False, all_jobs=False, job=None):
+def fio_summary(data, name="fio's output", percentiles=False, all_jobs=False, jobname=None):
     """The figures of one fio run with group_reporting (exactly one job; with
-    ALL_JOBS, every job of the run together; with JOB, the jobs of that name
-    together), read, write and trim together:
+    ALL_JOBS, every job of the run together; with JOBNAME, the jobs of that
+    name together), read, write and trim together:
     iops, bw_mib (summed), cpu_us_per_io (fio's usr+sys % / 100 * job
     runtime, summed, / I/Os: the fio process's CPU per I/O), clat_mean_us and
     lat_mean_us (weighted by I/Os), cpu_pct (over the longest job), ios,
     runtime_s (the longest job's). With PERCENTILES, also DDIR_clat_pNN_us
     for each direction that did I/O (clat_percentiles())."""
     jobs = data.get("jobs") or []
-    if job is not None:
-        jobs = [j for j in jobs if j.get("jobname") == job]
+    if jobname is not None:
+        jobs = [j for j in jobs if j.get("jobname") == jobname]
         if not jobs:
-            raise FioJsonError(f"{name}: no job named {job!r} in fio's output")
+            raise FioJsonError(f"{name}: no job named {jobname!r} in fio's output")
         all_jobs = True
     if len(jobs) != 1 and not all_jobs:
         raise FioJsonError(f"{name}: expected one job (group_reporting), got {len(jobs)}")
@@ -794,7 +794,7 @@ def fio_summary(data, name="fio's output", percentiles=False, all_jobs=False, jo
         "runtime_s": runtime_s,
     }
     if percentiles:
-        for ddir, pcts in clat_percentiles(data).items():
+        for ddir, pcts in clat_percentiles({"jobs": jobs}).items():
             for p, us in pcts.items():
                 out[f"{ddir}_clat_{p}_us"] = us
     return out
@@ -1069,8 +1069,9 @@ def main(argv=None):
     p = sub.add_parser("fio-summary", help="metric lines of one fio JSON output")
     p.add_argument("file")
     p.add_argument("--percentiles", action="store_true")
-    p.add_argument("--job", help="only the jobs of this name (a run without group_reporting)")
-    p.add_argument("--all-jobs", action="store_true", help="every job of the run together")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--job", help="only the jobs of this name (a run without group_reporting)")
+    which.add_argument("--all-jobs", action="store_true", help="every job of the run together")
     p = sub.add_parser("fio-messages", help="what fio wrote before its JSON")
     p.add_argument("file")
     p = sub.add_parser("cpu-ticks", help="utime + stime of a process, in clock ticks")
@@ -1099,7 +1100,7 @@ def main(argv=None):
         with open(args.file, errors="replace") as f:
             data = parse_fio_json(f.read(), args.file)
         for k, v in fio_summary(data, args.file, args.percentiles, args.all_jobs,
-                                args.job).items():
+                                jobname=args.job).items():
             print(f"{k} {v:.6g}")
     elif args.cmd == "fio-messages":
         with open(args.file, errors="replace") as f:

@@ -45,15 +45,11 @@ def ratio_range(vals, num, den, metric):
     round's own ratio when both ran every round, else the ratio of the
     medians with no range (min and max None); None when either is
     missing."""
-    a = vals.get(num, {}).get(metric, [])
-    b = vals.get(den, {}).get(metric, [])
-    if not a or not b:
-        return None
-    if len(a) == len(b) and all(b):
-        rs = [x / y for x, y in zip(a, b)]
+    rs = benchlib.paired_ratios(vals, num, den, metric)
+    if rs:
         return statistics.median(rs), min(rs), max(rs)
-    mb = statistics.median(b)
-    return (statistics.median(a) / mb, None, None) if mb else None
+    r = benchlib.paired_ratio(vals, num, den, metric)
+    return (r, None, None) if r is not None else None
 
 
 def ratio_text(r):

@@ -85,8 +85,16 @@ class Ratio(unittest.TestCase):
             recs.append(("value", "s", "off", i, "cpu_us_per_io", 100))
             recs.append(("value", "s", "on", i, "cpu_us_per_io", v))
         out = report(recs)
-        self.assertIn("on/off 1.03 (95% interval of the median 1.02–1.08) "
-                      "(target <= 1.05: PASS)", out)
+        self.assertIn("on/off 1.03 (95%: 1.02–1.08) (target <= 1.05: PASS)", out)
+        with tempfile.TemporaryDirectory() as d:
+            tsv, md = os.path.join(d, "r.tsv"), os.path.join(d, "r.md")
+            with open(tsv, "w") as f:
+                for rec in recs:
+                    f.write("\t".join(str(x) for x in rec) + "\n")
+            with contextlib.redirect_stdout(io.StringIO()):
+                benchlib.report(tsv, md)
+            with open(md) as f:
+                self.assertIn("| on/off 1.03 (95%: 1.02–1.08) | <= 1.05 **PASS** |", f.read())
 
     def test_median_interval_ranks(self):
         # the binomial ranks of the median's 95% interval (1-based)

@@ -456,11 +456,11 @@ class SmallPieces(Tmp):
              "read": ddir(100, 100.0, 10**6, 0, 0, 4096)},
             {"jobname": "off", "job_runtime": 1000, "usr_cpu": 5.0, "sys_cpu": 5.0,
              "read": ddir(300, 300.0, 10**6, 0, 0, 4096)}])
-        on = harness.fio_summary(two, job="on")
+        on = harness.fio_summary(two, jobname="on")
         self.assertEqual((on["ios"], on["iops"]), (100, 100.0))
         self.assertAlmostEqual(on["cpu_us_per_io"], 0.1 / 100 * 1e6)
         with self.assertRaisesRegex(harness.FioJsonError, "no job named 'of' in fio's output"):
-            harness.fio_summary(two, job="of")
+            harness.fio_summary(two, jobname="of")
         path = os.path.join(self.tmp, "two.json")
         with open(path, "w") as f:
             json.dump(two, f)
@@ -471,6 +471,10 @@ class SmallPieces(Tmp):
         both = subprocess.run([sys.executable, HARNESS, "fio-summary", path, "--all-jobs"],
                               capture_output=True, text=True)
         self.assertIn("ios 400\n", both.stdout)
+        clash = subprocess.run([sys.executable, HARNESS, "fio-summary", path, "--job", "on",
+                                "--all-jobs"], capture_output=True, text=True)
+        self.assertEqual(clash.returncode, 2)
+        self.assertIn("not allowed with argument", clash.stderr)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
  * requests in batches as replies arrive, and prints IOPS.
  *
  *   pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS]
- *              [-t SECONDS (0 to 3600, may be fractional)] [-s SIZE] [-w] [-m READ%] [-p] [-u] [-B N]
+ *              [-t SECONDS] [-s SIZE] [-w] [-m READ%] [-p] [-u] [-B N]
+ *
+ * -t: over 0, at most 3600, may be fractional (default 5).
  *
  * -m mixes reads and writes as fio's rwmixread does (each request a read
  * with that chance); -w is -m 0. Sending and receiving never wait for each
@@ -212,7 +214,7 @@ static bool fill(struct probe *p)
 /* n more bytes arrived in p->in: the replies in them. -1: a bad reply. */
 static int parse(struct probe *p, size_t n)
 {
-	struct nbd_reply rep = { 0 };
+	struct nbd_reply rep;
 	size_t off;
 
 	p->have += n;
@@ -222,10 +224,14 @@ static int parse(struct probe *p, size_t n)
 		size_t rlen;
 		int r = nbd_decode_reply(p->in + off, p->have - off, &rep);
 
-		if (r <= 0 || rep.structured || rep.error ||
-		    rep.cookie >= p->depth) {
-			fprintf(stderr, "pipe-probe: bad reply (decode %d, structured %d, error %u, cookie %llu of %u)\n",
-				r, rep.structured, rep.error,
+		if (r <= 0) {
+			fprintf(stderr, "pipe-probe: bad reply: not an NBD simple reply (decode %d)\n",
+				r);
+			return -1;
+		}
+		if (rep.structured || rep.error || rep.cookie >= p->depth) {
+			fprintf(stderr, "pipe-probe: bad reply (structured %d, error %u, cookie %llu of %u)\n",
+				rep.structured, rep.error,
 				(unsigned long long)rep.cookie, p->depth);
 			return -1;
 		}
@@ -258,8 +264,10 @@ static int run_poll(struct probe *p, bool busy_poll)
 				.events = POLLIN | (p->sq.head < p->sq.tail ? POLLOUT : 0),
 			};
 
-			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+				fprintf(stderr, "pipe-probe: poll: %s\n", strerror(errno));
 				return -1;
+			}
 		}
 		if (sendq_send(&p->sq, p->fd) < 0)
 			return -1;
@@ -328,15 +336,22 @@ static int run_uring(struct probe *p)
 		if (!p->inflight && !sending)
 			break;
 		ret = io_uring_submit_and_wait(&ring, 1);
-		if (ret < 0 && ret != -EINTR)
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "pipe-probe: io_uring_submit_and_wait: %s\n",
+				strerror(-ret));
 			goto broken;
+		}
 		io_uring_for_each_cqe(&ring, head, cqe) {
 			seen++;
 			if (cqe->res <= 0 && cqe->res != -EAGAIN &&
 			    cqe->res != -EINTR) {
+				bool send = io_uring_cqe_get_data64(cqe) == 1;
+
 				fprintf(stderr, "pipe-probe: %s: %s\n",
-					io_uring_cqe_get_data64(cqe) == 1 ? "send" : "recv",
-					cqe->res ? strerror(-cqe->res) : "the server closed the connection");
+					send ? "send" : "recv",
+					cqe->res ? strerror(-cqe->res) :
+					send ? "nothing sent" :
+					"the server closed the connection");
 				goto broken;
 			}
 			if (io_uring_cqe_get_data64(cqe) == 1) {
@@ -391,7 +406,7 @@ int main(int argc, char **argv)
 	if (optind >= argc || p.depth < 1 || p.depth > MAX_DEPTH ||
 	    p.batch < 1 || p.batch > p.depth ||
 	    p.mix > 100 || (busy_poll && uring) || !(secs > 0 && secs <= 3600)) {
-		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS (0 to 3600, may be fractional)] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u] [-B N (1 to DEPTH)]\n");
+		fprintf(stderr, "usage: pipe-probe unix:PATH|tcp:HOST:PORT [-e EXPORT] [-q DEPTH] [-b BS] [-t SECONDS (over 0, at most 3600, may be fractional)] [-s SIZE] [-w] [-m READ%% (0 to 100)] [-p | -u] [-B N (1 to DEPTH)]\n");
 		return 2;
 	}
 	where = argv[optind];
