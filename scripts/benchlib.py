@@ -106,6 +106,13 @@ def median_interval(xs, level=0.95):
     return xs[k - 1], xs[n - k]
 
 
+def interval_text(vals, num, den, metric):
+    """" (95%: low–high)" for a target's ratio over six rounds or more
+    (median_interval of the rounds' own ratios), else ""."""
+    ci = median_interval(paired_ratios(vals, num, den, metric))
+    return f" (95%: {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
+
+
 def paired_diffs(vals, num, den, metric):
     """NUM - DEN for METRIC in each round when both ran every round, else
     the difference of the medians alone; [] when either is missing."""
@@ -240,9 +247,8 @@ def report(path, md_path=None):
                     s = f"{num}/{den} n/a"
                 else:
                     s = f"{num}/{den} {r:.2f}"
-                ci = median_interval(paired_ratios(values.get(sid, {}), num, den, m))
-                if op and ci:
-                    s += f" (95%: {ci[0]:.2f}–{ci[1]:.2f})"
+                if op:
+                    s += interval_text(values.get(sid, {}), num, den, m)
                 mdr.append(s)
                 if op:
                     verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"

@@ -354,7 +354,7 @@ fio_record() {
 	while read -r metric value; do
 		record value "$sid" "$label" "$round" "$metric" "$value"
 	done <<<"$metrics"
-	bench_server_note=
+	# bench_server_begin (in fio_timed) emptied bench_server_note
 	[[ -z $server ]] || bench_server_end "$sid" "$label" "$round" \
 		"$(awk '$1 == "ios" { printf "%d", $2 }' <<<"$metrics")"
 	bench_say "$sid" "$label" "$round" \

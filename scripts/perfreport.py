@@ -148,10 +148,8 @@ def ratio_rows(rec, s, places):
                 row.verdicts = {p: verdict(cells[p] and cells[p][0], op, thr) for p in places}
                 row.target = f"{OPS.get(op, op)} {thr:.2f}"
                 for p in places:
-                    ci = benchlib.median_interval(
-                        benchlib.paired_ratios(rec.values.get(s.places[p], {}), num, den, m))
-                    if ci:
-                        row.cells[p] += f" (95%: {ci[0]:.2f}–{ci[1]:.2f})"
+                    row.cells[p] += benchlib.interval_text(rec.values.get(s.places[p], {}),
+                                                           num, den, m)
             rows.append(row)
     rows.sort(key=lambda r: r.probe)
     return rows
