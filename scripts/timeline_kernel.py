@@ -47,6 +47,7 @@ BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
 MAP_KEYS = "65536"
 ATTACH_SECONDS = 120
 STOP_SECONDS = 30
+RESIGNAL_SECONDS = 0.5
 FIX_DEPS = "scripts/deps.sh installs it"
 
 # Phases per path: the program's phase number, name, where. In the order of
@@ -114,6 +115,19 @@ PATHS = {
     },
 }
 
+
+
+def stuck_where(pid):
+    """What a process that does not exit is doing: its state and the
+    kernel function it waits in (/proc), for the message."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read().strip() or "-"
+    except OSError as e:
+        return f"its state unreadable: {e.strerror}"
+    return f"state {state}, waiting in {wchan}"
 
 class TraceError(Exception):
     """A trace could not start or its output could not be read; the message
@@ -453,6 +467,7 @@ class Trace:
         self.traced_us = None
         self.error = None
         self.fs = None
+        self.stuck = None
 
     def said(self):
         with open(self.err_name, errors="replace") as f:
@@ -495,11 +510,21 @@ class Trace:
             time.sleep(0.02)
 
     def stop_process(self):
+        """Ask bpftrace to print its summary and exit. Its loop (0.17) sees
+        the signal only if it lands inside its 100 ms epoll_wait; one that
+        lands between two waits is lost, so it is sent again until bpftrace
+        goes. SIGTERM, not SIGINT: once it prints its maps, a second SIGINT
+        would kill it mid-summary; SIGTERM only sets the flag again."""
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(STOP_SECONDS)
-            except subprocess.TimeoutExpired:
+            deadline = time.monotonic() + STOP_SECONDS
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(RESIGNAL_SECONDS)
+                except subprocess.TimeoutExpired:
+                    pass
+            if self.proc.poll() is None:
+                self.stuck = stuck_where(self.proc.pid)
                 self.proc.kill()
                 self.proc.wait()
         self.restore()
@@ -515,6 +540,9 @@ class Trace:
         self.stop_process()
         with open(self.out_name, errors="replace") as f:
             self.parsed = parse_output(f.read())
+        if self.parsed["end"] is None and self.stuck:
+            raise TraceError(f"bpftrace did not exit within {STOP_SECONDS} s of SIGTERM "
+                             f"({self.stuck}) and was killed: {self.said()}")
         if self.parsed["end"] is None:
             raise TraceError(f"bpftrace ended without its summary (exit "
                              f"{self.proc.returncode}): {self.said()}")

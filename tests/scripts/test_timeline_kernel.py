@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 import unittest
 
 SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
@@ -214,6 +215,64 @@ class Supported(unittest.TestCase):
             nums = [p[0] for p in spec["phases"]]
             self.assertEqual(nums, sorted(nums), path)
             self.assertEqual(spec["phases"][-1][2], "total", path)
+
+
+# A tracer that loses the first stop signal, as bpftrace 0.17 does when it
+# lands between two of its epoll_waits; it prints its summary on the next.
+LOSES_ONE = """
+import signal, sys, time
+seen = []
+signal.signal(signal.SIGTERM, lambda *a: seen.append(1))
+print("ready", flush=True)
+while len(seen) < 2:
+    time.sleep(0.01)
+print("E issued 0 linked 0 orphans 0", flush=True)
+"""
+
+# One that never goes: it is killed, and the message says where it waited.
+NEVER_GOES = """
+import signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+class Stop(unittest.TestCase):
+    def tracer(self, code):
+        import subprocess
+        d = tempfile.mkdtemp()
+        t = tk.Trace("kernel-loop", d, {"device": "/dev/null"})
+        with open(t.out_name, "w") as out, open(t.err_name, "w") as err:
+            t.proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err)
+        while "ready" not in self.said(t):
+            time.sleep(0.01)
+        return t
+
+    @staticmethod
+    def said(t):
+        with open(t.out_name) as f:
+            return f.read()
+
+    def test_a_lost_signal_is_sent_again(self):
+        t = self.tracer(LOSES_ONE)
+        start = time.monotonic()
+        t.stop_process()
+        self.assertEqual(t.proc.returncode, 0)
+        self.assertIsNone(t.stuck)
+        self.assertLess(time.monotonic() - start, 5 * tk.RESIGNAL_SECONDS)
+        self.assertIn("E issued 0", self.said(t))
+
+    def test_one_that_never_goes_is_killed_and_named(self):
+        old = tk.STOP_SECONDS
+        tk.STOP_SECONDS = 1
+        try:
+            t = self.tracer(NEVER_GOES)
+            t.stop_process()
+        finally:
+            tk.STOP_SECONDS = old
+        self.assertEqual(t.proc.returncode, -9)
+        self.assertRegex(t.stuck, r"^state S, waiting in \S+$")
 
 
 if __name__ == "__main__":
