@@ -58,6 +58,9 @@ struct tcmu_client {
 	bool hold_head;			/* cmd_head moves at submit() */
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
+	bool stamps;			/* cfg.stamps */
+	uint64_t published_ns;		/* cfg.stamps: cmd_head last moved */
+	uint64_t pass_ns;		/* this reap pass's first completion */
 	struct tcmu_client_work work;	/* the kernel's share, so far */
 	unsigned int timeout_s;
 	uint64_t next_scan_ns;
@@ -133,6 +136,14 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	if (!r->busy)
 		return;		/* taken down already */
 	r->busy = false;
+	/*
+	 * The pass's clock, read at its first completion: after the load of
+	 * cmd_tail that showed every completion it walks, before any of
+	 * their work.
+	 */
+	if (!c->pass_ns)
+		c->pass_ns = now_ns();
+	d.seen_ns = c->pass_ns;
 	if (len_valid && td->read_len < len)
 		len = td->read_len;
 	if (td->uflags & TCMU_UFLAG_UNKNOWN_OP) {
@@ -515,6 +526,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
 	c->hold_head = cfg->hold_head;
+	c->stamps = cfg->stamps;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	if (make_region(c, cfg, err, errlen) ||
@@ -558,10 +570,13 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	c->inflight++;
 	c->unkicked++;
 	/* The kernel moves cmd_head as it queues each command. */
-	if (c->hold_head)
+	if (c->hold_head) {
 		c->unpublished++;
-	else
+	} else {
+		if (c->stamps)
+			c->published_ns = now_ns();
 		tcmu_sub_commit(&c->sub);
+	}
 	return 0;
 }
 
@@ -578,8 +593,11 @@ int tcmu_client_submit(struct tcmu_client *c)
 
 	if (!c->unkicked || c->down)
 		return 0;
-	if (c->unpublished)
+	if (c->unpublished) {
+		if (c->stamps)
+			c->published_ns = now_ns();
 		tcmu_sub_commit(&c->sub);
+	}
 	c->unpublished = 0;
 	c->unkicked = 0;
 	/* One wake-up per batch, as the kernel's one uio_event_notify. */
@@ -609,37 +627,22 @@ static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail,
 }
 
 /*
- * Anything to reap, at a glance (no lock): most reaps find nothing, and
- * those are not timed. A completion that lands just after the glance is
- * still reaped and counted, untimed.
- */
-static bool pending(const struct tcmu_client *c)
-{
-	const struct tcmu_sub_state *st = c->sub.st;
-
-	if (__atomic_load_n(&c->sub.mb->cmd_tail, __ATOMIC_ACQUIRE) !=
-	    __atomic_load_n(&st->cleaned, __ATOMIC_RELAXED))
-		return true;
-	return c->sub.shared &&
-	       __atomic_load_n(&st->owners[c->sub.owner].done_first,
-			       __ATOMIC_RELAXED);
-}
-
-/*
- * The kernel does this work in the handler's notify: timed per batch,
- * two clock reads for however many commands the batch retires.
+ * The kernel does this work in the handler's notify: timed per pass, from
+ * its first completion (on_done() reads the clock) to the end, two clock
+ * reads for however many commands the pass retires; a pass that finds
+ * nothing reads none.
  */
 static int reap_ring(struct tcmu_client *c)
 {
 	uint32_t tail, cleaned = 0, pub = 0;
-	uint64_t start = pending(c) ? now_ns() : 0;
 	const char *why;
 	int n;
 
+	c->pass_ns = 0;
 	n = tcmu_sub_reap(&c->sub, on_done, c);
 	if (n > 0 && !c->in_exec) {
-		if (start)
-			c->work.ns += now_ns() - start;
+		if (c->pass_ns)
+			c->work.ns += now_ns() - c->pass_ns;
 		c->work.cmds += n;
 	}
 	if (c->sub.recovered != c->recovered) {
@@ -768,6 +771,11 @@ void tcmu_client_cancel(struct tcmu_client *c, int error)
 unsigned int tcmu_client_unpublished(const struct tcmu_client *c)
 {
 	return c->unpublished;
+}
+
+uint64_t tcmu_client_published(const struct tcmu_client *c)
+{
+	return c->published_ns;
 }
 
 unsigned int tcmu_client_inflight(const struct tcmu_client *c)
