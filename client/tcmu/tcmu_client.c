@@ -58,8 +58,6 @@ struct tcmu_client {
 	bool hold_head;			/* cmd_head moves at submit() */
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
-	bool stamps;			/* cfg.stamps */
-	uint64_t published_ns;		/* cfg.stamps: cmd_head last moved */
 	uint64_t pass_ns;		/* this reap pass's first completion */
 	struct tcmu_client_work work;	/* the kernel's share, so far */
 	unsigned int timeout_s;
@@ -526,7 +524,6 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
 	c->hold_head = cfg->hold_head;
-	c->stamps = cfg->stamps;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	if (make_region(c, cfg, err, errlen) ||
@@ -570,13 +567,10 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	c->inflight++;
 	c->unkicked++;
 	/* The kernel moves cmd_head as it queues each command. */
-	if (c->hold_head) {
+	if (c->hold_head)
 		c->unpublished++;
-	} else {
-		if (c->stamps)
-			c->published_ns = now_ns();
+	else
 		tcmu_sub_commit(&c->sub);
-	}
 	return 0;
 }
 
@@ -593,11 +587,8 @@ int tcmu_client_submit(struct tcmu_client *c)
 
 	if (!c->unkicked || c->down)
 		return 0;
-	if (c->unpublished) {
-		if (c->stamps)
-			c->published_ns = now_ns();
+	if (c->unpublished)
 		tcmu_sub_commit(&c->sub);
-	}
 	c->unpublished = 0;
 	c->unkicked = 0;
 	/* One wake-up per batch, as the kernel's one uio_event_notify. */
@@ -771,11 +762,6 @@ void tcmu_client_cancel(struct tcmu_client *c, int error)
 unsigned int tcmu_client_unpublished(const struct tcmu_client *c)
 {
 	return c->unpublished;
-}
-
-uint64_t tcmu_client_published(const struct tcmu_client *c)
-{
-	return c->published_ns;
 }
 
 unsigned int tcmu_client_inflight(const struct tcmu_client *c)

@@ -44,7 +44,7 @@ struct tcmu_completion {
 	bool has_sense;
 	struct tcmu_sense sense;	/* with has_sense */
 	uint32_t data_len;		/* data-in bytes copied out */
-	uint64_t seen_ns;		/* cfg.stamps: when its reap pass found it */
+	uint64_t seen_ns;		/* its reap pass found it (CLOCK_MONOTONIC) */
 	char why[96];			/* the cause, when status and sense miss it */
 };
 
@@ -58,12 +58,6 @@ struct tcmu_client_cfg {
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
 	bool hold_head;			/* publish at submit(), not at queue() */
-	/*
-	 * Stamp what the timeline needs (CLOCK_MONOTONIC): the moment before
-	 * cmd_head last moved (tcmu_client_published()), and each
-	 * completion's seen_ns, one clock read per reap pass.
-	 */
-	bool stamps;
 	/*
 	 * Share the device's ring with every other client that asks to: the
 	 * first one's region, the others join it (their ring_size, data_size
@@ -106,11 +100,6 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 void tcmu_client_cancel(struct tcmu_client *c, int error);
 /* Commands queued and held back from the handler (hold_head only). */
 unsigned int tcmu_client_unpublished(const struct tcmu_client *c);
-/*
- * cfg.stamps: when cmd_head last moved (read just before it moved: the
- * handler may pick a command up as soon as it has); 0 before the first.
- */
-uint64_t tcmu_client_published(const struct tcmu_client *c);
 /* Commands queued and not yet completed. */
 unsigned int tcmu_client_inflight(const struct tcmu_client *c);
 

@@ -26,6 +26,7 @@
 #include "tcmu_identify.h"
 #include "tcmu_ring.h"
 #include "tcmu_uri.h"
+#include "torus_clock.h"
 
 /* The kernel's defaults for a user backstore. */
 #define DEF_RING_SIZE		"8M"	/* cmd_ring_size_mb */
@@ -443,7 +444,6 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		.stop = p->stop,
 		.hold_head = o->hold_batch,
 		.shared = o->ring == RING_SHARED,
-		.stamps = p->stamp.fn != NULL,
 	};
 	struct tcmu_session *ts;
 	struct tcmu_dev dev;
@@ -538,11 +538,12 @@ fail:
 
 /*
  * timeline=: the command pt is in the ring. cmd_head moved past it in
- * tcmu_client_queue(), or (hold_batch) moves at the next submit: the
- * client stamps the moment before it moves.
+ * tcmu_client_queue(), after @before (read before the call: a handler
+ * still draining could pick the command before a later stamp), or
+ * (hold_batch) moves at the next submit.
  */
 static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
-			struct tcmu_req *r, uint32_t len)
+			struct tcmu_req *r, uint32_t len, uint64_t before)
 {
 	pt->req = r;
 	pt->offset = r->offset + r->sent;
@@ -551,22 +552,25 @@ static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
 	if (ts->hold_batch)
 		ts->unpub[ts->nr_unpub++] = pt;
 	else
-		pt->published = tcmu_client_published(ts->client);
+		pt->published = before;
 }
 
-/* Publishes what is held and wakes the handler. */
+/*
+ * Publishes what is held and wakes the handler. timeline=: what it held
+ * is stamped with the time before the call, not after: the handler the
+ * call wakes could pick a command before a later stamp.
+ */
 static int client_submit(struct tcmu_session *ts)
 {
+	uint64_t now = ts->nr_unpub ? now_ns() : 0;
 	int ret = tcmu_client_submit(ts->client);
-	uint64_t published;
 	unsigned int i;
 
 	if (!ts->nr_unpub || tcmu_client_unpublished(ts->client))
 		return ret;
-	published = tcmu_client_published(ts->client);
 	for (i = 0; i < ts->nr_unpub; i++)
 		if (ts->unpub[i]->req)
-			ts->unpub[i]->published = published;
+			ts->unpub[i]->published = now;
 	ts->nr_unpub = 0;
 	return ret;
 }
@@ -578,7 +582,7 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 	void *user = r;
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
 	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
-	uint64_t lba = (r->offset + r->sent) / ts->block_size;
+	uint64_t lba = (r->offset + r->sent) / ts->block_size, before = 0;
 	const void *wbuf = NULL;
 	void *rbuf = NULL;
 	int ret;
@@ -626,6 +630,8 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 			return -EBUSY;
 		pt = ts->free_parts[--ts->nr_free_parts];
 		user = pt;
+		if (!ts->hold_batch)
+			before = now_ns();
 	}
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
 				rbuf, user);
@@ -635,7 +641,7 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 		return ret;
 	}
 	if (pt)
-		part_queued(ts, pt, r, len);
+		part_queued(ts, pt, r, len, before);
 	r->sent += len;
 	r->issued++;
 	r->parts_out++;
