@@ -116,7 +116,6 @@ PATHS = {
 }
 
 
-
 def stuck_where(pid):
     """What a process that does not exit is doing: its state and the
     kernel function it waits in (/proc), for the message."""
@@ -128,6 +127,7 @@ def stuck_where(pid):
     except OSError as e:
         return f"its state unreadable: {e.strerror}"
     return f"state {state}, waiting in {wchan}"
+
 
 class TraceError(Exception):
     """A trace could not start or its output could not be read; the message

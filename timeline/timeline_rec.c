@@ -14,9 +14,8 @@ _Static_assert(sizeof(struct tl_header) == 512, "tl_header is 512 bytes");
 _Static_assert(sizeof(struct tl_rec) == 64, "tl_rec is 64 bytes");
 
 /*
- * Records per write(): 1 MiB. The file's new pages cost less per record
- * the more of them one write() asks for; with 32 KiB writes they cost the
- * TCMU ring's jobs a fifth more CPU (docs/performance-history.md).
+ * Records per write(): 1 MiB. The file's new pages cost the job less per
+ * record in fewer, larger writes (docs/performance-history.md).
  */
 #define TL_WRITE_BATCH	16384
 /* Records per read(), on the reader's stack. */
