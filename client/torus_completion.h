@@ -43,6 +43,13 @@ typedef void torus_stamp_fn(void *arg, void *user,
 struct torus_stamper {
 	torus_stamp_fn *fn;
 	void *arg;
+	/*
+	 * The stamp of the request being queued, during the ->queue call
+	 * (its queued stamp): a command that goes on the wire inside that
+	 * call, with nothing ahead of it, may take it as its own first
+	 * stamp, one clock read for both.
+	 */
+	const uint64_t *queued;
 };
 
 #endif /* TORUS_COMPLETION_H */

@@ -74,6 +74,7 @@ struct torus_data {
 	unsigned int inflight;		/* queued and not yet finished */
 	uint64_t stop_seen_ns;		/* when a stopping job was first seen waiting */
 	struct torus_tl *tl;		/* timeline=, or NULL */
+	uint64_t queued_ns;		/* the request in ->queue's stamp */
 	char uri[512];
 };
 
@@ -640,6 +641,7 @@ static int open_timeline(struct thread_data *td, struct torus_data *d)
 	}
 	d->params.stamp.fn = stamp;
 	d->params.stamp.arg = d;
+	d->params.stamp.queued = &d->queued_ns;
 	return 0;
 }
 
@@ -726,7 +728,7 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 	drop_handed(d);
 	d->inflight++;
 	if (d->tl)
-		torus_tl_queued(d->tl, io_u->index);
+		d->queued_ns = torus_tl_queued(d->tl, io_u->index);
 	ret = d->tp->queue(d->session, op, fua, offset, len, io_u->xfer_buf,
 			   io_u);
 	if (ret) {
@@ -840,7 +842,7 @@ static int fio_torus_getevents(struct thread_data *td, unsigned int min,
 	if (d->tl && d->handed) {
 		unsigned int i;
 
-		now = now_ns();
+		now = torus_tl_now(d->tl);
 		for (i = 0; i < d->handed; i++)
 			torus_tl_handed(d->tl, d->events[i]->index,
 					tl_op_of(d->events[i]), now);

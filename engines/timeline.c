@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "timeline.h"
+#include "timeline_clock.h"
 #include "timeline_rec.h"
-#include "torus_clock.h"
 
 #define HIST_SUB_BITS	5
 #define HIST_SUB	(1u << HIST_SUB_BITS)
@@ -103,6 +103,7 @@ struct tl_req {
 
 struct torus_tl {
 	const struct source_def *def;
+	struct tl_clock clock;
 	struct tl_writer *w;
 	char rec_path[512];
 	char json_path[512];
@@ -190,6 +191,7 @@ struct torus_tl *torus_tl_open(const char *dir, unsigned int job,
 		return NULL;
 	}
 	tl->def = def;
+	tl_clock_init(&tl->clock, true);
 	snprintf(tl->rec_path, sizeof(tl->rec_path), "%s/engine-%u.rec", dir,
 		 job);
 	snprintf(tl->json_path, sizeof(tl->json_path), "%s/engine-%u.json",
@@ -231,12 +233,20 @@ int torus_tl_size(struct torus_tl *tl, unsigned int nr_reqs,
 	return 0;
 }
 
-void torus_tl_queued(struct torus_tl *tl, unsigned int req)
+uint64_t torus_tl_queued(struct torus_tl *tl, unsigned int req)
 {
-	if (req >= tl->nr_reqs)
-		return;
-	tl->reqs[req].queued = now_ns();
-	tl->reqs[req].nr_cmds = 0;
+	uint64_t now = tl_clock_now(&tl->clock);
+
+	if (req < tl->nr_reqs) {
+		tl->reqs[req].queued = now;
+		tl->reqs[req].nr_cmds = 0;
+	}
+	return now;
+}
+
+uint64_t torus_tl_now(struct torus_tl *tl)
+{
+	return tl_clock_now(&tl->clock);
 }
 
 void torus_tl_cmd(struct torus_tl *tl, unsigned int req,

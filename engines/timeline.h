@@ -40,7 +40,10 @@ int torus_tl_size(struct torus_tl *tl, unsigned int nr_reqs,
 		  unsigned int cmds, char *err, size_t errlen);
 
 /* Request req was handed to the transport: its queued stamp, now. */
-void torus_tl_queued(struct torus_tl *tl, unsigned int req);
+uint64_t torus_tl_queued(struct torus_tl *tl, unsigned int req);
+
+/* Now, on the timeline's clock (timeline/timeline_clock.h). */
+uint64_t torus_tl_now(struct torus_tl *tl);
 
 /* One of req's wire commands finished (the transport's stamps). */
 void torus_tl_cmd(struct torus_tl *tl, unsigned int req,

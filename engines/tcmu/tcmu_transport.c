@@ -200,6 +200,11 @@ struct tcmu_session {
 	char label[512];
 	/* timeline= only: commands' stamps; those cmd_head has not passed. */
 	struct torus_stamper stamp;
+	/*
+	 * The request ->queue is putting in the ring with nothing waiting
+	 * ahead of it: its first command is published with its queued stamp.
+	 */
+	struct tcmu_req *fresh;
 	struct tcmu_part *parts;	/* max_cmds */
 	struct tcmu_part **free_parts;
 	unsigned int nr_free_parts;
@@ -539,7 +544,9 @@ fail:
 /*
  * timeline=: the command pt is in the ring. cmd_head moved past it in
  * tcmu_client_queue(), after @before (read before the call: a handler
- * still draining could pick the command before a later stamp), or
+ * still draining could pick the command before a later stamp; for the
+ * first command of the request ->queue is putting in at once, its queued
+ * stamp: what runs between the two is shorter than a clock read), or
  * (hold_batch) moves at the next submit.
  */
 static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
@@ -630,7 +637,11 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 			return -EBUSY;
 		pt = ts->free_parts[--ts->nr_free_parts];
 		user = pt;
-		if (!ts->hold_batch)
+		if (ts->hold_batch)
+			;
+		else if (r == ts->fresh && !r->sent)
+			before = *ts->stamp.queued;
+		else
 			before = now_ns();
 	}
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
@@ -723,7 +734,9 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 	else
 		ts->waiting = r;
 	ts->waiting_tail = r;
+	ts->fresh = ts->waiting == r ? r : NULL;
 	push_waiting(ts);
+	ts->fresh = NULL;
 	return 0;
 }
 
