@@ -15,8 +15,12 @@
 #define RATE_MIN_NS	100000000ULL
 #define RATE_MAX_NS	16000000000ULL
 #define PAIR_TRIES	4
-/* A pair whose reads are more than a 200th of RENEW_NS (5 µs) apart. */
-#define PAIR_MAX_PART	200
+/*
+ * A pair whose reads are more than 1 µs apart (about 0.1 µs, usually) is
+ * no pair: something got in between.
+ */
+#define PAIR_MAX_NS	1000ULL
+#define INIT_TRIES	4
 
 #if defined(__x86_64__)
 static inline uint64_t tsc_ordered(void)
@@ -92,7 +96,7 @@ uint64_t tl_clock_renew(struct tl_clock *c)
 	 * A pair whose reads were preempted apart is no pair: the old one
 	 * serves, a little longer, and the next stamp tries again.
 	 */
-	if (pair(&tsc, &ns) > c->renew / PAIR_MAX_PART)
+	if (pair(&tsc, &ns) > c->renew / (RENEW_NS / PAIR_MAX_NS))
 		return stamp_at(c, __builtin_ia32_rdtsc());
 	c->tsc0 = tsc;
 	c->ns0 = ns;
@@ -111,20 +115,33 @@ uint64_t tl_clock_renew(struct tl_clock *c)
 
 void tl_clock_init(struct tl_clock *c, bool allow_tsc)
 {
-	memset(c, 0, sizeof(*c));
 #if defined(__x86_64__)
+	uint64_t gap_a, gap_b;
+	int i;
+
+	memset(c, 0, sizeof(*c));
 	if (!allow_tsc || !kernel_on_tsc())
 		return;
-	pair(&c->base_tsc, &c->base_ns);
 	/* A first rate, over a millisecond, for the first tenth of a second. */
-	while (now_ns() - c->base_ns < RENEW_NS)
-		;
-	pair(&c->tsc0, &c->ns0);
-	if (c->tsc0 <= c->base_tsc || c->ns0 <= c->base_ns)
-		return;
-	set_rate(c);
-	c->tsc = c->mult && c->renew;
+	for (i = 0; i < INIT_TRIES; i++) {
+		gap_a = pair(&c->base_tsc, &c->base_ns);
+		while (now_ns() - c->base_ns < RENEW_NS)
+			;
+		gap_b = pair(&c->tsc0, &c->ns0);
+		if (c->tsc0 <= c->base_tsc || c->ns0 <= c->base_ns)
+			continue;
+		set_rate(c);
+		if (c->mult && c->renew &&
+		    gap_a <= c->renew / (RENEW_NS / PAIR_MAX_NS) &&
+		    gap_b <= c->renew / (RENEW_NS / PAIR_MAX_NS)) {
+			c->tsc = true;
+			return;
+		}
+	}
+	/* Never a clean pair: clock_gettime() it is. */
+	memset(c, 0, sizeof(*c));
 #else
+	memset(c, 0, sizeof(*c));
 	(void)allow_tsc;
 #endif
 }
