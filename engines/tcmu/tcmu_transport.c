@@ -637,12 +637,9 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 			return -EBUSY;
 		pt = ts->free_parts[--ts->nr_free_parts];
 		user = pt;
-		if (ts->hold_batch)
-			;
-		else if (r == ts->fresh && !r->sent)
-			before = *ts->stamp.queued;
-		else
-			before = now_ns();
+		if (!ts->hold_batch)
+			before = r == ts->fresh && !r->sent ?
+				 *ts->stamp.queued : now_ns();
 	}
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
 				rbuf, user);
