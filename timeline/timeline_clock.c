@@ -76,14 +76,10 @@ static void set_rate(struct tl_clock *c)
 	c->renew = (uint64_t)(ticks / ns * RENEW_NS);
 }
 
-static uint64_t stamp_at(struct tl_clock *c, uint64_t tsc)
+/* A pair's reads close enough together (gap in ticks) to trust. */
+static bool pair_ok(const struct tl_clock *c, uint64_t gap)
 {
-	uint64_t ns = c->ns0 + (((tsc - c->tsc0) * c->mult) >> 32);
-
-	if (ns < c->last)
-		ns = c->last;
-	c->last = ns;
-	return ns;
+	return gap <= c->renew / (RENEW_NS / PAIR_MAX_NS);
 }
 #endif
 
@@ -93,11 +89,12 @@ uint64_t tl_clock_renew(struct tl_clock *c)
 	uint64_t tsc, ns, since;
 
 	/*
-	 * A pair whose reads were preempted apart is no pair: the old one
-	 * serves, a little longer, and the next stamp tries again.
+	 * A pair whose reads were preempted apart is no pair: its
+	 * clock_gettime() is this stamp, and the next stamp tries again.
+	 * (The old pair stretched over a long idle would overflow.)
 	 */
-	if (pair(&tsc, &ns) > c->renew / (RENEW_NS / PAIR_MAX_NS))
-		return stamp_at(c, __builtin_ia32_rdtsc());
+	if (!pair_ok(c, pair(&tsc, &ns)))
+		return tl_clock_keep(c, ns);
 	c->tsc0 = tsc;
 	c->ns0 = ns;
 	since = c->ns0 - c->base_ns;
@@ -107,7 +104,8 @@ uint64_t tl_clock_renew(struct tl_clock *c)
 		c->base_tsc = c->tsc0;
 		c->base_ns = c->ns0;
 	}
-	return stamp_at(c, __builtin_ia32_rdtsc());
+	return tl_clock_keep(c, c->ns0 +
+			     (((__builtin_ia32_rdtsc() - c->tsc0) * c->mult) >> 32));
 #else
 	return now_ns();
 #endif
@@ -131,9 +129,8 @@ void tl_clock_init(struct tl_clock *c, bool allow_tsc)
 		if (c->tsc0 <= c->base_tsc || c->ns0 <= c->base_ns)
 			continue;
 		set_rate(c);
-		if (c->mult && c->renew &&
-		    gap_a <= c->renew / (RENEW_NS / PAIR_MAX_NS) &&
-		    gap_b <= c->renew / (RENEW_NS / PAIR_MAX_NS)) {
+		if (c->mult && c->renew && pair_ok(c, gap_a) &&
+		    pair_ok(c, gap_b)) {
 			c->tsc = true;
 			return;
 		}

@@ -43,20 +43,25 @@ void tl_clock_init(struct tl_clock *c, bool allow_tsc);
 /* A new pair, and the stamp for now. */
 uint64_t tl_clock_renew(struct tl_clock *c);
 
+/* ns as the stamp for now: never before the clock's previous stamp. */
+static inline uint64_t tl_clock_keep(struct tl_clock *c, uint64_t ns)
+{
+	if (ns < c->last)
+		ns = c->last;
+	c->last = ns;
+	return ns;
+}
+
 static inline uint64_t tl_clock_now(struct tl_clock *c)
 {
 #if defined(__x86_64__)
 	if (c->tsc) {
-		uint64_t ticks = __builtin_ia32_rdtsc() - c->tsc0, ns;
+		uint64_t ticks = __builtin_ia32_rdtsc() - c->tsc0;
 
 		/* Also a TSC behind the pair's (another CPU's): wraps high. */
 		if (ticks >= c->renew)
 			return tl_clock_renew(c);
-		ns = c->ns0 + ((ticks * c->mult) >> 32);
-		if (ns < c->last)
-			ns = c->last;
-		c->last = ns;
-		return ns;
+		return tl_clock_keep(c, c->ns0 + ((ticks * c->mult) >> 32));
 	}
 #endif
 	return now_ns();
