@@ -171,6 +171,33 @@ MUTATIONS = [
         tests=["tcmu-kernel-share"],
         expect="not one kernel's share line",
     ),
+    Mutation(
+        name="timeline-clock-slow",
+        why="the timeline's TSC clock runs 13% slow (a wrong rate): every phase is short",
+        file="timeline/timeline_clock.c",
+        old="\tc->mult = (uint64_t)(ns / ticks * 4294967296.0);\n",
+        new="\tc->mult = (uint64_t)(0.87 * ns / ticks * 4294967296.0);\n",
+        tests=["timeline-engine"],
+        expect="total phase's read median: expected within 10% of fio's lat p50",
+    ),
+    Mutation(
+        name="timeline-clock-fast",
+        why="the timeline's TSC clock runs 13% fast: its stamps run ahead of the transport's clock_gettime() ones",
+        file="timeline/timeline_clock.c",
+        old="\tc->mult = (uint64_t)(ns / ticks * 4294967296.0);\n",
+        new="\tc->mult = (uint64_t)(1.13 * ns / ticks * 4294967296.0);\n",
+        tests=["timeline-engine"],
+        expect="records with stamps missing or out of order: expected 0",
+    ),
+    Mutation(
+        name="timeline-handed-late",
+        why="the engine stamps handed 20 us after it hands the events to fio: the total outlasts fio's own latency",
+        file="engines/engine.c",
+        old="\t	now = torus_tl_now(d->tl);\n",
+        new="\t	now = torus_tl_now(d->tl) + 20000;\n",
+        tests=["timeline-engine"],
+        expect="total phase's mean: expected at most 5% above fio's lat mean",
+    ),
 ]
 
 

@@ -26,7 +26,7 @@ wait_socket "$T/nbd.sock"
 # one job, data verified: the engine's records, its phases and its table
 "$FIO" --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/nbd.sock" \
 	--transport=libnbd --name=one --size=4m --rw=randrw --bs=4k --iodepth=8 \
-	--verify=crc32c --verify_fatal=1 --timeline="$T/one" --output-format=json \
+	--verify=crc32c --verify_fatal=1 --lat_percentiles=1 --timeline="$T/one" --output-format=json \
 	--output="$T/fio.json" 2>"$T/fio.err" ||
 	{ cat "$T/fio.err" >&2; fail "fio with transport=libnbd and timeline= exited non-zero"; }
 python3 "$TORUS_SRC/tests/timeline/check_engine.py" "$T/one/engine-1.rec" \
