@@ -520,8 +520,9 @@ def run_fio(test, uri, env, args, outdir):
     fio_args = [f"--ioengine=external:{args.engine}", f"--uri={uri}",
                 "--eta=always" if tty else "--eta=never", os.path.join(JOBS, test["job"])]
     if args.timeline:
-        # engine options follow --ioengine (fio learns them once it is loaded)
-        fio_args.insert(2, f"--timeline={timeline_dir(test, outdir)}")
+        # engine options follow --ioengine (fio learns them once it is
+        # loaded); fio's lat percentiles hold the total to fio's median
+        fio_args[2:2] = [f"--timeline={timeline_dir(test, outdir)}", "--lat_percentiles=1"]
     # only this test's scaling variables, none of ours
     fio_env = {k: None for k in ("TORUS_SIZE", "TORUS_RUNTIME", "TORUS_NRFILES")}
     fio_env.update(env)

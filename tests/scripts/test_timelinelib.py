@@ -371,25 +371,63 @@ class Join(Dir):
                          [("libnbd, server and wire", "server-and-wire", 7.0),
                           ("hand back", "client", 1.0), ("total", "total", 8.0)])
 
+    def fio_json(self, lat_ns, p50_ns=None):
+        """fio's JSON of one job of 2 reads, its lat mean LAT_NS, its clat
+        and lat medians P50_NS (a pair; lat_percentiles=1) when given."""
+        clat, lat = {"mean": lat_ns - 100}, {"mean": lat_ns}
+        if p50_ns is not None:
+            for d, v in zip((clat, lat), p50_ns):
+                d["percentile"] = {"1.000000": v // 2, "50.000000": v, "99.000000": v * 2}
+        fio = self.p("fio.json")
+        with open(fio, "w") as f:
+            f.write("some message\n")
+            json.dump({"jobs": [{"jobname": "j", "error": 0, "usr_cpu": 1, "sys_cpu": 1,
+                                 "job_runtime": 1000,
+                                 "read": {"total_ios": 2, "iops": 2, "bw_bytes": 8192,
+                                          "clat_ns": clat, "lat_ns": lat}}]}, f)
+        return fio
+
     def test_fio_check(self):
+        # without fio's medians: the means within 10%
         self.write_nbd([nbd_io(1, 0, 10_000), nbd_io(2, 4096, 20_000)])
         for lat_ns, within in ((8500, True), (12_000, False)):
-            fio = self.p("fio.json")
-            with open(fio, "w") as f:
-                f.write("some message\n")
-                json.dump({"jobs": [{"jobname": "j", "error": 0, "usr_cpu": 1, "sys_cpu": 1,
-                                     "job_runtime": 1000,
-                                     "read": {"total_ios": 2, "iops": 2, "bw_bytes": 8192,
-                                              "clat_ns": {"mean": lat_ns - 100},
-                                              "lat_ns": {"mean": lat_ns}}}]}, f)
+            fio = self.fio_json(lat_ns)
             res = tl.analyse(self.d, fio)
             got = res["paths"]["engine-nbd"]["fio"]
             self.assertEqual((got["lat_mean_us"], got["total_mean_us"], got["within"]),
                              (lat_ns / 1e3, 8.0, within))
+            self.assertNotIn("lat_p50_us", got)
             rc, out, _ = quiet_main([self.d, "--fio-json", fio])
             self.assertEqual(rc, 0 if within else 1)
             self.assertIn(f"fio's mean latency (lat): {lat_ns / 1e3:.2f} µs", out)
             self.assertEqual("NOT within 10%" in out, not within)
+
+    def test_fio_check_median(self):
+        # every I/O's total is 8 µs
+        self.write_nbd([nbd_io(1, 0, 10_000), nbd_io(2, 4096, 20_000)])
+        for lat_ns, p50_ns, within in (
+                # fio preempted outside the engine's window: its mean apart, its medians not
+                (20_000, (7_900, 8_400), True),
+                # a write: fio's lat median holds its filling of the buffer too
+                (9_000, (7_700, 9_000), True),
+                (8_100, (7_300, 7_300), True),
+                # the total's median outside fio's clat to lat medians, 10% leeway
+                (12_000, (11_000, 12_000), False),
+                (7_000, (7_000, 7_000), False),
+                # the total's mean above fio's: a total wider than fio's own window
+                (7_500, (8_000, 8_000), False)):
+            fio = self.fio_json(lat_ns, p50_ns)
+            got = tl.analyse(self.d, fio)["paths"]["engine-nbd"]["fio"]
+            self.assertEqual((got["fio_p50_us"], got["total_p50_us"], got["within"]),
+                             ([v / 1e3 for v in p50_ns], 8.0, within), (lat_ns, p50_ns))
+            rc, out, err = quiet_main([self.d, "--fio-json", fio])
+            self.assertEqual(rc, 0 if within else 1)
+            self.assertIn(f"fio's latency: lat mean {lat_ns / 1e3:.2f} µs, medians from "
+                          f"clat's {p50_ns[0] / 1e3:.2f} to lat's {p50_ns[1] / 1e3:.2f} µs; "
+                          "the timeline's total: mean 8.00 µs", out)
+            self.assertEqual("NOT between them with 10% leeway" in out, not within)
+            self.assertEqual("are the records and the fio JSON of the same run?" in err,
+                             not within)
 
     def test_command(self):
         self.write_nbd([nbd_io(1, 0, 10_000)])
@@ -440,7 +478,8 @@ class CompareRuns(Dir):
         old = os.path.join(servers, "nbd-shim-9-1.rec")
         write_rec(old, "nbd-shim", "nbd-cookie", NBD_SHIM, [])
         run = tl.CompareRun(ctx, "engine-nbd")
-        self.assertEqual(run.job_options(), {"timeline": self.p("engine-nbd.r1.timeline")})
+        self.assertEqual(run.job_options(), {"timeline": self.p("engine-nbd.r1.timeline"),
+                                             "lat_percentiles": "1"})
         with run.around_fio({"device": None}):
             # the run's engine and its connection's server file
             e, s = nbd_io(1, 0, 10_000)
@@ -460,7 +499,8 @@ class CompareRuns(Dir):
         ctx = FakeCtx(self.d)
         servers = tl.servers_dir(ctx)
         run = tl.CompareRun(ctx, "engine-libnbd")
-        self.assertEqual(run.job_options(), {"timeline": self.p("engine-libnbd.r1.timeline")})
+        self.assertEqual(run.job_options(), {"timeline": self.p("engine-libnbd.r1.timeline"),
+                                             "lat_percentiles": "1"})
         with run.around_fio({"device": None}):
             write_rec(os.path.join(run.dir, "engine-1.rec"), "engine-libnbd", "nbd-cookie",
                       ENGINE_LIBNBD, [(1, 0, 4096, READ, 0, [10_000, 17_000, 18_000])])

@@ -154,12 +154,15 @@ def main():
               (p["p50_us"], p["p99_us"], p["p99.9_us"]))
 
     # The total phase against fio's own latency. Each request's window
-    # (queued to handed) lies inside fio's (its issue to its completion),
-    # so a clock running fast shows as a mean above fio's. The medians,
-    # per direction, show any other bias: unlike the means, they do not
-    # move when fio is preempted between its stamp and the engine's (the
-    # other I/Os in flight then wait in both windows, that one only in
-    # fio's), as it is on a loaded machine.
+    # (->queue to ->getevents) lies inside fio's lat (from before it fills
+    # the buffer to its completion) and holds fio's clat (from ->commit to
+    # the completion) but for the few instructions from ->getevents to
+    # fio's stamp. So, per direction, the total's median lies between
+    # fio's clat and lat medians (10% leeway), and its mean is not above
+    # fio's lat mean: a clock running slow or fast shows. Medians, because
+    # fio preempted between its stamp and the engine's on a loaded machine
+    # moves the means apart (the other I/Os in flight wait in both, that
+    # one in fio's only) and not the medians.
     lat = sum(job[d]["lat_ns"]["mean"] * job[d]["total_ios"]
               for d in ("read", "write", "trim")) / ios / 1000
     total = summary[-1]["mean_us"]
@@ -174,10 +177,12 @@ def main():
         if len(ours) < 100:
             continue
         p50 = ours[len(ours) // 2] / 1000
-        fio50 = job[d]["lat_ns"]["percentile"]["50.000000"] / 1000
-        medians.append(f"{d} p50 {p50:.1f} us, fio's {fio50:.1f} us")
-        check(abs(p50 - fio50) <= 0.1 * fio50, f"total phase's {d} median",
-              f"within 10% of fio's lat p50 {fio50:.2f} us", f"{p50:.2f} us")
+        clat50 = job[d]["clat_ns"]["percentile"]["50.000000"] / 1000
+        lat50 = job[d]["lat_ns"]["percentile"]["50.000000"] / 1000
+        medians.append(f"{d} p50 {p50:.1f} us, fio's {clat50:.1f} to {lat50:.1f} us")
+        check(0.9 * clat50 <= p50 <= 1.1 * lat50, f"total phase's {d} median",
+              f"between 90% of fio's clat p50 {clat50:.2f} us and 110% of its lat "
+              f"p50 {lat50:.2f} us", f"{p50:.2f} us")
 
     err = open(fio_err).read().splitlines()
     check(TABLE_HEADER in err, "the stderr table's header", TABLE_HEADER,

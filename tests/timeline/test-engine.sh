@@ -6,9 +6,10 @@
 # command (fio's I/Os, verify reads included), every stamp taken and in
 # order, every key a cookie or a cmd_id, the JSON summary parses with every
 # phase counted and its total as the records give it, that total's mean
-# not above fio's latency and its median within 10% of fio's, and the
-# table is on stderr (check_engine.py); every key is one the shims saw on the
-# wire (their --timeline records). A directory that cannot be made fails
+# not above fio's latency and its median, per direction, between fio's
+# clat and lat medians (10% leeway), and the table is on stderr
+# (check_engine.py); every key is one the shims saw on the wire (their
+# --timeline records). A directory that cannot be made fails
 # the job with a message naming it and the fix; so does offload.
 . "$TORUS_SRC/tests/lib.sh"
 require fio python3
