@@ -67,7 +67,8 @@ Output, in the results folder (default results/compare-<date-time>):
 
 --timeline: where the time of one I/O goes (docs/timeline.md). Each
 path-round gets a directory <path>.rN.timeline: the engine paths run with
-timeline=DIR, engine-tcmu's tcmu-shim and the started nbd-shim with
+timeline=DIR and lat_percentiles=1 (fio's medians, for the check of the
+total against fio), engine-tcmu's tcmu-shim and the started nbd-shim with
 --timeline (the server's records of a run's connections move into its
 directory); scripts/timelinelib.py joins them into phases (client, wire,
 server, storage). Kernel paths are traced by scripts/timeline_kernel.py

@@ -173,10 +173,10 @@ MUTATIONS = [
     ),
     Mutation(
         name="timeline-clock-slow",
-        why="the timeline's TSC clock runs 13% slow (a wrong rate): every phase is short",
+        why="the timeline's TSC clock runs 20% slow (a wrong rate): every phase is short",
         file="timeline/timeline_clock.c",
         old="\tc->mult = (uint64_t)(ns / ticks * 4294967296.0);\n",
-        new="\tc->mult = (uint64_t)(0.87 * ns / ticks * 4294967296.0);\n",
+        new="\tc->mult = (uint64_t)(0.80 * ns / ticks * 4294967296.0);\n",
         tests=["timeline-engine"],
         expect="total phase's read median: expected between 90% of fio's clat p50",
     ),

@@ -154,8 +154,8 @@ def main():
               (p["p50_us"], p["p99_us"], p["p99.9_us"]))
 
     # The total phase against fio's own latency. Each request's window
-    # (->queue to ->getevents) lies inside fio's lat (from before it fills
-    # the buffer to its completion) and holds fio's clat (from ->commit to
+    # (->queue to ->getevents) lies inside fio's lat (from before it writes
+    # its verify pattern to its completion) and holds fio's clat (from ->commit to
     # the completion) but for the few instructions from ->getevents to
     # fio's stamp. So, per direction, the total's median lies between
     # fio's clat and lat medians (10% leeway), and its mean is not above

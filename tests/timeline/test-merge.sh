@@ -3,8 +3,9 @@
 # (timeline=DIR) to nbd-shim --timeline DIR, two jobs of two connections
 # each (cookies alike across connections: the join tells them apart):
 # every engine record finds its server record (100%), the phases add up to
-# the total, and the total's median is within 10% of fio's own latency
-# median (lat) and its mean not above fio's. TCMU's join is timeline-compare's (engine-tcmu to tcmu-shim).
+# the total, and the total passes the check against fio's latency medians
+# (docs/timeline.md). TCMU's join is timeline-compare's (engine-tcmu to
+# tcmu-shim).
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 require "$FIO" python3
