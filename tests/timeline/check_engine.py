@@ -154,15 +154,15 @@ def main():
               (p["p50_us"], p["p99_us"], p["p99.9_us"]))
 
     # The total phase against fio's own latency. Each request's window
-    # (->queue to ->getevents) lies inside fio's lat (from before it writes
-    # its verify pattern to its completion) and holds fio's clat (from ->commit to
-    # the completion) but for the few instructions from ->getevents to
-    # fio's stamp. So, per direction, the total's median lies between
-    # fio's clat and lat medians (10% leeway), and its mean is not above
-    # fio's lat mean: a clock running slow or fast shows. Medians, because
-    # fio preempted between its stamp and the engine's on a loaded machine
-    # moves the means apart (the other I/Os in flight wait in both, that
-    # one in fio's only) and not the medians.
+    # (->queue to ->getevents) lies inside fio's lat (from before it
+    # writes its verify pattern to its completion) and holds fio's clat
+    # (from ->commit to the completion) but for the few instructions from
+    # ->getevents to fio's stamp. So, per direction, the total's median
+    # lies between fio's clat and lat medians (10% leeway), and its mean is
+    # not above fio's lat mean: a clock running slow or fast shows.
+    # Medians, because fio preempted between its stamp and the engine's on
+    # a loaded machine moves the means apart (the other I/Os in flight wait
+    # in both, that one in fio's only) and not the medians.
     lat = sum(job[d]["lat_ns"]["mean"] * job[d]["total_ios"]
               for d in ("read", "write", "trim")) / ios / 1000
     total = summary[-1]["mean_us"]
