@@ -198,6 +198,15 @@ MUTATIONS = [
         tests=["timeline-engine"],
         expect="total phase's mean: expected at most 5% above fio's lat mean",
     ),
+    Mutation(
+        name="storage-includes-bridges",
+        why="storage/ includes a header of bridges/, the layer above it (it still builds: the path is relative)",
+        file="storage/blockio.c",
+        old='#include "blockio.h"\n',
+        new='#include "blockio.h"\n#include "../bridges/backends.h"\n',
+        tests=["layers"],
+        expect='storage/blockio.c:6: #include "../bridges/backends.h": storage may not include bridges',
+    ),
 ]
 
 
