@@ -2,7 +2,7 @@
 /*
  * The tcmu-runner store: a struct backend over one of tcmu-runner's
  * handler plugins, loaded unmodified (plugin.c), on a device this host
- * fakes (runner_dev.h, tcmu_api.c). Here: opening the device, and the
+ * fakes (runner_dev.h, plugin_api.c). Here: opening the device, and the
  * synchronous operations, one command at a time under a lock, its struct
  * tcmur_cmd preallocated; when the handler completes asynchronously
  * (tcmur_cmd_complete()) the caller waits for the done callback. A ring

@@ -5,6 +5,7 @@ top declares, and docs/architecture.md shows the graph drawn from it. Then
 scripts/layerslib.py's rules on small made-up trees: what it must flag."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,50 @@ class Tree(unittest.TestCase):
                            text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("bridges", r.stdout)
+
+
+# A function defined at the start of a line (kernel style), its name.
+DEFINED = re.compile(r"^(?![#/]|\s)[^;=]*?\b([a-z_][a-z0-9_]*)\s*\([^;]*$")
+PLUGIN_API = ("plugin_api.c", "plugin_api_helpers.c")
+
+
+def defined(path):
+    with open(path, errors="replace") as f:
+        return [(n, m.group(1)) for n, line in enumerate(f, 1)
+                for m in [DEFINED.match(line)] if m]
+
+
+class PluginApi(unittest.TestCase):
+    """tcmu-runner's API that tcmu-shim gives plugins stays apart from the
+    project's own tcmu_ code: only bridges/runner/plugin_api*.c defines
+    tcmu_* or tcmur_* in bridges/, and no file of the C tree defines one
+    of the names the plugins import (bridges/runner/meson.build's list)."""
+
+    def exports(self):
+        with open(os.path.join(SRC, "bridges", "runner", "meson.build")) as f:
+            text = f.read()
+        block = text[text.index("tcmu_runner_exports = ["):]
+        return set(re.findall(r"'([a-z_0-9]+)'", block[:block.index("]")]))
+
+    def test_apart(self):
+        exports = self.exports()
+        self.assertIn("tcmur_register_handler", exports)
+        layers, _ = layerslib.load(SRC)
+        bad = []
+        for f in layerslib.tree_files(SRC):
+            if layerslib.folder_of(layers, f)[0] is None or not f.endswith(".c"):
+                continue
+            api = f.startswith("bridges/runner/") and os.path.basename(f) in PLUGIN_API
+            for n, name in defined(os.path.join(SRC, f)):
+                if api:
+                    continue
+                if name in exports:
+                    bad.append(f"{f}:{n}: {name} is tcmu-runner's API: only "
+                               "bridges/runner/plugin_api*.c defines it")
+                elif f.startswith("bridges/") and name.startswith(("tcmu_", "tcmur_")):
+                    bad.append(f"{f}:{n}: {name}: in bridges/, tcmu_ and tcmur_ are "
+                               "tcmu-runner's API (plugin_api*.c); name the host's own runner_")
+        self.assertEqual(bad, [], "\n" + "\n".join(bad))
 
 
 class Rules(unittest.TestCase):
