@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The layers hold (the meson test "layers"): every #include "..." of the C
 tree points down a layer or within its folder, as the file layers at the
-top declares, and docs/architecture.md shows the graph drawn from it. Then
-scripts/layerslib.py's rules on small made-up trees: what it must flag."""
+top declares, and docs/architecture.md shows the graph drawn from it;
+tcmu-runner's API that tcmu-shim gives plugins is defined in
+bridges/runner/plugin_api*.c only. Then scripts/layerslib.py's rules on
+small made-up trees: what it must flag."""
 
 import os
 import re
