@@ -94,6 +94,9 @@ def resolve(src, path, header, headers):
     if os.path.isfile(os.path.join(src, near)):
         return near
     hits = [h for h in headers if h == header or h.endswith("/" + header)]
+    if len(hits) > 1:
+        # tests/ and fuzz/ are on no layer's include path
+        hits = [h for h in hits if h.split("/")[0] not in FREE] or hits
     if len(hits) == 1:
         return hits[0]
     if not hits:
