@@ -16,7 +16,7 @@ else
 	scripts/fio-source.sh "$top/.deps/fio"
 	fio_src=$top/.deps/fio
 fi
-# The tcmu-runner plugin host (storage/runner) is compiled against the
+# The tcmu-runner plugin host (bridges/runner) is compiled against the
 # installed tcmu-runner's headers, from its Debian source package.
 scripts/tcmu-runner-source.sh "$top/.deps/tcmu-runner"
 

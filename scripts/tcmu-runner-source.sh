@@ -3,7 +3,7 @@
 #
 #   scripts/tcmu-runner-source.sh [DEST]   (DEST defaults to <repo>/.deps/tcmu-runner)
 #
-# The handler host in storage/runner loads Debian's handler plugins
+# The handler host in bridges/runner loads Debian's handler plugins
 # (/usr/lib/<triplet>/tcmu-runner/handler_*.so) unmodified. Their ABI (struct
 # tcmur_handler, struct tcmur_cmd, the functions they import) is defined by
 # tcmu-runner's headers, and Debian ships no -dev package for it, so the
@@ -23,7 +23,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dest=${1:-$repo/.deps/tcmu-runner}
 stamp_name=.torus-stamp
-# What storage/runner includes.
+# What bridges/runner includes.
 headers=(libtcmu_common.h libtcmu.h libtcmu_log.h tcmu-runner.h tcmur_device.h
 	 tcmur_cmd_handler.h tcmur_aio.h scsi_defs.h alua.h scsi.h
 	 ccan/ccan/list/list.h)

@@ -5,8 +5,9 @@
  * (an NBD export) and runner (a tcmu-runner plugin). Each brings, in its
  * own file, one struct store_type: its name, argument syntax, help, its
  * flags (options beyond --backend, such as --plugin-dir), the parser and
- * the opener; store.c lists them. Both shims parse, list and open stores
- * through this header only, so a new store is one file and one line.
+ * the opener; the registry (bridges/store.c, over every store) lists
+ * them. Both shims parse, list and open stores through this header only,
+ * so a new store is one file and one line.
  *
  * Layers (replication, torus blocks, shaping) are not stores: they are
  * stacked over one by a shim's profile (backend.h).
@@ -134,7 +135,14 @@ static inline bool store_write_cache(const struct store_spec *spec,
 }
 
 /* The parser of a store that takes no argument ("memory"). */
-int store_parse_none(void *priv, const char *arg, char *err, size_t errlen);
+static inline int store_parse_none(void *priv, const char *arg, char *err,
+				   size_t errlen)
+{
+	if (!arg)
+		return 0;
+	snprintf(err, errlen, "this store takes no argument (nothing after \":\")");
+	return -1;
+}
 
 /* "memory, null, file:PATH[,direct], ... or runner:SUBTYPE:CFG" */
 const char *store_usages(void);

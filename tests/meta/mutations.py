@@ -14,7 +14,7 @@ MUTATIONS = [
     Mutation(
         name="runner-one-at-a-time",
         why="the plugin host drives every plugin one command at a time (no asynchronous requests)",
-        file="storage/runner/runner.c",
+        file="bridges/runner/runner.c",
         old="\t.close = sess_close,\n\t.aio = &runner_aio_ops,\n",
         new="\t.close = sess_close,\n",
         tests=["tcmu-runner-host"],
@@ -70,7 +70,7 @@ MUTATIONS = [
     Mutation(
         name="runner-offset-shift",
         why="the tcmu-runner plugin host moves every offset past 1 MiB by 64 KiB (qcow and every plugin)",
-        file="storage/runner/runner_aio.c",
+        file="bridges/runner/runner_aio.c",
         old="\t\t\t\t\ts->lib.iov_cnt, io->len, io->off);\n"
             "\t\treturn h->read(&r->dev, &s->cmd, s->lib.iovec, s->lib.iov_cnt,\n"
             "\t\t\t       io->len, io->off);\n",
@@ -129,7 +129,7 @@ MUTATIONS = [
     Mutation(
         name="nbd-store-one-at-a-time",
         why="the nbd store offers no asynchronous requests: tcmu-shim waits for each command (queue depth 1)",
-        file="storage/store_nbd.c",
+        file="bridges/store_nbd.c",
         old="\t.close = nbd_be_close,\n\t.aio = &nbd_aio_ops,\n",
         new="\t.close = nbd_be_close,\n",
         tests=["tcmu-nbd-pipeline"],
@@ -138,7 +138,7 @@ MUTATIONS = [
     Mutation(
         name="nbd-store-pieces-overlap",
         why="the nbd store sends every piece of a request to the request's first offset",
-        file="storage/store_nbd.c",
+        file="bridges/store_nbd.c",
         old="\t\t\t\t       io->off + io->pos, len, buf, io);\n",
         new="\t\t\t\t       io->off, len, buf, io);\n",
         tests=["tcmu-nbd-pipeline"],
@@ -197,6 +197,15 @@ MUTATIONS = [
         new="\t	now = torus_tl_now(d->tl) + 20000;\n",
         tests=["timeline-engine"],
         expect="total phase's mean: expected at most 5% above fio's lat mean",
+    ),
+    Mutation(
+        name="storage-includes-bridges",
+        why="storage/ includes a header of bridges/, the layer above it (it still builds: the path is relative)",
+        file="storage/blockio.c",
+        old='#include "blockio.h"\n',
+        new='#include "blockio.h"\n#include "../bridges/backends.h"\n',
+        tests=["layers"],
+        expect='storage/blockio.c:6: #include "../bridges/backends.h": storage may not include bridges',
     ),
 ]
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Command line value parsers of nbd-shim (shims/nbd/parse.c), server
- * addresses (storage/hostport.c) and --backend (storage/store.c).
+ * addresses (storage/hostport.c) and --backend (bridges/store.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

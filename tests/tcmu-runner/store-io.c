@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * store-io: drives the nbd and runner stores (storage/backends.h)
+ * store-io: drives the nbd and runner stores (bridges/backends.h)
  * directly, without a ring: opens one, runs the steps given, and says
  * what differs. The tests then check the image with qemu-io / qemu-img.
  *

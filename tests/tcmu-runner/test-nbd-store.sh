@@ -1,5 +1,5 @@
 #!/bin/bash
-# The nbd store (storage/store_nbd.c), driven by
+# The nbd store (bridges/store_nbd.c), driven by
 # store-io (no ring), against nbdkit memory and against nbd-shim's
 # standard and torus profiles: writes read back, zeroes (WRITE_ZEROES
 # where offered, written zeroes where not), trim, flush, a transfer

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The plugin host's side of tcmu-runner's handler ABI. A handler sees a
- * struct tcmu_device only through the accessors it imports (tcmu_api.c),
+ * struct tcmu_device only through the accessors it imports (plugin_api.c),
  * so that struct is ours; tcmu_dev_get_private() returns a struct
  * tcmur_device laid out by tcmu-runner's tcmur_device.h, as the daemon's
  * does, because handler_rbd.so reads it. Types and prototypes come from

@@ -2,7 +2,8 @@
 /*
  * The registry of stores (store.h): the one list, and parsing, flags,
  * opening and --help through it. A new store: its file with its struct
- * store_type, and one line in store_types[].
+ * store_type, and one line in store_types[]. It lives over every store,
+ * storage/'s and the bridges', so that it is the only file naming them all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +53,6 @@ static const struct store_type *find(const char *arg)
 		    !strncmp(store_types[i]->name, arg, n))
 			return store_types[i];
 	return NULL;
-}
-
-int store_parse_none(void *priv, const char *arg, char *err, size_t errlen)
-{
-	if (!arg)
-		return 0;
-	snprintf(err, errlen, "this store takes no argument (nothing after \":\")");
-	return -1;
 }
 
 void store_spec_free(struct store_spec *spec)

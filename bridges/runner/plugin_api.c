@@ -8,6 +8,12 @@
  * (runner/meson.build lists them) so that dlopen() binds the plugins to
  * them. Prototypes: tcmu-runner's libtcmu_common.h, tcmu-runner.h,
  * tcmur_device.h, libtcmu_log.h.
+ *
+ * Only this file and plugin_api_helpers.c define tcmu_* and tcmur_*
+ * functions in bridges/: those names are tcmu-runner's, fixed by its ABI.
+ * The host's own functions are runner_*; the project's TCMU protocol code
+ * (proto/tcmu, client/tcmu) is another tcmu_, and uses none of these
+ * names (tests/meta/test_layers.py checks both).
  */
 #include <errno.h>
 #include <pthread.h>

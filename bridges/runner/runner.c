@@ -2,11 +2,12 @@
 /*
  * The tcmu-runner store: a struct backend over one of tcmu-runner's
  * handler plugins, loaded unmodified (plugin.c), on a device this host
- * fakes (runner_dev.h, tcmu_api.c). Here: opening the device, and the
+ * fakes (runner_dev.h, plugin_api.c). Here: opening the device, and the
  * synchronous operations, one command at a time under a lock, its struct
  * tcmur_cmd preallocated; when the handler completes asynchronously
  * (tcmur_cmd_complete()) the caller waits for the done callback. A ring
- * drives the plugin at depth through runner_aio.c instead.
+ * drives the plugin at depth through runner_aio.c instead; what both use
+ * of the handler (the call gate, the CDBs, the report) is runner_call.c's.
  *
  * Handlers with read/write callouts (qcow, rbd) are called directly;
  * handlers that only take SCSI commands (fbo, zbc) get READ/WRITE(10)
@@ -24,6 +25,7 @@
 
 #include "backends.h"
 #include "plugin.h"
+#include "runner_aio.h"
 #include "runner_dev.h"
 #include "runner_store.h"
 #include "storage_log.h"
@@ -31,8 +33,6 @@
 #define RUNNER_ZERO_BUF		(256u << 10)
 /* What the kernel would pass by default: hw_max_sectors, 128 blocks. */
 #define RUNNER_MAX_XFER_BLOCKS	128u
-/* The most blocks a 10-byte CDB carries. */
-#define CDB10_MAX_BLOCKS	0xffffu
 
 
 static struct runner_be *dev_to_runner(struct tcmu_device *dev)
@@ -91,57 +91,6 @@ static int finish(struct runner_be *r, int rc, bool callout)
 	return rc;
 }
 
-static const char *status_name(int sts)
-{
-	switch (sts) {
-	case TCMU_STS_NOT_HANDLED:	return "command not handled";
-	case TCMU_STS_NO_RESOURCE:	return "no resources";
-	case TCMU_STS_PASSTHROUGH_ERR:	return "check condition";
-	case TCMU_STS_BUSY:		return "busy";
-	case TCMU_STS_WR_ERR:		return "write error";
-	case TCMU_STS_RD_ERR:		return "read error";
-	case TCMU_STS_MISCOMPARE:	return "miscompare";
-	case TCMU_STS_INVALID_CMD:	return "invalid command";
-	case TCMU_STS_INVALID_CDB:	return "invalid field in CDB";
-	case TCMU_STS_TIMEOUT:		return "timed out";
-	case TCMU_STS_HW_ERR:		return "hardware error";
-	case TCMU_STS_RANGE:		return "LBA out of range";
-	}
-	return "failed";
-}
-
-static int sts_errno(int sts)
-{
-	switch (sts) {
-	case TCMU_STS_OK:		return 0;
-	case TCMU_STS_NOT_HANDLED:
-	case TCMU_STS_INVALID_CMD:	return -EOPNOTSUPP;
-	case TCMU_STS_NO_RESOURCE:	return -ENOMEM;
-	case TCMU_STS_BUSY:		return -EBUSY;
-	case TCMU_STS_TIMEOUT:		return -ETIMEDOUT;
-	case TCMU_STS_RANGE:
-	case TCMU_STS_INVALID_CDB:	return -EINVAL;
-	}
-	return -EIO;
-}
-
-int runner_report(struct runner_be *r, const char *what, size_t len,
-		  uint64_t off, int sts, const uint8_t *sense)
-{
-	if (sts == TCMU_STS_OK)
-		return 0;
-	if (sts == TCMU_STS_PASSTHROUGH_ERR)
-		storage_err("tcmu-runner %s: %s of %zu bytes at %llu: %s (sense key 0x%x, asc/ascq 0x%02x/0x%02x)",
-			    r->label, what, len, (unsigned long long)off,
-			    status_name(sts), sense[2] & 0xf, sense[12],
-			    sense[13]);
-	else
-		storage_err("tcmu-runner %s: %s of %zu bytes at %llu: %s (TCMU status %d)",
-			    r->label, what, len, (unsigned long long)off,
-			    status_name(sts), sts);
-	return sts_errno(sts);
-}
-
 static int report(struct runner_be *r, const char *what, size_t len,
 		  uint64_t off, int sts)
 {
@@ -159,34 +108,6 @@ static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
 	sts = r->h->handle_cmd(&r->dev, c);
 	runner_call_end(r);
 	return finish(r, sts, false);
-}
-
-static void put_be(uint8_t *p, uint64_t v, int n)
-{
-	while (n--) {
-		p[n] = v;
-		v >>= 8;
-	}
-}
-
-void runner_cdb_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t blocks)
-{
-	memset(cdb, 0, 16);
-	if (lba + blocks - 1 <= UINT32_MAX && blocks <= CDB10_MAX_BLOCKS) {
-		cdb[0] = write ? WRITE_10 : READ_10;
-		put_be(cdb + 2, lba, 4);
-		put_be(cdb + 7, blocks, 2);
-	} else {
-		cdb[0] = write ? WRITE_16 : READ_16;
-		put_be(cdb + 2, lba, 8);
-		put_be(cdb + 10, blocks, 4);
-	}
-}
-
-void runner_cdb_sync(uint8_t *cdb)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = SYNCHRONIZE_CACHE;
 }
 
 /* READ(10)/WRITE(10) in pieces a 10-byte CDB can carry, io_lock held. */
@@ -314,40 +235,7 @@ static int runner_flush(struct backend *be)
 	return sts;
 }
 
-void runner_call_begin(struct runner_be *r)
-{
-	if (r->h->nr_threads)
-		while (sem_wait(&r->calls) && errno == EINTR)
-			;
-	else
-		pthread_mutex_lock(&r->call_lock);
-}
-
-void runner_call_end(struct runner_be *r)
-{
-	if (r->h->nr_threads)
-		sem_post(&r->calls);
-	else
-		pthread_mutex_unlock(&r->call_lock);
-}
-
 static const struct backend_ops runner_sess_ops;
-
-struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio)
-{
-	struct runner_sess *sess;
-
-	if (be->ops == &runner_ops) {
-		if (aio)
-			*aio = &to_runner(be)->aio;
-		return to_runner(be);
-	}
-	sess = (struct runner_sess *)((char *)be -
-				      offsetof(struct runner_sess, be));
-	if (aio)
-		*aio = &sess->aio;
-	return sess->r;
-}
 
 /* A session forwards to the device; only its asynchronous state is its own. */
 static int sess_pread(struct backend *be, void *buf, size_t len, uint64_t off)
@@ -397,7 +285,7 @@ static const struct backend_ops runner_sess_ops = {
 };
 
 /* Each ring its own handle, so that each has its own commands in flight. */
-struct backend *runner_session(struct backend *be, char *err, size_t errlen)
+static struct backend *runner_session(struct backend *be, char *err, size_t errlen)
 {
 	struct runner_sess *sess = calloc(1, sizeof(*sess));
 
@@ -436,7 +324,7 @@ static void runner_close(struct backend *be)
 	free(r);
 }
 
-const struct backend_ops runner_ops = {
+static const struct backend_ops runner_ops = {
 	.name = "tcmu-runner",
 	.pread = runner_pread,
 	.pwrite = runner_pwrite,

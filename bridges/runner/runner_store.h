@@ -2,7 +2,9 @@
 /*
  * The tcmu-runner store's private parts, shared by its synchronous side
  * (runner.c: open, close, one command at a time) and its asynchronous
- * side (runner_aio.c: commands at depth, as tcmu-runner drives plugins).
+ * side (runner_aio.c: commands at depth, as tcmu-runner drives plugins),
+ * and what both call of runner_call.c. runner.c also calls runner_aio.h;
+ * runner_aio.c calls nothing of runner.c.
  */
 #ifndef TORUS_TCMU_RUNNER_STORE_H
 #define TORUS_TCMU_RUNNER_STORE_H
@@ -58,14 +60,14 @@ struct runner_sess {
 	struct runner_aio *aio;
 };
 
-extern const struct backend_ops runner_ops;
-extern const struct backend_aio_ops runner_aio_ops;
-
 static inline struct runner_be *to_runner(struct backend *be)
 {
 	return (struct runner_be *)((char *)be -
 				    offsetof(struct runner_be, be));
 }
+
+/* The most blocks a 10-byte CDB carries. */
+#define CDB10_MAX_BLOCKS	0xffffu
 
 /* The device and the asynchronous state behind @be (store or session). */
 struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio);
@@ -88,10 +90,5 @@ static inline bool runner_scsi_only(const struct runner_be *r)
 /* Around every callout into the handler (see calls). */
 void runner_call_begin(struct runner_be *r);
 void runner_call_end(struct runner_be *r);
-
-struct backend *runner_session(struct backend *be, char *err,
-			       size_t errlen);
-void runner_aio_free(struct runner_aio *aio);
-void runner_wq_stop(struct runner_be *r);
 
 #endif /* TORUS_TCMU_RUNNER_STORE_H */

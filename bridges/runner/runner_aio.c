@@ -22,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "runner_aio.h"
 #include "runner_store.h"
 #include "storage_log.h"
 
