@@ -108,6 +108,7 @@ CANNOT = {
 # Not commands: pictures and sample output.
 NOT_COMMANDS = {
     ("docs/architecture.md", "fio ──ioengine ops──▶ engines/engine.c        fio glue: common options, job validation,"),
+    ("docs/architecture.md", "layer     folders (shared + its own)              uses"),
     ("docs/architecture.md", "engine-nbd    fio + libtorus.so ──NBD──────────────────────────────────┐"),
     ("docs/multi-host.md", "controller             load generators               storage"),
     ("docs/tcmu.md", "torus: tcmu: the kernel's share: 276 ns of completion work per command over 16384 commands (...)"),
