@@ -29,7 +29,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
+#include "tcmu_cdb_parse.h"
 
 static uint64_t get64le(const uint8_t *p)
 {

@@ -55,8 +55,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tcmu_cdb.h"
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_ring_sub.h"
+#include "tcmu_sense.h"
 #ifdef FUZZ_SCSI_TARGET
 #include "scsi_target.h"
 #endif

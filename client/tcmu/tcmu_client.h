@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "tcmu_cdb.h"
+#include "tcmu_sense.h"
 
 struct tcmu_client;
 

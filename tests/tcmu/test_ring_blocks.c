@@ -19,7 +19,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_ring_sub.h"
 
 #define CMDR		(64u << 10)
 #define BLK		512u

@@ -14,7 +14,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
+#include "tcmu_cdb_parse.h"
 
 /* ---- encoders ---- */
 

@@ -17,7 +17,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_ring_sub.h"
 
 #define CMDR	(4096u - 128u)		/* mailbox + ring: one page */
 #define DATA	8192u			/* 16 blocks of 512 */
