@@ -66,7 +66,7 @@ static void copy_out(struct tcmu_client *c, const struct tcmu_done *td,
  * when not 0; a read's data comes back with GOOD, or with CHECK CONDITION
  * and a valid read_len. A read succeeds only when its data was copied.
  */
-static void on_answer(void *arg, const struct tcmu_done *td)
+static void on_done(void *arg, const struct tcmu_done *td)
 {
 	struct tcmu_client *c = arg;
 	struct cmd_rec *r = &c->cmds[td->cmd_id];
@@ -210,7 +210,7 @@ static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail,
 
 /*
  * The kernel does this work in the handler's notify: timed per pass, from
- * its first completion (on_answer() reads the clock) to the end, two clock
+ * its first completion (on_done() reads the clock) to the end, two clock
  * reads for however many commands the pass retires; a pass that finds
  * nothing reads none.
  */
@@ -221,7 +221,7 @@ static int reap_ring(struct tcmu_client *c)
 	int n;
 
 	c->pass_ns = 0;
-	n = tcmu_shared_reap(&c->sh, on_answer, c);
+	n = tcmu_shared_reap(&c->sh, on_done, c);
 	if (n > 0 && !c->in_exec) {
 		if (c->pass_ns)
 			c->work.ns += now_ns() - c->pass_ns;
