@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The TCMU shared region (proto/tcmu/tcmu_ring.h) from both sides, each
+ * The TCMU shared region (proto/tcmu/tcmu_ring_*.h) from both sides, each
  * facing a peer that may be hostile.
  *
  * Input: byte 0 picks the mode (% 3), the rest is mode specific. Every

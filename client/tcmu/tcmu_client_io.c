@@ -40,10 +40,13 @@ static void take_down(struct tcmu_client *c, int error)
 	}
 }
 
-/* A read's data, as much as arrived: a short one fails unless allowed. */
+/*
+ * A read's data, as much as arrived, out of the data area into the
+ * caller's buffer: a short one fails unless allowed.
+ */
 static void copy_out(struct tcmu_client *c, const struct tcmu_done *td,
-		    const struct cmd_rec *r, uint32_t len,
-		    struct tcmu_completion *d)
+		     const struct cmd_rec *r, uint32_t len,
+		     struct tcmu_completion *d)
 {
 	if (len < r->rlen && !r->short_ok) {
 		d->error = EIO;

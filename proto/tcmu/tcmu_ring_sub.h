@@ -16,7 +16,8 @@
  * All that changes lives in a "submitters' state" (struct tcmu_sub_state):
  * arrays at offsets from its start, never pointers, so that it may sit in
  * memory other submitters map. Serialising them, and routing completions
- * between them, is the caller's (client/tcmu/tcmu_shared.h).
+ * between them, is the caller's: this file knows neither locks nor
+ * processes.
  */
 #ifndef TORUS_TCMU_RING_SUB_H
 #define TORUS_TCMU_RING_SUB_H
