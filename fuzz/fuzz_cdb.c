@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * SCSI CDBs and sense (proto/tcmu/tcmu_cdb.h) fed whatever an initiator or
+ * SCSI CDBs and sense (proto/tcmu/tcmu_cdb_*.h, tcmu_sense.h) fed whatever an initiator or
  * a target sends: the target side's CDB parser, range check and UNMAP
  * parameter lists, the sense both ways, and the initiator's decoders of
  * READ CAPACITY(16), standard INQUIRY and the Block Limits VPD page.
@@ -29,7 +29,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
+#include "tcmu_cdb_parse.h"
 
 static uint64_t get64le(const uint8_t *p)
 {

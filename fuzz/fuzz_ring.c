@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The TCMU shared region (proto/tcmu/tcmu_ring.h) from both sides, each
+ * The TCMU shared region (proto/tcmu/tcmu_ring_*.h) from both sides, each
  * facing a peer that may be hostile.
  *
  * Input: byte 0 picks the mode (% 3), the rest is mode specific. Every
@@ -55,8 +55,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tcmu_cdb.h"
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_ring_sub.h"
+#include "tcmu_sense.h"
 #ifdef FUZZ_SCSI_TARGET
 #include "scsi_target.h"
 #endif

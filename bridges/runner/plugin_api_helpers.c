@@ -14,7 +14,7 @@
 
 #include "runner_dev.h"
 #include "torus_be.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_parse.h"
 
 size_t tcmu_iovec_length(struct iovec *iovec, size_t iov_cnt)
 {

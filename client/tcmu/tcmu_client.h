@@ -18,10 +18,10 @@
  *
  * A shared ring is one per handler device, as the kernel has: clients
  * in any process join it, each an owner of the commands it queues, and
- * whoever reaps hands each completion to its owner
- * (proto/tcmu/tcmu_ring.h); the handler host wakes every client's own
- * done eventfd at each notify, so an owner whose completions another
- * reaped still wakes and finds them in its list.
+ * whoever reaps hands each completion to its owner (tcmu_shared.h); the
+ * handler host wakes every client's own done eventfd at each notify, so
+ * an owner whose completions another reaped still wakes and finds them in
+ * its list.
  */
 #ifndef TORUS_TCMU_CLIENT_H
 #define TORUS_TCMU_CLIENT_H
@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "tcmu_cdb.h"
+#include "tcmu_sense.h"
 
 struct tcmu_client;
 

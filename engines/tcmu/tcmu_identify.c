@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
 #include "tcmu_identify.h"
 #include "torus_bits.h"
 

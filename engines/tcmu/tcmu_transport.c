@@ -20,7 +20,7 @@
 #include "optgroup.h"
 
 #include "../transport.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
 #include "tcmu_client.h"
 #include "tcmu_embedded.h"
 #include "tcmu_identify.h"

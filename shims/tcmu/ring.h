@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "scsi_target.h"
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
 #include "timeline_rec.h"
 
 /* A command's iovecs kept inline; one with more runs synchronously. */

@@ -9,7 +9,7 @@
 #include "ring.h"
 #include "ring_stamps.h"
 #include "shim_timeline.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_parse.h"
 #include "torus_clock.h"
 
 static const char *const stamp_names[RS_COUNT] = {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The SCSI target (see scsi_target.h): CDBs parsed and checked by
- * proto/tcmu/tcmu_cdb.c, data moved between the command's iovecs and the
+ * proto/tcmu/tcmu_cdb_parse.c, data moved between the command's iovecs and the
  * backend, backend errors turned into sense.
  */
 #include <errno.h>

@@ -19,7 +19,7 @@
 #include <sys/uio.h>
 
 #include "backend.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_parse.h"
 
 #define SCSI_VENDOR		"TORUS"
 #define SCSI_PRODUCT		"tcmu-shim"

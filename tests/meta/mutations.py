@@ -32,7 +32,7 @@ MUTATIONS = [
     Mutation(
         name="tcmu-check-condition-ok",
         why="the TCMU client takes a CHECK CONDITION for success",
-        file="client/tcmu/tcmu_client.c",
+        file="client/tcmu/tcmu_client_io.c",
         old="\tcase SCSI_STATUS_CHECK_CONDITION:\n",
         new="\tcase SCSI_STATUS_CHECK_CONDITION:\n\t\tbreak;\n",
         tests=["engine-tcmu"],
@@ -93,7 +93,7 @@ MUTATIONS = [
     Mutation(
         name="tcmu-blocks-rotate",
         why="the TCMU submitter hands out data-area blocks from a hint that rotates through the whole area",
-        file="proto/tcmu/tcmu_ring.c",
+        file="proto/tcmu/tcmu_ring_sub.c",
         old="\tuint32_t w = st->blk_lo, got = 0;\n",
         new="\tuint32_t words = (s->nr_blks + 63) / 64, got = 0;\n"
             "\tstatic uint32_t hint;\n\tuint32_t w = hint % words;\n\n"
@@ -111,17 +111,17 @@ MUTATIONS = [
     Mutation(
         name="tcmu-shared-wrong-owner",
         why="on a shared TCMU ring, whoever reaps takes every completion as its own",
-        file="proto/tcmu/tcmu_ring.c",
-        old="\to = &s->st->owners[slot->owner];\n\tslot->next = NO_ID;\n",
-        new="\to = &s->st->owners[s->owner];\n\tslot->next = NO_ID;\n",
+        file="client/tcmu/tcmu_shared.c",
+        old="\to = &sh->st->owners[rec->owner];\n\trec->next = NO_ID;\n",
+        new="\to = &sh->st->owners[sh->owner];\n\trec->next = NO_ID;\n",
         tests=["tcmu-shared-sub"],
         expect="0x6 != 0x3",
     ),
     Mutation(
         name="tcmu-shared-no-rebuild",
         why="a shared TCMU ring's state is taken as it is after a submitter died holding its lock halfway through queuing",
-        file="proto/tcmu/tcmu_ring.c",
-        old="\t\tpthread_mutex_consistent(&st->lock);\n\t\tsub_rebuild(s);\n",
+        file="client/tcmu/tcmu_shared.c",
+        old="\t\tpthread_mutex_consistent(&st->lock);\n\t\ttcmu_sub_rebuild(&sh->sub);\n",
         new="\t\tpthread_mutex_consistent(&st->lock);\n",
         tests=["tcmu-shared-sub"],
         expect="0x3d != 0x3f",
@@ -165,7 +165,7 @@ MUTATIONS = [
     Mutation(
         name="tcmu-share-uncounted",
         why="the TCMU engine never counts the commands its completion work was for, so it never says the kernel's share",
-        file="client/tcmu/tcmu_client.c",
+        file="client/tcmu/tcmu_client_io.c",
         old="\t\tc->work.cmds += n;\n",
         new="",
         tests=["tcmu-kernel-share"],

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "tcmu_attach.h"
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
 #include "tcmu_client.h"
 #include "tcmu_ring.h"
 

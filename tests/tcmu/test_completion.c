@@ -24,9 +24,8 @@
 #include <cmocka.h>
 
 #include "tcmu_attach.h"
-#include "tcmu_cdb.h"
 #include "tcmu_client.h"
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
 
 #define RING_SIZE	(64u << 10)
 #define DATA_SIZE	(1u << 20)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Which data-area blocks the submitter hands out (proto/tcmu/tcmu_ring.c).
+ * Which data-area blocks the submitter hands out (proto/tcmu/tcmu_ring_sub.c).
  * The kernel always takes the lowest free block, so a data area of any
  * size only ever has the in-flight data's worth of it touched, and only
  * that costs memory. This test plays both sides: it queues commands of
@@ -19,7 +19,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_ring_sub.h"
 
 #define CMDR		(64u << 10)
 #define BLK		512u

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "scsi_target.h"
+#include "tcmu_cdb_build.h"
 
 #define BS		512u
 #define NR_BLOCKS	2048u		/* 1 MiB */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One ring, several submitters (proto/tcmu/tcmu_ring.c): the submitters'
+ * One ring, several submitters (client/tcmu/tcmu_shared.c): the submitters'
  * state in shared memory, two owners in one process and one in a child
  * process, the handler answering out of order; every completion reaches
  * its own owner, whoever reaps, with its read data; blocks and cmd_ids
@@ -21,7 +21,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_shared.h"
 
 #define CMDR	(64u << 10)
 #define BLK	4096u
@@ -41,7 +42,7 @@ struct seen {
 	unsigned int n;
 	uint16_t ids[CMDS];
 	uint8_t first[CMDS];		/* first byte of a read's data */
-	struct tcmu_sub *s;
+	struct tcmu_shared *s;
 };
 
 static void on_done(void *arg, const struct tcmu_done *d)
@@ -49,7 +50,7 @@ static void on_done(void *arg, const struct tcmu_done *d)
 	struct seen *w = arg;
 	uint8_t b = 0;
 
-	assert_int_equal(tcmu_sub_copy_out(w->s, d->cmd_id, &b, 1), 0);
+	assert_int_equal(tcmu_sub_copy_out(&w->s->sub, d->cmd_id, &b, 1), 0);
 	w->ids[w->n] = d->cmd_id;
 	w->first[w->n++] = b;
 }
@@ -68,7 +69,7 @@ static int setup(void **state)
 	rg = map_shared(SIZE);
 	assert_int_equal(tcmu_region_layout(rg, SIZE, CMDR, DATA,
 					    TCMU_RING_FLAGS), 0);
-	mem_size = tcmu_sub_state_size(rg, SIZE, BLK, CMDS, 2 * BLK);
+	mem_size = tcmu_shared_size(rg, SIZE, BLK, CMDS, 2 * BLK);
 	assert_true(mem_size > 0);
 	mem = map_shared(mem_size);
 	assert_int_equal(tcmu_hdl_init(&hdl, rg, SIZE), 0);
@@ -83,11 +84,11 @@ static int teardown(void **state)
 }
 
 /* A READ of one block whose data the handler fills with @fill. */
-static int queue_read(struct tcmu_sub *s)
+static int queue_read(struct tcmu_shared *s)
 {
 	static const uint8_t cdb[16] = { 0x88 };
 
-	return tcmu_sub_queue(s, cdb, sizeof(cdb), BLK, NULL);
+	return tcmu_shared_queue(s, cdb, sizeof(cdb), BLK, NULL);
 }
 
 /* The handler takes every published command, in ring order. */
@@ -107,20 +108,20 @@ static unsigned int take_all(uint16_t *ids, uint8_t *fill)
 
 static void test_routed_to_owner(void **state)
 {
-	struct tcmu_sub a, b;
+	struct tcmu_shared a, b;
 	struct seen sa = { .s = &a }, sb = { .s = &b };
 	uint16_t ids[8];
 	int ida[3], idb[3], i;
 
-	assert_int_equal(tcmu_sub_create(&a, rg, SIZE, mem, mem_size, BLK,
+	assert_int_equal(tcmu_shared_create(&a, rg, SIZE, mem, mem_size, BLK,
 					 CMDS, 2 * BLK), 0);
-	assert_int_equal(tcmu_sub_join(&b, rg, SIZE, mem, mem_size, BLK), 0);
+	assert_int_equal(tcmu_shared_join(&b, rg, SIZE, mem, mem_size, BLK), 0);
 	assert_int_not_equal(a.owner, b.owner);
 	/* Joining with commands larger than the ring's: refused. */
 	{
-		struct tcmu_sub c;
+		struct tcmu_shared c;
 
-		assert_int_equal(tcmu_sub_join(&c, rg, SIZE, mem, mem_size,
+		assert_int_equal(tcmu_shared_join(&c, rg, SIZE, mem, mem_size,
 					       4 * BLK), -E2BIG);
 	}
 	/* Interleaved: a, b, a, b, a, b. */
@@ -135,44 +136,44 @@ static void test_routed_to_owner(void **state)
 		assert_int_equal(tcmu_hdl_complete(&hdl, ids[i], 0, NULL, 0,
 						   -1), 0);
 	/* a reaps all: only its own come to it, b's wait in b's list. */
-	assert_int_equal(tcmu_sub_reap(&a, on_done, &sa), 3);
+	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 3);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(sa.first[i], sa.ids[i]);
 		assert_true(sa.ids[i] == ida[0] || sa.ids[i] == ida[1] ||
 			    sa.ids[i] == ida[2]);
 	}
 	/* b's blocks are still b's until b has copied them out. */
-	assert_int_equal(a.st->free_blks, NBLK - 3);
-	assert_int_equal(tcmu_sub_reap(&b, on_done, &sb), 3);
+	assert_int_equal(a.sub.st->free_blks, NBLK - 3);
+	assert_int_equal(tcmu_shared_reap(&b, on_done, &sb), 3);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(sb.first[i], sb.ids[i]);
 		assert_true(sb.ids[i] == idb[0] || sb.ids[i] == idb[1] ||
 			    sb.ids[i] == idb[2]);
 	}
-	assert_int_equal(a.st->free_blks, NBLK);
-	assert_int_equal(a.st->nr_free, CMDS);
-	assert_int_equal(tcmu_sub_reap(&b, on_done, &sb), 0);
-	tcmu_sub_free(&b);
-	tcmu_sub_free(&a);
+	assert_int_equal(a.sub.st->free_blks, NBLK);
+	assert_int_equal(a.sub.st->nr_free, CMDS);
+	assert_int_equal(tcmu_shared_reap(&b, on_done, &sb), 0);
+	tcmu_shared_free(&b);
+	tcmu_shared_free(&a);
 }
 
 /* A child joins, queues, and dies: its commands are released by a reap. */
 static void test_owner_dies(void **state)
 {
-	struct tcmu_sub a;
+	struct tcmu_shared a;
 	struct seen sa = { .s = &a };
 	uint16_t ids[8];
 	int status, id;
 	pid_t pid;
 
-	assert_int_equal(tcmu_sub_create(&a, rg, SIZE, mem, mem_size, BLK,
+	assert_int_equal(tcmu_shared_create(&a, rg, SIZE, mem, mem_size, BLK,
 					 CMDS, 2 * BLK), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		struct tcmu_sub c;
+		struct tcmu_shared c;
 
-		if (tcmu_sub_join(&c, rg, SIZE, mem, mem_size, BLK) ||
+		if (tcmu_shared_join(&c, rg, SIZE, mem, mem_size, BLK) ||
 		    queue_read(&c) <= 0 || queue_read(&c) <= 0)
 			_exit(1);
 		_exit(0);	/* dies without leaving: alive mutex held */
@@ -185,32 +186,32 @@ static void test_owner_dies(void **state)
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[2], 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[0], 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[1], 0, NULL, 0, -1), 0);
-	assert_int_equal(tcmu_sub_reap(&a, on_done, &sa), 1);
+	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 1);
 	assert_int_equal(sa.ids[0], id);
 	/* The dead one's were released as they came. */
-	assert_int_equal(a.st->free_blks, NBLK);
-	assert_int_equal(a.st->nr_free, CMDS);
+	assert_int_equal(a.sub.st->free_blks, NBLK);
+	assert_int_equal(a.sub.st->nr_free, CMDS);
 	assert_int_equal(a.st->nr_owners, 1);
-	tcmu_sub_free(&a);
+	tcmu_shared_free(&a);
 }
 
 /* A child dies holding the ring's lock: the next taker recovers it. */
 static void test_holder_dies(void **state)
 {
-	struct tcmu_sub a;
+	struct tcmu_shared a;
 	struct seen sa = { .s = &a };
 	uint16_t ids[8];
 	int status, id;
 	pid_t pid;
 
-	assert_int_equal(tcmu_sub_create(&a, rg, SIZE, mem, mem_size, BLK,
+	assert_int_equal(tcmu_shared_create(&a, rg, SIZE, mem, mem_size, BLK,
 					 CMDS, 2 * BLK), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		struct tcmu_sub c;
+		struct tcmu_shared c;
 
-		if (tcmu_sub_join(&c, rg, SIZE, mem, mem_size, BLK) ||
+		if (tcmu_shared_join(&c, rg, SIZE, mem, mem_size, BLK) ||
 		    queue_read(&c) <= 0)
 			_exit(1);
 		pthread_mutex_lock(&c.st->lock);
@@ -225,11 +226,11 @@ static void test_holder_dies(void **state)
 	assert_int_equal(take_all(ids, NULL), 2);
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[1], 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[0], 0, NULL, 0, -1), 0);
-	assert_int_equal(tcmu_sub_reap(&a, on_done, &sa), 1);
+	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 1);
 	assert_int_equal(sa.ids[0], id);
-	assert_int_equal(a.st->free_blks, NBLK);
-	assert_int_equal(a.st->nr_free, CMDS);
-	tcmu_sub_free(&a);
+	assert_int_equal(a.sub.st->free_blks, NBLK);
+	assert_int_equal(a.sub.st->nr_free, CMDS);
+	tcmu_shared_free(&a);
 }
 
 /*
@@ -239,28 +240,28 @@ static void test_holder_dies(void **state)
  */
 static void test_dies_mid_queue(void **state)
 {
-	struct tcmu_sub a;
+	struct tcmu_shared a;
 	struct seen sa = { .s = &a };
 	uint16_t ids[8];
 	int status, id;
 	pid_t pid;
 
-	assert_int_equal(tcmu_sub_create(&a, rg, SIZE, mem, mem_size, BLK,
+	assert_int_equal(tcmu_shared_create(&a, rg, SIZE, mem, mem_size, BLK,
 					 CMDS, 2 * BLK), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		struct tcmu_sub c;
+		struct tcmu_shared c;
 
-		if (tcmu_sub_join(&c, rg, SIZE, mem, mem_size, BLK))
+		if (tcmu_shared_join(&c, rg, SIZE, mem, mem_size, BLK))
 			_exit(1);
 		pthread_mutex_lock(&c.st->lock);
 		c.st->holder = c.owner;
 		/* What sub_queue() does before the slot is marked busy. */
-		c.bitmap[0] |= 0x3;
-		c.st->free_blks -= 2;
-		c.st->blk_lo = 0;
-		c.st->nr_free--;
+		c.sub.bitmap[0] |= 0x3;
+		c.sub.st->free_blks -= 2;
+		c.sub.st->blk_lo = 0;
+		c.sub.st->nr_free--;
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -268,15 +269,15 @@ static void test_dies_mid_queue(void **state)
 	id = queue_read(&a);
 	assert_true(id > 0);
 	assert_int_equal(a.recovered, 1);
-	assert_int_equal(a.st->free_blks, NBLK - 1);
-	assert_int_equal(a.st->nr_free, CMDS - 1);
+	assert_int_equal(a.sub.st->free_blks, NBLK - 1);
+	assert_int_equal(a.sub.st->nr_free, CMDS - 1);
 	assert_int_equal(take_all(ids, NULL), 1);
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[0], 0, NULL, 0, -1), 0);
-	assert_int_equal(tcmu_sub_reap(&a, on_done, &sa), 1);
+	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 1);
 	assert_int_equal(sa.ids[0], id);
-	assert_int_equal(a.st->free_blks, NBLK);
-	assert_int_equal(a.st->nr_free, CMDS);
-	tcmu_sub_free(&a);
+	assert_int_equal(a.sub.st->free_blks, NBLK);
+	assert_int_equal(a.sub.st->nr_free, CMDS);
+	tcmu_shared_free(&a);
 }
 
 int main(void)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for SCSI CDBs and sense (proto/tcmu/tcmu_cdb.c): every
- * encoder's bytes, the reply decoders, the target-side parser on every
- * opcode it knows and on malformed CDBs, UNMAP lists, and sense both ways.
+ * Unit tests for SCSI CDBs and sense (proto/tcmu/tcmu_cdb_build.c,
+ * tcmu_cdb_parse.c, tcmu_sense.c): every encoder's bytes, the reply
+ * decoders, the target-side parser on every opcode it knows and on
+ * malformed CDBs, UNMAP lists, and sense both ways.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,7 +15,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_cdb.h"
+#include "tcmu_cdb_build.h"
+#include "tcmu_cdb_parse.h"
 
 /* ---- encoders ---- */
 

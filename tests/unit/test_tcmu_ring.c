@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The TCMU ring (proto/tcmu/tcmu_ring.c), both sides in one process: the
+ * The TCMU ring (proto/tcmu/tcmu_ring_*.c), both sides in one process: the
  * layout byte for byte against the UAPI header, PAD at the wrap, a full
  * ring, data area exhaustion, out-of-order completion, and hostile entries
  * and tails. The region sits between PROT_NONE pages, so any access
@@ -17,7 +17,8 @@
 
 #include <cmocka.h>
 
-#include "tcmu_ring.h"
+#include "tcmu_ring_hdl.h"
+#include "tcmu_ring_sub.h"
 
 #define CMDR	(4096u - 128u)		/* mailbox + ring: one page */
 #define DATA	8192u			/* 16 blocks of 512 */
