@@ -147,9 +147,9 @@ MUTATIONS = [
     Mutation(
         name="transport-ignored-with-uri",
         why="a uri always picks its own transport: transport=libnbd with nbd+unix:// goes to the native one",
-        file="engines/engine.c",
-        old="\t\tif (!transport_chosen(o))\n\t\t\td->tp = torus_transport_for_uri(d->uri);\n",
-        new="\t\td->tp = torus_transport_for_uri(d->uri);\n",
+        file="engines/job_check.c",
+        old="\t\tif (!transport_chosen(o))\n\t\t\ttp = torus_transport_for_uri(uri);\n",
+        new="\t\ttp = torus_transport_for_uri(uri);\n",
         tests=["libnbd-errors"],
         expect="error message not found",
     ),
