@@ -126,7 +126,7 @@ static int fio_torus_setup(struct thread_data *td)
 	say_version();
 	if (torus_job_resolve(td, &d->tp, &d->params, d->uri, sizeof(d->uri)))
 		return 1;
-	if (d->tp->probe(&d->params, &d->target, err, sizeof(err))) {
+	if (d->tp->inspect(&d->params, &d->target, err, sizeof(err))) {
 		log_err("torus: %s\n", err);
 		return 1;
 	}

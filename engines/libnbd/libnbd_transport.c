@@ -23,7 +23,7 @@
 
 #include <libnbd.h>
 
-/* struct fio_option, for the table in libnbd_probe.c. */
+/* struct fio_option, for the table in libnbd_inspect.c. */
 #include "fio.h"
 
 #include "../transport.h"
@@ -31,7 +31,7 @@
 #include "../nbd/nbd_job_check.h"
 #include "libnbd_setup.h"
 
-/* libnbd_probe.c's, declared where fio's types are. */
+/* libnbd_inspect.c's, declared where fio's types are. */
 extern struct fio_option lnbd_options[];
 
 /* Waits are cut so that expired requests are seen. */
@@ -588,7 +588,7 @@ const struct torus_transport torus_libnbd_transport = {
 	.check_options = lnbd_check_options,
 	.handles = lnbd_handles,
 	.embedded = nbd_embedded_get,
-	.probe = lnbd_probe,
+	.inspect = lnbd_inspect,
 	.check = nbd_job_check,
 	.open = lnbd_open,
 	.queue = lnbd_queue,

@@ -177,7 +177,7 @@ static void describe(const struct nbd_uri *u, const struct nbd_export *e,
 		 e->structured_replies ? ", structured replies" : "");
 }
 
-/* Every job probes: say what the uri ignores once, not once per job. */
+/* Every job inspects its target: say what the uri ignores once, not once per job. */
 static void warn_once(const char *uri, const char *warning)
 {
 	static char last[512];
@@ -202,8 +202,8 @@ static int check_multi_conn(const struct torus_params *p,
 	return -1;
 }
 
-static int nbd_probe(const struct torus_params *p, struct torus_target *t,
-		     char *err, size_t errlen)
+static int nbd_inspect(const struct torus_params *p, struct torus_target *t,
+		       char *err, size_t errlen)
 {
 	struct nbd_export exp;
 	struct nbd_uri u;
@@ -360,7 +360,7 @@ const struct torus_transport torus_nbd_transport = {
 	.check_options = nbd_check_options,
 	.handles = nbd_handles,
 	.embedded = nbd_embedded_get,
-	.probe = nbd_probe,
+	.inspect = nbd_inspect,
 	.check = nbd_job_check,
 	.open = nbd_open,
 	.queue = nbd_queue,

@@ -15,138 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* fio's option table types (struct fio_option, FIO_OPT_*). */
+/* struct fio_option, for the table in tcmu_inspect.c. */
 #include "fio.h"
-#include "optgroup.h"
 
 #include "../transport.h"
 #include "tcmu_cdb.h"
 #include "tcmu_client.h"
 #include "tcmu_embedded.h"
 #include "tcmu_identify.h"
-#include "tcmu_ring.h"
-#include "tcmu_uri.h"
+#include "tcmu_inspect.h"
 #include "torus_clock.h"
 
-/* The kernel's defaults for a user backstore. */
-#define DEF_RING_SIZE		"8M"	/* cmd_ring_size_mb */
-#define DEF_DATA_SIZE		"1G"	/* max_data_area_mb */
-/* 0: hw_max_sectors, 128 of the device's logical blocks */
-#define DEF_MAX_TRANSFER	"0"
-#define HW_MAX_SECTORS		128u
-#define MIN_RING_SIZE		(64u << 10)
-#define MAX_RING_SIZE		(256u << 20)
-#define MIN_DATA_SIZE		TCMU_DEF_BLK_SIZE
-#define MAX_DATA_SIZE		(64ull << 30)
-#define MIN_TRANSFER		512u
-#define MAX_TRANSFER		(1u << 30)
-#define MAX_CMDS		65535u
-/* Messages for failed commands: the first few, then a count at close. */
-#define MAX_REPORTS		5
-
-enum tcmu_ring_mode {
-	RING_SHARED,
-	RING_PRIVATE,
-};
-
-enum tcmu_trim_mode {
-	TRIM_UNMAP,
-	TRIM_WRITE_SAME,
-};
-
-/* The options block the glue lays out for this transport. */
-struct tcmu_opts {
-	unsigned long long ring_size;
-	unsigned long long data_size;
-	unsigned long long max_transfer;
-	unsigned int trim_mode;
-	unsigned int hold_batch;
-	unsigned int ring;
-};
-
-static struct fio_option tcmu_options[] = {
-	{
-		.name	= "ring_size",
-		.lname	= "TCMU command ring size",
-		.help	= "Bytes of the mailbox and command ring, a multiple of 8; the kernel's cmd_ring_size_mb",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct tcmu_opts, ring_size),
-		.def	= DEF_RING_SIZE,
-		.minval	= MIN_RING_SIZE,
-		.maxval	= MAX_RING_SIZE,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "data_size",
-		.lname	= "TCMU data area size",
-		.help	= "Bytes of the data area commands' payloads pass through, a multiple of 4k and at least max_transfer; the kernel's max_data_area_mb",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct tcmu_opts, data_size),
-		.def	= DEF_DATA_SIZE,
-		.minval	= MIN_DATA_SIZE,
-		.maxval	= MAX_DATA_SIZE,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "max_transfer",
-		.lname	= "TCMU maximum transfer",
-		.help	= "Largest command in bytes, a multiple of 512; larger I/O is split as the block layer splits it; 0 is the kernel's hw_max_sectors, 128 logical blocks (64k on a 512-byte device, 512k on a 4096-byte one); the handler's Block Limits page can lower it",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct tcmu_opts, max_transfer),
-		.def	= DEF_MAX_TRANSFER,
-		.minval	= 0,
-		.maxval	= MAX_TRANSFER,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "trim_mode",
-		.lname	= "TCMU trim command",
-		.help	= "The SCSI command a trim becomes: unmap or write_same",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct tcmu_opts, trim_mode),
-		.def	= "unmap",
-		.posval	= {
-			{ .ival = "unmap", .oval = TRIM_UNMAP,
-			  .help = "UNMAP with one block descriptor" },
-			{ .ival = "write_same", .oval = TRIM_WRITE_SAME,
-			  .help = "WRITE SAME(16) with the UNMAP bit" },
-		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "hold_batch",
-		.lname	= "TCMU hold commands for a batch",
-		.help	= "At iodepth 16 and more, while the handler has 8 or more commands, hold up to iodepth/8 new ones back (cmd_head unmoved, no wake-up) until fio next reaps, to send them with one wake-up; 0 publishes each command as it is queued and wakes the handler once per fio commit, as the kernel does",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct tcmu_opts, hold_batch),
-		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "ring",
-		.lname	= "TCMU ring per device or per job",
-		.help	= "Which ring a job submits into: shared, the device's one ring, which every job and thread on the same handler socket joins, as every writer to one TCMU device shares the kernel's; or private, a ring (and handler thread) of the job's own",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct tcmu_opts, ring),
-		.def	= "shared",
-		.posval	= {
-			{ .ival = "shared", .oval = RING_SHARED,
-			  .help = "One ring per device, joined by every job on it" },
-			{ .ival = "private", .oval = RING_PRIVATE,
-			  .help = "A ring of the job's own" },
-		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= NULL,
-	},
-};
+/* tcmu_inspect.c's, declared where fio's types are. */
+extern struct fio_option tcmu_options[];
 
 /* One request from the glue, sent as one or more commands. */
 struct tcmu_req {
@@ -211,168 +92,6 @@ struct tcmu_session {
 	struct tcmu_part **unpub;
 	unsigned int nr_unpub;
 };
-
-
-/*
- * fio enforces the tables' ranges; what it cannot (multiples, one option
- * against another) is checked here, with the ranges again for messages.
- */
-static int tcmu_check_options(const void *opts, char *err, size_t errlen)
-{
-	const struct tcmu_opts *o = opts;
-
-	if (o->ring_size < MIN_RING_SIZE || o->ring_size > MAX_RING_SIZE ||
-	    o->ring_size % 8) {
-		snprintf(err, errlen,
-			 "ring_size=%llu is out of range: use a multiple of 8 bytes from 64k to 256M (the kernel's default is 8M)",
-			 o->ring_size);
-		return -1;
-	}
-	if (o->max_transfer && (o->max_transfer < MIN_TRANSFER ||
-				o->max_transfer % 512 ||
-				o->max_transfer > MAX_TRANSFER)) {
-		snprintf(err, errlen,
-			 "max_transfer=%llu is out of range: use a multiple of 512 bytes up to 1G, or 0 for the kernel's default (128 of the device's logical blocks)",
-			 o->max_transfer);
-		return -1;
-	}
-	if (o->data_size < o->max_transfer || o->data_size % TCMU_DEF_BLK_SIZE ||
-	    o->data_size < MIN_DATA_SIZE || o->data_size > MAX_DATA_SIZE) {
-		snprintf(err, errlen,
-			 "data_size=%llu is out of range: use a multiple of 4k, at least max_transfer=%llu, at most 64G (the kernel's default is 1G)",
-			 o->data_size, o->max_transfer);
-		return -1;
-	}
-	return 0;
-}
-
-/* The split size asked for: max_transfer, or the kernel's default. */
-static uint64_t max_transfer(const struct tcmu_opts *o, uint32_t block_size)
-{
-	return o->max_transfer ? o->max_transfer :
-	       (uint64_t)HW_MAX_SECTORS * block_size;
-}
-
-/* The data area must hold one whole command, known with the device. */
-static int check_data_size(const struct tcmu_opts *o,
-			   const struct torus_target *t, char *err,
-			   size_t errlen)
-{
-	uint64_t xfer = max_transfer(o, t->min_block);
-
-	if (o->data_size >= xfer)
-		return 0;
-	snprintf(err, errlen,
-		 "%s: data_size=%llu is smaller than one command of max_transfer=%" PRIu64 " (0: 128 of the device's %u-byte blocks); raise data_size or lower max_transfer",
-		 t->label, o->data_size, xfer, t->min_block);
-	return -1;
-}
-
-static bool tcmu_handles(const char *uri)
-{
-	return tcmu_uri_is_tcmu(uri);
-}
-
-/* Every job probes: say what the uri ignores once, not once per job. */
-static void warn_once(const char *uri, const char *warning)
-{
-	static char last[512];
-
-	if (!warning[0] || !strncmp(last, uri, sizeof(last)))
-		return;
-	snprintf(last, sizeof(last), "%s", uri);
-	fprintf(stderr, "torus: warning: %s: %s\n", uri, warning);
-}
-
-static struct tcmu_client *attach(const struct torus_params *p,
-				  const struct tcmu_client_cfg *cfg,
-				  char *label, size_t labellen, char *err,
-				  size_t errlen)
-{
-	struct tcmu_uri u;
-
-	if (tcmu_uri_parse(p->uri, &u, err, errlen))
-		return NULL;
-	warn_once(p->uri, u.warning);
-	snprintf(label, labellen, "%s", p->uri);
-	return tcmu_client_attach(u.socket, cfg, label, err, errlen);
-}
-
-
-static void describe(const struct tcmu_dev *dev, const char *label,
-		     struct torus_target *t)
-{
-	snprintf(t->label, sizeof(t->label), "%s", label);
-	t->size = dev->blocks * dev->block_size;
-	t->read_only = dev->read_only;
-	t->can_flush = dev->write_cache;
-	t->can_trim = dev->thin;
-	t->can_fua = dev->fua;
-	t->min_block = dev->block_size;
-	/* Larger requests are split, as the block layer splits them. */
-	t->max_block = UINT32_MAX;
-	snprintf(t->detail, sizeof(t->detail),
-		 "TCMU ring to '%s', %u-byte blocks, max transfer %u%s%s%s%s",
-		 dev->product, dev->block_size, dev->max_transfer,
-		 dev->thin ? ", thin (UNMAP)" : "",
-		 dev->read_only ? ", write protected" : "",
-		 dev->fua ? ", FUA" : "",
-		 dev->write_cache ? ", write cache" : "");
-}
-
-static int tcmu_probe(const struct torus_params *p, struct torus_target *t,
-		      char *err, size_t errlen)
-{
-	/* A small ring: set-up commands only. */
-	struct tcmu_client_cfg cfg = {
-		.ring_size = MIN_RING_SIZE,
-		.data_size = 1 << 20,
-		.max_cmds = 4,
-		.max_data = 4096,
-		.timeout_s = p->timeout_s,
-		.stop = p->stop,
-	};
-	struct tcmu_client *c;
-	struct tcmu_dev dev;
-	char label[512];
-	int ret;
-
-	c = attach(p, &cfg, label, sizeof(label), err, errlen);
-	if (!c)
-		return -1;
-	ret = tcmu_identify(c, label, &dev, err, errlen);
-	tcmu_client_free(c);
-	if (ret)
-		return -1;
-	describe(&dev, label, t);
-	return 0;
-}
-
-static int tcmu_check(const struct torus_params *p, const struct torus_job *job,
-		      const struct torus_target *t, char *err, size_t errlen)
-{
-	const struct tcmu_opts *o = p->opts;
-
-	if (job->trims && !t->can_trim) {
-		snprintf(err, errlen,
-			 "%s: the device is not thin-provisioned (READ CAPACITY(16) has LBPME clear), so it takes no UNMAP; remove rw=trim/randtrim/trimwrite from the job",
-			 t->label);
-		return -1;
-	}
-	if (job->fua && !t->can_fua) {
-		snprintf(err, errlen,
-			 "%s: fua=1 but the device does not honour FUA (MODE SENSE has DPOFUA clear); drop fua=1",
-			 t->label);
-		return -1;
-	}
-	if (o->max_transfer % t->min_block) {
-		snprintf(err, errlen,
-			 "%s: max_transfer=%llu is not a multiple of the device's %u-byte blocks",
-			 t->label, o->max_transfer, t->min_block);
-		return -1;
-	}
-	return check_data_size(o, t, err, errlen);
-}
 
 /*
  * The completion side's work, which the kernel does inside the handler's
@@ -459,11 +178,11 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	 * fio's setup (create_serialize=0, offload) asks the device first.
 	 */
 	if (!o->max_transfer && !t->min_block &&
-	    tcmu_probe(p, t, err, errlen))
+	    tcmu_inspect(p, t, err, errlen))
 		return NULL;
-	if (check_data_size(o, t, err, errlen))
+	if (tcmu_check_data_size(o, t, err, errlen))
 		return NULL;
-	xfer = max_transfer(o, t->min_block);
+	xfer = tcmu_split_size(o, t->min_block);
 	per_cmd = (xfer + TCMU_DEF_BLK_SIZE - 1) / TCMU_DEF_BLK_SIZE;
 	fit = 4 * (o->data_size / TCMU_DEF_BLK_SIZE) / per_cmd;
 	cfg.max_data = xfer;
@@ -502,8 +221,8 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	if (ts->stamp.fn && parts_alloc(ts, err, errlen))
 		goto fail;
 
-	ts->client = attach(p, &cfg, ts->label, sizeof(ts->label), err,
-			     errlen);
+	ts->client = tcmu_target_attach(p, &cfg, ts->label, sizeof(ts->label),
+					err, errlen);
 	if (!ts->client ||
 	    tcmu_identify(ts->client, ts->label, &dev, err, errlen))
 		goto fail;
@@ -513,7 +232,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 			 ts->label, t->size, dev.blocks * dev.block_size);
 		goto fail;
 	}
-	describe(&dev, ts->label, t);
+	tcmu_target_describe(&dev, ts->label, t);
 	ts->block_size = dev.block_size;
 	ts->part_max = xfer;
 	if (dev.max_transfer && dev.max_transfer < ts->part_max)
@@ -888,11 +607,11 @@ const struct torus_transport torus_tcmu_transport = {
 	.uri_forms = "tcmu+unix:///?socket=PATH",
 	.options = tcmu_options,
 	.opts_size = sizeof(struct tcmu_opts),
-	.check_options = tcmu_check_options,
+	.check_options = tcmu_opts_check,
 	.handles = tcmu_handles,
 	.embedded = tcmu_embedded_get,
-	.probe = tcmu_probe,
-	.check = tcmu_check,
+	.inspect = tcmu_inspect,
+	.check = tcmu_job_check,
 	.open = tcmu_open,
 	.queue = tcmu_queue,
 	.submit = tcmu_submit,

@@ -126,8 +126,8 @@ void lnbd_drop_handle(struct nbd_handle *h)
 	nbd_close(h);
 }
 
-int lnbd_probe(const struct torus_params *p, struct torus_target *t,
-	       char *err, size_t errlen)
+int lnbd_inspect(const struct torus_params *p, struct torus_target *t,
+		 char *err, size_t errlen)
 {
 	struct nbd_handle *h = lnbd_connect(p, err, errlen);
 	int ret;
