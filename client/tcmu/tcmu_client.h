@@ -70,6 +70,16 @@ struct tcmu_client_cfg {
 };
 
 /*
+ * How many commands to give a ring (cfg->max_cmds) with a data area of
+ * data_size bytes and commands of up to max_data bytes: want, but each
+ * command keeps a list of the data area's blocks for max_data, so not
+ * many more than four data areas' worth of the largest (and not fewer
+ * than least for that); at most the ring's 65535 (tcmu_client_size.c).
+ */
+uint32_t tcmu_client_cmds_for(uint64_t data_size, uint32_t max_data,
+			      uint32_t want, uint32_t least);
+
+/*
  * Creates the region and attaches it to the handler host listening on
  * socket_path. NULL with a message naming label in err.
  */

@@ -29,7 +29,6 @@
 #define MAX_DATA_SIZE		(64ull << 30)
 #define MIN_TRANSFER		512u
 #define MAX_TRANSFER		(1u << 30)
-#define MAX_CMDS		65535u
 /* Messages for failed commands: the first few, then a count at close. */
 #define MAX_REPORTS		5
 

@@ -39,25 +39,25 @@ struct tcmu_req {
 	uint8_t *buf;
 	uint32_t sent;		/* bytes queued as commands so far */
 	uint32_t issued;	/* commands queued so far */
-	uint32_t parts_out;	/* commands queued, not completed */
+	uint32_t cmds_out;	/* commands queued, not completed */
 	int error;
 	struct tcmu_req *next;	/* in the waiting queue */
 };
 
 /*
- * timeline=: one command in the ring, the user pointer it is queued with
- * (in place of its request) so that its stamps have a place.
+ * One command in the ring: the user pointer every command is queued with,
+ * naming its request; timeline= keeps its stamps here too.
  */
-struct tcmu_part {
+struct tcmu_cmd {
 	struct tcmu_req *req;		/* NULL: free */
-	uint64_t offset;
+	uint64_t offset;		/* timeline= only, with len, published */
 	uint32_t len;
 	uint64_t published;
 };
 
 /*
  * A job's session: its ring, and the requests split into commands. The
- * client hands each finished command to part_done(); a request's
+ * client hands each finished command to cmd_done(); a request's
  * completion goes to the glue when its last command is back.
  */
 struct tcmu_session {
@@ -72,11 +72,11 @@ struct tcmu_session {
 	unsigned int depth;
 	unsigned int max_cmds;
 	uint32_t block_size;
-	uint32_t part_max;		/* bytes per read or write command */
+	uint32_t rw_max;		/* bytes per read or write command */
 	uint32_t trim_max;		/* bytes per trim command */
 	unsigned int trim_mode;
 	uint8_t *zero_block;		/* WRITE SAME's data-out */
-	bool hold_batch;
+	bool hold;			/* hold_batch=: see hold_now() */
 	unsigned int reports;
 	char label[512];
 	/* timeline= only: commands' stamps; those cmd_head has not passed. */
@@ -86,11 +86,12 @@ struct tcmu_session {
 	 * ahead of it: its first command is published with its queued stamp.
 	 */
 	struct tcmu_req *fresh;
-	struct tcmu_part *parts;	/* max_cmds */
-	struct tcmu_part **free_parts;
-	unsigned int nr_free_parts;
-	struct tcmu_part **unpub;
-	unsigned int nr_unpub;
+	struct tcmu_cmd *cmds;		/* max_cmds */
+	struct tcmu_cmd **free_cmds;
+	unsigned int nr_free_cmds;
+	/* timeline= only: commands held, their published stamp to come. */
+	struct tcmu_cmd **held;
+	unsigned int nr_held;
 };
 
 /*
@@ -123,27 +124,27 @@ static void session_free(struct tcmu_session *ts)
 	free(ts->reqs);
 	free(ts->free_reqs);
 	free(ts->zero_block);
-	free(ts->parts);
-	free(ts->free_parts);
-	free(ts->unpub);
+	free(ts->cmds);
+	free(ts->free_cmds);
+	free(ts->held);
 	free(ts);
 }
 
-/* timeline=: a place for each command the ring can hold. */
-static int parts_alloc(struct tcmu_session *ts, char *err, size_t errlen)
+/* A place for each command the ring can hold. */
+static int cmds_alloc(struct tcmu_session *ts, char *err, size_t errlen)
 {
 	unsigned int i, n = ts->max_cmds;
 
-	ts->parts = calloc(n, sizeof(*ts->parts));
-	ts->free_parts = calloc(n, sizeof(*ts->free_parts));
-	ts->unpub = calloc(n, sizeof(*ts->unpub));
-	if (!ts->parts || !ts->free_parts || !ts->unpub) {
-		snprintf(err, errlen, "out of memory for the timeline of %u commands",
-			 n);
+	ts->cmds = calloc(n, sizeof(*ts->cmds));
+	ts->free_cmds = calloc(n, sizeof(*ts->free_cmds));
+	if (ts->stamp.fn)
+		ts->held = calloc(n, sizeof(*ts->held));
+	if (!ts->cmds || !ts->free_cmds || (ts->stamp.fn && !ts->held)) {
+		snprintf(err, errlen, "out of memory for %u commands", n);
 		return -1;
 	}
 	for (i = 0; i < n; i++)
-		ts->free_parts[ts->nr_free_parts++] = &ts->parts[n - 1 - i];
+		ts->free_cmds[ts->nr_free_cmds++] = &ts->cmds[n - 1 - i];
 	return 0;
 }
 
@@ -152,7 +153,7 @@ static uint32_t round_down(uint32_t v, uint32_t to)
 	return v - v % to;
 }
 
-static void part_done(void *arg, const struct tcmu_completion *d);
+static void cmd_done(void *arg, const struct tcmu_completion *d);
 
 static struct torus_session *tcmu_open(const struct torus_params *p,
 				       unsigned int depth,
@@ -160,7 +161,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 				       size_t errlen)
 {
 	const struct tcmu_opts *o = p->opts;
-	uint64_t xfer, per_cmd, fit;
+	uint64_t xfer;
 	struct tcmu_client_cfg cfg = {
 		.ring_size = o->ring_size,
 		.data_size = o->data_size,
@@ -183,20 +184,10 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	if (tcmu_check_data_size(o, t, err, errlen))
 		return NULL;
 	xfer = tcmu_split_size(o, t->min_block);
-	per_cmd = (xfer + TCMU_DEF_BLK_SIZE - 1) / TCMU_DEF_BLK_SIZE;
-	fit = 4 * (o->data_size / TCMU_DEF_BLK_SIZE) / per_cmd;
 	cfg.max_data = xfer;
-
-	/*
-	 * Split requests need several commands each: room for 8 apiece, but
-	 * the ring keeps a block list of max_transfer per command, so not
-	 * many more than four data areas' worth of the largest.
-	 */
-	cfg.max_cmds = depth * 8;
-	if (cfg.max_cmds > fit)
-		cfg.max_cmds = fit > depth ? fit : depth;
-	if (cfg.max_cmds > MAX_CMDS)
-		cfg.max_cmds = MAX_CMDS;
+	/* Split requests need several commands each: room for 8 apiece. */
+	cfg.max_cmds = tcmu_client_cmds_for(o->data_size, xfer, depth * 8,
+					    depth);
 
 	ts = calloc(1, sizeof(*ts));
 	if (!ts) {
@@ -206,8 +197,8 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	ts->base.done = p->done;
 	ts->max_cmds = cfg.max_cmds;
 	ts->depth = depth;
-	ts->hold_batch = o->hold_batch;
-	cfg.complete = part_done;
+	ts->hold = o->hold_batch;
+	cfg.complete = cmd_done;
 	cfg.complete_arg = ts;
 	ts->reqs = calloc(depth, sizeof(*ts->reqs));
 	ts->free_reqs = calloc(depth, sizeof(*ts->free_reqs));
@@ -218,7 +209,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	for (i = 0; i < depth; i++)
 		ts->free_reqs[ts->nr_free++] = &ts->reqs[depth - 1 - i];
 	ts->stamp = p->stamp;
-	if (ts->stamp.fn && parts_alloc(ts, err, errlen))
+	if (cmds_alloc(ts, err, errlen))
 		goto fail;
 
 	ts->client = tcmu_target_attach(p, &cfg, ts->label, sizeof(ts->label),
@@ -234,21 +225,21 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	}
 	tcmu_target_describe(&dev, ts->label, t);
 	ts->block_size = dev.block_size;
-	ts->part_max = xfer;
-	if (dev.max_transfer && dev.max_transfer < ts->part_max)
-		ts->part_max = dev.max_transfer;
-	ts->part_max = round_down(ts->part_max, dev.block_size);
+	ts->rw_max = xfer;
+	if (dev.max_transfer && dev.max_transfer < ts->rw_max)
+		ts->rw_max = dev.max_transfer;
+	ts->rw_max = round_down(ts->rw_max, dev.block_size);
 	ts->trim_max = dev.max_unmap ? round_down(dev.max_unmap,
 						   dev.block_size) :
 			round_down(UINT32_MAX, dev.block_size);
 	ts->trim_mode = o->trim_mode;
-	if (!ts->part_max || !ts->trim_max) {
+	if (!ts->rw_max || !ts->trim_max) {
 		snprintf(err, errlen,
 			 "%s: the device's maximum transfer (%u bytes) is smaller than its block (%u bytes)",
 			 ts->label, dev.max_transfer, dev.block_size);
 		goto fail;
 	}
-	t->cmd_max = ts->part_max < ts->trim_max ? ts->part_max : ts->trim_max;
+	t->cmd_max = ts->rw_max < ts->trim_max ? ts->rw_max : ts->trim_max;
 	ts->zero_block = calloc(1, dev.block_size);
 	if (!ts->zero_block) {
 		snprintf(err, errlen, "out of memory");
@@ -261,24 +252,23 @@ fail:
 }
 
 /*
- * timeline=: the command pt is in the ring. cmd_head moved past it in
+ * timeline=: the command cmd is in the ring. cmd_head moved past it in
  * tcmu_client_queue(), after @before (read before the call: a handler
  * still draining could pick the command before a later stamp; for the
  * first command of the request ->queue is putting in at once, its queued
  * stamp: what runs between the two is shorter than a clock read), or
- * (hold_batch) moves at the next submit.
+ * (held) moves at the next submit.
  */
-static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
-			struct tcmu_req *r, uint32_t len, uint64_t before)
+static void cmd_stamp_queued(struct tcmu_session *ts, struct tcmu_cmd *cmd,
+			     struct tcmu_req *r, uint32_t len, uint64_t before)
 {
-	pt->req = r;
-	pt->offset = r->offset + r->sent;
-	pt->len = len;
-	pt->published = 0;
-	if (ts->hold_batch)
-		ts->unpub[ts->nr_unpub++] = pt;
+	cmd->offset = r->offset + r->sent;
+	cmd->len = len;
+	cmd->published = 0;
+	if (ts->hold)
+		ts->held[ts->nr_held++] = cmd;
 	else
-		pt->published = before;
+		cmd->published = before;
 }
 
 /*
@@ -288,24 +278,23 @@ static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
  */
 static int client_submit(struct tcmu_session *ts)
 {
-	uint64_t now = ts->nr_unpub ? now_ns() : 0;
+	uint64_t now = ts->nr_held ? now_ns() : 0;
 	int ret = tcmu_client_submit(ts->client);
 	unsigned int i;
 
-	if (!ts->nr_unpub || tcmu_client_unpublished(ts->client))
+	if (!ts->nr_held || tcmu_client_unpublished(ts->client))
 		return ret;
-	for (i = 0; i < ts->nr_unpub; i++)
-		if (ts->unpub[i]->req)
-			ts->unpub[i]->published = now;
-	ts->nr_unpub = 0;
+	for (i = 0; i < ts->nr_held; i++)
+		if (ts->held[i]->req)
+			ts->held[i]->published = now;
+	ts->nr_held = 0;
 	return ret;
 }
 
 /* Queues the next command of r; 0, -EBUSY, or another -errno. */
-static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
+static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 {
-	struct tcmu_part *pt = NULL;
-	void *user = r;
+	struct tcmu_cmd *cmd;
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
 	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
 	uint64_t lba = (r->offset + r->sent) / ts->block_size, before = 0;
@@ -316,8 +305,8 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 	switch (r->op) {
 	case TORUS_OP_READ:
 	case TORUS_OP_WRITE:
-		if (len > ts->part_max)
-			len = ts->part_max;
+		if (len > ts->rw_max)
+			len = ts->rw_max;
 		data_len = len;
 		if (r->op == TORUS_OP_READ) {
 			tcmu_cdb_read16(cdb, lba, len / ts->block_size);
@@ -351,32 +340,29 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 		len = data_len = 0;
 		break;
 	}
-	if (ts->stamp.fn) {
-		if (!ts->nr_free_parts)
-			return -EBUSY;
-		pt = ts->free_parts[--ts->nr_free_parts];
-		user = pt;
-		if (!ts->hold_batch)
-			before = r == ts->fresh && !r->sent ?
-				 *ts->stamp.queued : now_ns();
-	}
+	if (!ts->nr_free_cmds)
+		return -EBUSY;
+	cmd = ts->free_cmds[--ts->nr_free_cmds];
+	if (ts->stamp.fn && !ts->hold)
+		before = r == ts->fresh && !r->sent ?
+			 *ts->stamp.queued : now_ns();
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
-				rbuf, user);
+				rbuf, cmd);
 	if (ret) {
-		if (pt)
-			ts->nr_free_parts++;
+		ts->nr_free_cmds++;
 		return ret;
 	}
-	if (pt)
-		part_queued(ts, pt, r, len, before);
+	cmd->req = r;
+	if (ts->stamp.fn)
+		cmd_stamp_queued(ts, cmd, r, len, before);
 	r->sent += len;
 	r->issued++;
-	r->parts_out++;
+	r->cmds_out++;
 	return 0;
 }
 
 /* A request's last command is back: its completion goes to the glue. */
-static void finish(struct tcmu_session *ts, struct tcmu_req *r)
+static void req_done(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	void *user = r->user;
 	int error = r->error;
@@ -398,8 +384,8 @@ static void stop_sending(struct tcmu_session *ts, struct tcmu_req *r, int error)
 		r->error = error;
 	r->sent = r->len;
 	r->issued = r->issued ? : 1;
-	if (!r->parts_out)
-		finish(ts, r);
+	if (!r->cmds_out)
+		req_done(ts, r);
 }
 
 /* Sends what room allows of the waiting requests, in order. */
@@ -410,7 +396,7 @@ static void push_waiting(struct tcmu_session *ts)
 
 	while ((r = ts->waiting)) {
 		while (!all_sent(r)) {
-			ret = queue_part(ts, r);
+			ret = queue_cmd(ts, r);
 			if (ret == -EBUSY)
 				return;
 			if (ret) {
@@ -457,27 +443,27 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 }
 
 /*
- * hold_batch only (the kernel holds nothing back): at depth 16 and more,
+ * hold_batch=1 only (the kernel holds nothing back): at depth 16 and more,
  * while the handler has 8 or more commands to work on anyway, up to
  * depth/8 new ones wait for the next reap and go out together with one
  * wake-up, where fio's one request per commit would cost an eventfd write
  * here and a wake-up there each. fio calls ->getevents before it ever
  * pauses, and reap publishes before it waits, so nothing waits for long.
  */
-static bool hold(const struct tcmu_session *ts)
+static bool hold_now(const struct tcmu_session *ts)
 {
-	unsigned int fresh = tcmu_client_unpublished(ts->client);
-	unsigned int busy = tcmu_client_inflight(ts->client) - fresh;
+	unsigned int held = tcmu_client_unpublished(ts->client);
+	unsigned int busy = tcmu_client_inflight(ts->client) - held;
 
-	return ts->hold_batch && ts->depth >= 16 && busy >= 8 &&
-	       fresh <= ts->depth / 8;
+	return ts->hold && ts->depth >= 16 && busy >= 8 &&
+	       held <= ts->depth / 8;
 }
 
 static int tcmu_submit(struct torus_session *s)
 {
 	struct tcmu_session *ts = to_tcmu(s);
 
-	if (hold(ts))
+	if (hold_now(ts))
 		return 0;
 	return client_submit(ts);
 }
@@ -515,45 +501,44 @@ static void report(struct tcmu_session *ts, const struct tcmu_req *r,
 
 /*
  * timeline=: the command d is seen; its stamps go to the glue before its
- * request's completion, and its place is free. Its request.
+ * request's completion.
  */
-static struct tcmu_req *part_stamp(struct tcmu_session *ts,
-				   const struct tcmu_completion *d)
+static void cmd_stamp_seen(struct tcmu_session *ts, const struct tcmu_cmd *cmd,
+			   const struct tcmu_completion *d)
 {
-	struct tcmu_part *pt = d->user;
-	struct tcmu_req *r = pt->req;
 	/* A command failed unanswered (status 0xff) was never seen back. */
 	struct torus_wire_stamps w = {
 		.key = d->cmd_id,
-		.offset = pt->offset,
-		.len = pt->len,
-		.t = { pt->published, d->status == 0xff ? 0 : d->seen_ns },
+		.offset = cmd->offset,
+		.len = cmd->len,
+		.t = { cmd->published, d->status == 0xff ? 0 : d->seen_ns },
 	};
 
-	ts->stamp.fn(ts->stamp.arg, r->user, &w);
-	pt->req = NULL;
-	ts->free_parts[ts->nr_free_parts++] = pt;
-	return r;
+	ts->stamp.fn(ts->stamp.arg, cmd->req->user, &w);
 }
 
 /*
- * The client's completer: one command is back. Its request finishes with
- * its last command, which is the only bookkeeping a split request needs.
+ * The client's completer: one command is back, and its place is free.
+ * Its request finishes with its last command, which is the only
+ * bookkeeping a split request needs.
  */
-static void part_done(void *arg, const struct tcmu_completion *d)
+static void cmd_done(void *arg, const struct tcmu_completion *d)
 {
 	struct tcmu_session *ts = arg;
-	struct tcmu_req *r = d->user;
+	struct tcmu_cmd *cmd = d->user;
+	struct tcmu_req *r = cmd->req;
 
 	if (ts->stamp.fn)
-		r = part_stamp(ts, d);
+		cmd_stamp_seen(ts, cmd, d);
+	cmd->req = NULL;
+	ts->free_cmds[ts->nr_free_cmds++] = cmd;
 
 	if (d->error && !r->error) {
 		r->error = d->error;
 		report(ts, r, d);
 	}
-	if (!--r->parts_out && all_sent(r))
-		finish(ts, r);
+	if (!--r->cmds_out && all_sent(r))
+		req_done(ts, r);
 }
 
 static int tcmu_reap(struct torus_session *s, unsigned int min,
