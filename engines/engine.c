@@ -48,7 +48,7 @@ struct torus_data {
 	struct torus_target target;
 	/*
 	 * Finished requests, in the order they finished: the transport's
-	 * completer (complete()) appends, ->event reads. The first handed of
+	 * completer (add_event()) appends, ->event reads. The first handed of
 	 * them went to fio with the last ->getevents.
 	 */
 	struct io_u **events;
@@ -163,7 +163,7 @@ static void drop_handed(struct torus_data *d)
  * The completer every transport hands finished requests to: the one
  * hand-off between a reply (or a ring entry) and fio's ->event.
  */
-static void complete(void *arg, void *user, int error)
+static void add_event(void *arg, void *user, int error)
 {
 	struct torus_data *d = arg;
 	struct io_u *io_u = user;
@@ -276,7 +276,7 @@ static int fio_torus_init(struct thread_data *td)
 		return 1;
 	}
 	d->td = td;
-	d->params.done.fn = complete;
+	d->params.done.fn = add_event;
 	d->params.done.arg = d;
 	if (open_timeline(td, d))
 		return 1;
@@ -408,7 +408,7 @@ static void stop_if_asked(struct thread_data *td, struct torus_data *d,
 /*
  * Waits in slices, so that the end of the runtime, SIGINT or SIGTERM is
  * seen within a slice however long the server takes. Finished requests
- * are already in d->events (complete()); fio takes at most max of them,
+ * are already in d->events (add_event()); fio takes at most max of them,
  * the rest stay first in line for the next call.
  */
 static int fio_torus_getevents(struct thread_data *td, unsigned int min,

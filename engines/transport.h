@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "torus_completion.h"
+#include "torus_stamps.h"
 
 struct fio_option;
 

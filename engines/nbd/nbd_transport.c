@@ -34,7 +34,7 @@ struct nbd_session {
 	struct nbd_client *client;
 };
 
-static struct nbd_session *to_nbd(struct torus_session *s)
+static struct nbd_session *nbd_session_of(struct torus_session *s)
 {
 	return (struct nbd_session *)((char *)s -
 				     offsetof(struct nbd_session, base));
@@ -322,30 +322,30 @@ static const uint16_t op_to_cmd[] = {
 static int nbd_queue(struct torus_session *s, enum torus_op op, bool fua,
 		     uint64_t offset, uint32_t len, void *buf, void *user)
 {
-	return nbd_client_queue(to_nbd(s)->client, op_to_cmd[op],
+	return nbd_client_queue(nbd_session_of(s)->client, op_to_cmd[op],
 				fua ? NBD_CMD_FLAG_FUA : 0, offset, len, buf,
 				user);
 }
 
 static int nbd_submit(struct torus_session *s)
 {
-	return nbd_client_submit(to_nbd(s)->client);
+	return nbd_client_submit(nbd_session_of(s)->client);
 }
 
 static int nbd_reap(struct torus_session *s, unsigned int min,
 		    const struct timespec *timeout)
 {
-	return nbd_client_reap(to_nbd(s)->client, min, timeout);
+	return nbd_client_reap(nbd_session_of(s)->client, min, timeout);
 }
 
 static void nbd_cancel(struct torus_session *s, int error)
 {
-	nbd_client_cancel(to_nbd(s)->client, error);
+	nbd_client_cancel(nbd_session_of(s)->client, error);
 }
 
 static void nbd_close(struct torus_session *s)
 {
-	struct nbd_session *ns = to_nbd(s);
+	struct nbd_session *ns = nbd_session_of(s);
 
 	nbd_client_free(ns->client);
 	free(ns);

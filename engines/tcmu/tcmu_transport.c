@@ -412,7 +412,7 @@ static void push_waiting(struct tcmu_session *ts)
 	ts->waiting_tail = NULL;
 }
 
-static struct tcmu_session *to_tcmu(struct torus_session *s)
+static struct tcmu_session *tcmu_session_of(struct torus_session *s)
 {
 	return (struct tcmu_session *)((char *)s -
 				     offsetof(struct tcmu_session, base));
@@ -421,7 +421,7 @@ static struct tcmu_session *to_tcmu(struct torus_session *s)
 static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 		      uint64_t offset, uint32_t len, void *buf, void *user)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 	struct tcmu_req *r;
 
 	if (!ts->nr_free)
@@ -461,7 +461,7 @@ static bool hold_now(const struct tcmu_session *ts)
 
 static int tcmu_submit(struct torus_session *s)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 
 	if (hold_now(ts))
 		return 0;
@@ -544,7 +544,7 @@ static void cmd_done(void *arg, const struct tcmu_completion *d)
 static int tcmu_reap(struct torus_session *s, unsigned int min,
 		     const struct timespec *timeout)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 	int n, ret;
 
 	ts->finished = 0;
@@ -570,7 +570,7 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 
 static void tcmu_cancel(struct torus_session *s, int error)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 	struct tcmu_req *r;
 
 	while ((r = ts->waiting)) {
@@ -583,7 +583,7 @@ static void tcmu_cancel(struct torus_session *s, int error)
 
 static void tcmu_close(struct torus_session *s)
 {
-	session_free(to_tcmu(s));
+	session_free(tcmu_session_of(s));
 }
 
 const struct torus_transport torus_tcmu_transport = {
