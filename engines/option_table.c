@@ -77,6 +77,11 @@ static const struct fio_option common_options[] = {
 /* The common options and every transport's, filled in at load. */
 struct fio_option torus_option_table[MAX_OPTIONS];
 static struct fio_option *const options = torus_option_table;
+/*
+ * The table as laid out, with the .posval lists that fio's copy lacks
+ * (see torus_option_set()).
+ */
+static struct fio_option laid_out[MAX_OPTIONS];
 /* The transport whose table each option came from (NULL: common). */
 static const struct torus_transport *option_owner[MAX_OPTIONS];
 /* Each option's help with its default and range, for --enghelp. */
@@ -140,6 +145,10 @@ size_t torus_option_table_build(void)
 	for (k = 0; k < n; k++) {
 		torus_option_help(&options[k], option_help[k], MAX_HELP);
 		options[k].help = option_help[k];
+		laid_out[k] = options[k];
+		/* Else fio refuses a bad value itself, before the callback. */
+		if (options[k].type == FIO_OPT_STR && options[k].cb)
+			memset(options[k].posval, 0, sizeof(options[k].posval));
 	}
 	return off;
 }
@@ -193,7 +202,7 @@ static void warn_foreign_options(const void *eo,
 		const struct torus_transport *owner = option_owner[k];
 
 		if (!owner || owner == tp || shares_option(tp, k) ||
-		    !torus_option_changed(&options[k], eo))
+		    !torus_option_changed(&laid_out[k], eo))
 			continue;
 		fprintf(stderr,
 			"torus: %s is %s option; the %s transport ignores it\n",
@@ -212,4 +221,53 @@ const void *torus_option_table_block(void *eo,
 		if (torus_transports[i] == tp)
 			break;
 	return (const char *)eo + opts_offset[i];
+}
+
+/* "a (what a is), b (...) or c (...)": an option's valid values. */
+static void list_values(const struct fio_option *o, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned int i, n = 0;
+
+	while (n < PARSE_MAX_VP && o->posval[n].ival)
+		n++;
+	buf[0] = '\0';
+	for (i = 0; i < n && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s%s%s%s",
+				 i == 0 ? "" : i + 1 < n ? ", " : " or ",
+				 o->posval[i].ival,
+				 o->posval[i].help ? " (" : "",
+				 o->posval[i].help ? o->posval[i].help : "",
+				 o->posval[i].help ? ")" : "");
+}
+
+int torus_option_set(void *eo, const char *name, const char *value)
+{
+	const struct fio_option *o = NULL;
+	char values[1024];
+	size_t len = 0;
+	unsigned int i;
+
+	for (i = 0; laid_out[i].name; i++)
+		if (!strcmp(laid_out[i].name, name))
+			o = &laid_out[i];
+	if (!o)
+		return 1;
+	/* As fio reads a value: up to a ',' or a ':'. */
+	if (value)
+		len = strcspn(value, ",:");
+	for (i = 0; value && i < PARSE_MAX_VP && o->posval[i].ival; i++) {
+		if (strlen(o->posval[i].ival) != len ||
+		    strncmp(o->posval[i].ival, value, len))
+			continue;
+		*(unsigned int *)((char *)eo + o->off1) = o->posval[i].oval;
+		return 0;
+	}
+	list_values(o, values, sizeof(values));
+	if (value && *value)
+		log_err("torus: %s=%s is not a valid value: use %s\n", name,
+			value, values);
+	else
+		log_err("torus: %s needs a value: use %s\n", name, values);
+	return 1;
 }

@@ -42,4 +42,19 @@ size_t torus_option_table_build(void);
 const void *torus_option_table_block(void *eo,
 				     const struct torus_transport *tp);
 
+/*
+ * The .cb of every FIO_OPT_STR option with a .posval list, which names
+ * its option: fio then hands the engine a value the list lacks, and a
+ * bad one is refused naming the valid values (on stderr, where fio's own
+ * list goes to stdout):
+ *
+ *	static int set_ring(void *eo, const char *value)
+ *	{
+ *		return torus_option_set(eo, "ring", value);
+ *	}
+ *
+ * Stores the value's .oval at the option's offset; 0, or 1 refused.
+ */
+int torus_option_set(void *eo, const char *name, const char *value);
+
 #endif /* TORUS_OPTION_TABLE_H */

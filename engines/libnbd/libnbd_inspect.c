@@ -54,7 +54,7 @@ struct fio_option lnbd_options[] = {
 	{
 		.name	= "tls_username",
 		.lname	= "TLS username",
-		.help	= "PSK user name with transport=libnbd (default: the login name); a user in the uri (nbds://alice@host/) wins",
+		.help	= "PSK user name with transport=libnbd; a user in the uri (nbds://alice@host/) wins; none: the login name",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct lnbd_opts, tls_username),
 		.category = FIO_OPT_C_ENGINE,

@@ -14,6 +14,7 @@
 #include "fio.h"
 #include "optgroup.h"
 
+#include "../option_table.h"
 #include "../transport.h"
 #include "nbd_client.h"
 #include "nbd_connect.h"
@@ -48,6 +49,11 @@ struct nbd_opts {
 	unsigned int poll_us;
 };
 
+static int set_handshake(void *eo, const char *value)
+{
+	return torus_option_set(eo, "handshake", value);
+}
+
 static struct fio_option nbd_options[] = {
 	{
 		.name	= "conns",
@@ -67,6 +73,7 @@ static struct fio_option nbd_options[] = {
 		.help	= "How to negotiate the export: auto, go or export-name",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct nbd_opts, handshake),
+		.cb	= set_handshake,
 		.def	= "auto",
 		.posval	= {
 			{ .ival = "auto", .oval = NBD_HS_MODE_AUTO,

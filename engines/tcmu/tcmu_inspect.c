@@ -14,8 +14,19 @@
 #include "fio.h"
 #include "optgroup.h"
 
+#include "../option_table.h"
 #include "tcmu_inspect.h"
 #include "tcmu_uri.h"
+
+static int set_trim_mode(void *eo, const char *value)
+{
+	return torus_option_set(eo, "trim_mode", value);
+}
+
+static int set_ring(void *eo, const char *value)
+{
+	return torus_option_set(eo, "ring", value);
+}
 
 struct fio_option tcmu_options[] = {
 	{
@@ -60,6 +71,7 @@ struct fio_option tcmu_options[] = {
 		.help	= "The SCSI command a trim becomes: unmap or write_same",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct tcmu_opts, trim_mode),
+		.cb	= set_trim_mode,
 		.def	= "unmap",
 		.posval	= {
 			{ .ival = "unmap", .oval = TRIM_UNMAP,
@@ -86,6 +98,7 @@ struct fio_option tcmu_options[] = {
 		.help	= "Which ring a job submits into: shared, the device's one ring, which every job and thread on the same handler socket joins, as every writer to one TCMU device shares the kernel's; or private, a ring (and handler thread) of the job's own",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct tcmu_opts, ring),
+		.cb	= set_ring,
 		.def	= "shared",
 		.posval	= {
 			{ .ival = "shared", .oval = RING_SHARED,
