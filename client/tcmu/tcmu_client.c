@@ -53,9 +53,9 @@ struct tcmu_client {
 	void *complete_arg;
 	unsigned int completed;		/* handed on by this reap() */
 	unsigned int inflight;		/* queued, not yet completed */
-	unsigned int unpublished;	/* queued, cmd_head not yet moved */
+	unsigned int held;		/* queued, cmd_head not yet moved */
 	unsigned int unkicked;		/* queued since the last wake-up */
-	bool hold_head;			/* cmd_head moves at submit() */
+	bool hold;			/* cmd_head moves at submit() */
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
 	uint64_t pass_ns;		/* this reap pass's first completion */
@@ -523,7 +523,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->max_cmds = cfg->max_cmds;
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
-	c->hold_head = cfg->hold_head;
+	c->hold = cfg->hold;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	if (make_region(c, cfg, err, errlen) ||
@@ -567,8 +567,8 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	c->inflight++;
 	c->unkicked++;
 	/* The kernel moves cmd_head as it queues each command. */
-	if (c->hold_head)
-		c->unpublished++;
+	if (c->hold)
+		c->held++;
 	else
 		tcmu_sub_commit(&c->sub);
 	return 0;
@@ -587,9 +587,9 @@ int tcmu_client_submit(struct tcmu_client *c)
 
 	if (!c->unkicked || c->down)
 		return 0;
-	if (c->unpublished)
+	if (c->held)
 		tcmu_sub_commit(&c->sub);
-	c->unpublished = 0;
+	c->held = 0;
 	c->unkicked = 0;
 	/* One wake-up per batch, as the kernel's one uio_event_notify. */
 	if (write(c->kick_fd, &one, sizeof(one)) != sizeof(one))
@@ -759,9 +759,9 @@ void tcmu_client_cancel(struct tcmu_client *c, int error)
 	take_down(c, error);
 }
 
-unsigned int tcmu_client_unpublished(const struct tcmu_client *c)
+unsigned int tcmu_client_held(const struct tcmu_client *c)
 {
-	return c->unpublished;
+	return c->held;
 }
 
 unsigned int tcmu_client_inflight(const struct tcmu_client *c)

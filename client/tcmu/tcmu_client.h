@@ -11,7 +11,7 @@
  * queue() puts a command in the ring and publishes cmd_head (release) at
  * once, as the kernel does; submit() wakes the handler, once for all that
  * was queued since the last wake-up, as the kernel notifies once per
- * unplug. With hold_head, cmd_head only moves at submit(). reap() retires
+ * unplug. With hold, cmd_head only moves at submit(). reap() retires
  * what the handler completed, in any order, handing each completion to
  * the caller's function as it is retired. All memory is allocated at
  * attach.
@@ -57,7 +57,7 @@ struct tcmu_client_cfg {
 	uint32_t max_data;		/* bytes of data per command */
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
-	bool hold_head;			/* publish at submit(), not at queue() */
+	bool hold;			/* publish at submit(), not at queue() */
 	/*
 	 * Share the device's ring with every other client that asks to: the
 	 * first one's region, the others join it (their ring_size, data_size
@@ -108,8 +108,8 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		     const struct timespec *timeout);
 /* Fails everything outstanding with error and takes the ring down. */
 void tcmu_client_cancel(struct tcmu_client *c, int error);
-/* Commands queued and held back from the handler (hold_head only). */
-unsigned int tcmu_client_unpublished(const struct tcmu_client *c);
+/* Commands queued and held back from the handler (hold only). */
+unsigned int tcmu_client_held(const struct tcmu_client *c);
 /* Commands queued and not yet completed. */
 unsigned int tcmu_client_inflight(const struct tcmu_client *c);
 

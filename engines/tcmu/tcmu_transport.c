@@ -167,7 +167,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		.data_size = o->data_size,
 		.timeout_s = p->timeout_s,
 		.stop = p->stop,
-		.hold_head = o->hold_batch,
+		.hold = o->hold_batch,
 		.shared = o->ring == RING_SHARED,
 	};
 	struct tcmu_session *ts;
@@ -282,7 +282,7 @@ static int client_submit(struct tcmu_session *ts)
 	int ret = tcmu_client_submit(ts->client);
 	unsigned int i;
 
-	if (!ts->nr_held || tcmu_client_unpublished(ts->client))
+	if (!ts->nr_held || tcmu_client_held(ts->client))
 		return ret;
 	for (i = 0; i < ts->nr_held; i++)
 		if (ts->held[i]->req)
@@ -452,7 +452,7 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
  */
 static bool hold_now(const struct tcmu_session *ts)
 {
-	unsigned int held = tcmu_client_unpublished(ts->client);
+	unsigned int held = tcmu_client_held(ts->client);
 	unsigned int busy = tcmu_client_inflight(ts->client) - held;
 
 	return ts->hold && ts->depth >= 16 && busy >= 8 &&
