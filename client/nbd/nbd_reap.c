@@ -376,7 +376,7 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 	}
 	/* Sends due or re-armed while parsing go out now. */
 	nbd_client_submit(c);
-	/* Outside reap() nothing is waiting to be taken (nbdc_start_sends()). */
+	/* Outside reap() nothing waits to be taken (nbdc_start_sends()). */
 	n = c->completed;
 	c->completed = 0;
 	return n;

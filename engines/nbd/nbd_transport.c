@@ -184,7 +184,7 @@ static void describe(const struct nbd_uri *u, const struct nbd_export *e,
 		 e->structured_replies ? ", structured replies" : "");
 }
 
-/* Every job inspects its target: say what the uri ignores once, not once per job. */
+/* Every job inspects: say what the uri ignores once, not once per job. */
 static void warn_once(const char *uri, const char *warning)
 {
 	static char last[512];

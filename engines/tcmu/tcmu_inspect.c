@@ -172,7 +172,7 @@ bool tcmu_handles(const char *uri)
 	return tcmu_uri_is_tcmu(uri);
 }
 
-/* Every job inspects its target: say what the uri ignores once, not once per job. */
+/* Every job inspects: say what the uri ignores once, not once per job. */
 static void warn_once(const char *uri, const char *warning)
 {
 	static char last[512];

@@ -29,8 +29,6 @@
 #define MAX_DATA_SIZE		(64ull << 30)
 #define MIN_TRANSFER		512u
 #define MAX_TRANSFER		(1u << 30)
-/* Messages for failed commands: the first few, then a count at close. */
-#define MAX_REPORTS		5
 
 enum tcmu_ring_mode {
 	RING_SHARED,

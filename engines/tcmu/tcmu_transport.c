@@ -29,6 +29,9 @@
 /* tcmu_inspect.c's, declared where fio's types are. */
 extern struct fio_option tcmu_options[];
 
+/* Messages for failed commands: the first few, then a count at close. */
+#define MAX_REPORTS		5
+
 /* One request from the glue, sent as one or more commands. */
 struct tcmu_req {
 	void *user;
@@ -50,7 +53,7 @@ struct tcmu_req {
  */
 struct tcmu_cmd {
 	struct tcmu_req *req;		/* NULL: free */
-	uint64_t offset;		/* timeline= only, with len, published */
+	uint64_t offset;		/* timeline= only, as len, published */
 	uint32_t len;
 	uint64_t published;
 };
