@@ -52,7 +52,7 @@ MUTATIONS = [
         why="the NBD client completes a trim at once without sending it",
         file="client/nbd/nbd_send.c",
         old="\tcn->pending[cn->npending++] = s;\n\treturn 0;\n",
-        new="\tif (type == NBD_CMD_TRIM) {\n\t\tcn->inflight++;\n\t\tcomplete_slot(c, s, 0);\n"
+        new="\tif (type == NBD_CMD_TRIM) {\n\t\tcn->inflight++;\n\t\tnbdc_complete_slot(c, s, 0);\n"
             "\t\treturn 0;\n\t}\n\tcn->pending[cn->npending++] = s;\n\treturn 0;\n",
         tests=["engine-nbd-server", "engine-qemu-nbd", "jobs-run-embedded"],
         expect="trims did not reach",
