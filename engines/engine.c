@@ -3,8 +3,9 @@
  * torus: fio external ioengine that speaks a storage transport from
  * userspace, so the transport's own cost can be measured.
  *
- * This file is the fio glue only: options, job validation, and the
- * queue/commit/getevents/event hooks. Transports live behind
+ * This file is the fio glue only: job validation and the
+ * setup/init/queue/commit/getevents/event hooks; the option table is laid
+ * out in option_table.c. Transports live behind
  * struct torus_transport (transport.h); this file names none of them.
  *
  *	fio --ioengine=external:./libtorus.so --uri=nbd://host/export job.fio
@@ -19,10 +20,10 @@
 #include "optgroup.h"
 #include "fio_compat.h"
 
-#include "option_help.h"
+#include "job_check.h"
+#include "option_table.h"
 #include "timeline.h"
 #include "timeline_rec.h"
-#include "torus_bits.h"
 #include "torus_clock.h"
 #include "transport.h"
 
@@ -33,27 +34,11 @@
 #error "TORUS_VERSION must name the project's version (meson.build)"
 #endif
 
-#define DEFAULT_EMBEDDED_SIZE	(1ULL << 30)
-#define MAX_REQUEST_TIMEOUT	86400
-#define MAX_OPTIONS		64	/* common and every transport's, + end */
-#define MAX_HELP		512	/* an option's help with its tail */
-#define MAX_TRANSPORTS		8
-#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* Waits are cut into slices of this length so a stopping job is seen. */
 #define WAIT_SLICE_NS		(200 * 1000000ULL)
 /* Once the job stops, outstanding requests get this long to finish. */
 #define STOP_GRACE_NS		(500 * 1000000ULL)
-
-/* Transports' options follow this block at offsets set at load. */
-struct torus_options {
-	void *pad;		/* fio writes the thread_data pointer here */
-	char *uri;
-	char *transport;
-	unsigned int fua;
-	unsigned int request_timeout;
-	char *timeline;
-};
 
 struct torus_data {
 	struct thread_data *td;
@@ -63,7 +48,7 @@ struct torus_data {
 	struct torus_target target;
 	/*
 	 * Finished requests, in the order they finished: the transport's
-	 * completer (complete()) appends, ->event reads. The first handed of
+	 * completer (add_event()) appends, ->event reads. The first handed of
 	 * them went to fio with the last ->getevents.
 	 */
 	struct io_u **events;
@@ -77,82 +62,6 @@ struct torus_data {
 	uint64_t queued_ns;		/* the request in ->queue's stamp */
 	char uri[512];
 };
-
-static const struct fio_option common_options[] = {
-	{
-		.name	= "uri",
-		.lname	= "Target URI",
-		.help	= "Target of torus " TORUS_VERSION ": nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH (with transport=libnbd also nbds://, nbds+unix:// and nbd+vsock://); without one the transport's embedded server is started, sized to the job",
-		.type	= FIO_OPT_STR_STORE,
-		.off1	= offsetof(struct torus_options, uri),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "transport",
-		.lname	= "Transport",
-		.help	= "Which transport: nbd (native), tcmu, or libnbd (TLS; where built with libnbd-dev); with a uri, one that serves it (unset: the uri's own), without one, whose embedded server to start: nbdkit memory (nbd, libnbd) or the handler host tcmu-shim (tcmu)",
-		.type	= FIO_OPT_STR_STORE,
-		.off1	= offsetof(struct torus_options, transport),
-		/* Set at load: the first transport listed (transports.c). */
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "fua",
-		.lname	= "Force unit access",
-		.help	= "Set FUA on every write; the server must advertise it",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct torus_options, fua),
-		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		/* Not "timeout": fio takes that name as an alias of runtime. */
-		.name	= "request_timeout",
-		.lname	= "Request timeout",
-		.help	= "Seconds a request (and the connect + handshake) may wait for the server before it fails with ETIMEDOUT and the connection is closed; 0 waits forever",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct torus_options, request_timeout),
-		.def	= "30",
-		.minval	= 0,
-		.maxval	= MAX_REQUEST_TIMEOUT,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "timeline",
-		.lname	= "Timeline directory",
-		.help	= "Directory (made if missing) for per-I/O stamps: each job writes DIR/engine-N.rec, a record of every wire command (N: fio's job number), and DIR/engine-N.json, its phases, and prints the phase table at its end (docs/timeline.md); empty: off",
-		.type	= FIO_OPT_STR_STORE,
-		.off1	= offsetof(struct torus_options, timeline),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-};
-
-/* The common options and every transport's, filled in at load. */
-static struct fio_option options[MAX_OPTIONS];
-/* The transport whose table each option came from (NULL: common). */
-static const struct torus_transport *option_owner[MAX_OPTIONS];
-/* Each option's help with its default and range, for --enghelp. */
-static char option_help[MAX_OPTIONS][MAX_HELP];
-/* Where each transport's block starts in the option struct. */
-static size_t opts_offset[MAX_TRANSPORTS];
-
-/*
- * An option two transports both have (conns=) is in fio's table once, as
- * the first transport's: fio finds an option by its name. Before a job
- * runs, its value is copied into the later transport's own block.
- */
-struct shared_option {
-	unsigned int index;		/* in options[] */
-	const struct torus_transport *tp;
-	size_t off;			/* in the option struct */
-};
-static struct shared_option shared[MAX_OPTIONS];
-static unsigned int nshared;
 
 /* The one exported symbol: fio looks it up by this name. */
 extern struct ioengine_ops ioengine __attribute__((visibility("default")));
@@ -172,51 +81,10 @@ static void __attribute__((constructor)) torus_check_fio_version(void)
 	ioengine.version = 0;
 }
 
-/*
- * fio parses engine options into one struct through one table. Each
- * transport's options are written against its own block; lay the blocks
- * out after the common part and move their offsets there.
- */
+/* The option table, laid out for every transport (option_table.c). */
 static void __attribute__((constructor)) torus_build_options(void)
 {
-	size_t off = sizeof(struct torus_options), n = 0;
-	unsigned int i, k;
-
-	for (k = 0; k < ARRAY_SIZE(common_options); k++) {
-		options[n] = common_options[k];
-		if (!strcmp(options[n].name, "transport"))
-			options[n].def = torus_transports[0]->name;
-		n++;
-	}
-	for (i = 0; i < torus_ntransports && i < MAX_TRANSPORTS; i++) {
-		const struct torus_transport *tp = torus_transports[i];
-		const struct fio_option *o;
-
-		off = (off + 7) & ~(size_t)7;
-		opts_offset[i] = off;
-		for (o = tp->options; o && o->name && n < MAX_OPTIONS - 1; o++) {
-			for (k = 0; k < n; k++)
-				if (!strcmp(options[k].name, o->name))
-					break;
-			if (k < n) {
-				shared[nshared].index = k;
-				shared[nshared].tp = tp;
-				shared[nshared++].off = o->off1 + off;
-				continue;
-			}
-			options[n] = *o;
-			options[n].off1 += off;
-			option_owner[n] = tp;
-			n++;
-		}
-		off += tp->opts_size;
-	}
-	options[n].name = NULL;
-	for (k = 0; k < n; k++) {
-		torus_option_help(&options[k], option_help[k], MAX_HELP);
-		options[k].help = option_help[k];
-	}
-	ioengine.option_struct_size = off;
+	ioengine.option_struct_size = torus_option_table_build();
 }
 
 /* The first line the engine prints, once per fio process. */
@@ -229,188 +97,6 @@ static void say_version(void)
 	said = true;
 	fprintf(stderr, "torus %s (libtorus.so for %s)\n", TORUS_VERSION,
 		TORUS_FIO_VERSION);
-}
-
-static bool shares_option(const struct torus_transport *tp, unsigned int k)
-{
-	unsigned int i;
-
-	for (i = 0; i < nshared; i++)
-		if (shared[i].tp == tp && shared[i].index == k)
-			return true;
-	return false;
-}
-
-/* The job's value of each shared option, into tp's own block. */
-static void copy_shared_options(struct thread_data *td,
-				const struct torus_transport *tp)
-{
-	unsigned int i;
-
-	for (i = 0; i < nshared; i++) {
-		const struct fio_option *o = &options[shared[i].index];
-		const char *from = (const char *)td->eo + o->off1;
-		char *to = (char *)td->eo + shared[i].off;
-
-		if (shared[i].tp != tp)
-			continue;
-		switch (o->type) {
-		case FIO_OPT_STR_STORE:
-			memcpy(to, from, sizeof(void *));
-			break;
-		case FIO_OPT_STR_VAL:
-			memcpy(to, from, sizeof(unsigned long long));
-			break;
-		default:
-			memcpy(to, from, sizeof(unsigned int));
-			break;
-		}
-	}
-}
-
-/*
- * An option of another transport than the job's does nothing: say so,
- * naming the option and its transport, once per job.
- */
-static void warn_foreign_options(struct thread_data *td,
-				 const struct torus_transport *tp)
-{
-	unsigned int k;
-
-	for (k = 0; options[k].name; k++) {
-		const struct torus_transport *owner = option_owner[k];
-
-		if (!owner || owner == tp || shares_option(tp, k) ||
-		    !torus_option_changed(&options[k], td->eo))
-			continue;
-		fprintf(stderr,
-			"torus: %s is %s option; the %s transport ignores it\n",
-			options[k].name, owner->kind, tp->name);
-	}
-}
-
-static const void *transport_opts(struct thread_data *td,
-				  const struct torus_transport *tp)
-{
-	unsigned int i;
-
-	for (i = 0; i < torus_ntransports; i++)
-		if (torus_transports[i] == tp)
-			break;
-	return (const char *)td->eo + opts_offset[i];
-}
-
-/* Bytes the job touches, for sizing the embedded server. */
-static uint64_t job_extent(struct thread_data *td)
-{
-	uint64_t end = td->o.size;
-
-	if (!end)
-		return 0;
-	if (!td->o.start_offset_percent)
-		end += td->o.start_offset +
-		       (uint64_t)td->subjob_number * td->o.offset_increment;
-	return end;
-}
-
-static bool uses_torus(struct thread_data *td)
-{
-	return td->io_ops && td->io_ops->setup == ioengine.setup;
-}
-
-static const char *transport_name(const struct torus_options *o)
-{
-	/* The first transport listed is the default. */
-	return o->transport && *o->transport ? o->transport :
-	       torus_transports[0]->name;
-}
-
-/*
- * Largest extent among this run's jobs on one embedded server (two
- * transports may share one: libnbd uses the nbd transport's).
- */
-static uint64_t embedded_size(const struct torus_transport *tp)
-{
-	uint64_t size = 0;
-
-	torus_for_each_td(td) {
-		struct torus_options *o = td->eo;
-		const struct torus_transport *other;
-
-		if (!uses_torus(td) || !o || (o->uri && *o->uri))
-			continue;
-		other = torus_transport_named(transport_name(o));
-		if (!other || other->embedded != tp->embedded)
-			continue;
-		if (job_extent(td) > size)
-			size = job_extent(td);
-	} torus_end_for_each();
-	return size ? size : DEFAULT_EMBEDDED_SIZE;
-}
-
-/* transport= given, other than the default (which a uri overrides). */
-static bool transport_chosen(const struct torus_options *o)
-{
-	return o->transport && *o->transport &&
-	       strcmp(o->transport, torus_transports[0]->name);
-}
-
-/*
- * Picks the transport (transport= if it serves the uri, else the uri's
- * own, or transport= with the embedded server), checks option ranges (fio 3.33 lets a negative value through
- * when an option's minimum is 0) and fills d->params.
- */
-static int resolve_target(struct thread_data *td, struct torus_data *d)
-{
-	struct torus_options *o = td->eo;
-	char err[1024];
-
-	say_version();
-	if (o->request_timeout > MAX_REQUEST_TIMEOUT) {
-		log_err("torus: request_timeout=%d is out of range: use 0 (wait forever) to %d seconds\n",
-			(int)o->request_timeout, MAX_REQUEST_TIMEOUT);
-		return 1;
-	}
-	if (o->uri && *o->uri) {
-		snprintf(d->uri, sizeof(d->uri), "%s", o->uri);
-		if (!transport_chosen(o))
-			d->tp = torus_transport_for_uri(d->uri);
-		if (!transport_chosen(o) && !d->tp) {
-			log_err("torus: unsupported uri '%s': expected %s\n",
-				d->uri, torus_transport_uri_forms());
-			return 1;
-		}
-	}
-	if (!d->tp) {
-		d->tp = torus_transport_named(transport_name(o));
-		if (!d->tp) {
-			log_err("torus: unknown transport=%s: use one of %s\n",
-				transport_name(o), torus_transport_names());
-			return 1;
-		}
-		if (d->uri[0] && !d->tp->handles(d->uri)) {
-			log_err("torus: transport=%s does not serve uri '%s'; it serves %s: change the uri, or drop transport= to let the uri pick its transport\n",
-				d->tp->name, d->uri, d->tp->uri_forms);
-			return 1;
-		}
-	}
-	warn_foreign_options(td, d->tp);
-	copy_shared_options(td, d->tp);
-	d->params.opts = transport_opts(td, d->tp);
-	if (d->tp->check_options(d->params.opts, err, sizeof(err))) {
-		log_err("torus: %s\n", err);
-		return 1;
-	}
-	if (!d->uri[0] &&
-	    d->tp->embedded(embedded_size(d->tp), d->uri, sizeof(d->uri),
-			    err, sizeof(err))) {
-		log_err("torus: %s\n", err);
-		return 1;
-	}
-	d->params.uri = d->uri;
-	d->params.timeout_s = o->request_timeout;
-	d->params.stop = &td->terminate;
-	return 0;
 }
 
 static struct torus_data *get_data(struct thread_data *td)
@@ -428,90 +114,6 @@ static struct torus_data *get_data(struct thread_data *td)
 	return d;
 }
 
-/* Checks the job against what the server offers, before any I/O. */
-static int validate_job(struct thread_data *td, const struct torus_data *d,
-			struct fio_file *f)
-{
-	const struct torus_target *t = &d->target;
-	struct torus_options *o = td->eo;
-	uint64_t start, inc = (uint64_t)td->o.offset_increment;
-	struct torus_job job;
-	char where[160] = "", err[1024];
-	int ddir;
-
-	if (!t->size) {
-		log_err("torus: %s: the export is empty (0 bytes), so there is nothing to read or write; give the server a non-empty export\n",
-			t->label);
-		return 1;
-	}
-	start = get_start_offset(td, f);
-	if (inc && td->subjob_number)
-		snprintf(where, sizeof(where),
-			 " (offset=%" PRIu64 " + offset_increment=%" PRIu64 " x job %u)",
-			 (uint64_t)td->o.start_offset, inc, td->subjob_number);
-	if (start >= t->size) {
-		log_err("torus: %s: job '%s' starts at offset %" PRIu64 "%s, at or past the end of the export (%" PRIu64 " bytes), so it would do no I/O; lower offset=, offset_increment= or numjobs=\n",
-			t->label, td->o.name, start, where, t->size);
-		return 1;
-	}
-	if (td->o.size && start + td->o.size > t->size) {
-		log_err("torus: %s: the job needs %" PRIu64 " bytes (size=%" PRIu64 " + offset=%" PRIu64 "%s) but the export has %" PRIu64 ": lower size= or offset=, or use a larger export\n",
-			t->label, start + (uint64_t)td->o.size, (uint64_t)td->o.size,
-			start, where, t->size);
-		return 1;
-	}
-	if (td_write(td) && t->read_only) {
-		log_err("torus: %s: the export is read-only but the job writes; use a read workload or a writable export\n",
-			t->label);
-		return 1;
-	}
-	job.writes = td_write(td);
-	job.trims = td_trim(td);
-	job.fua = o->fua;
-	if (d->tp->check(&d->params, &job, t, err, sizeof(err))) {
-		log_err("torus: %s\n", err);
-		return 1;
-	}
-	for (ddir = DDIR_READ; ddir <= DDIR_TRIM; ddir++) {
-		static const char *const name[] = { "read", "write", "trim" };
-		unsigned long long min_bs = td->o.min_bs[ddir];
-		unsigned long long max_bs = td->o.max_bs[ddir];
-
-		if (!(td->o.td_ddir & (1 << ddir)))
-			continue;
-		if (max_bs > t->max_block) {
-			log_err("torus: %s: %s block size %llu exceeds the server's maximum request size %u; use bs=%u or less\n",
-				t->label, name[ddir], max_bs, t->max_block,
-				t->max_block);
-			return 1;
-		}
-		if (td->o.bs_unaligned && t->min_block > 1) {
-			log_err("torus: %s: bs_unaligned=1 allows %s block sizes that are not multiples of the server's minimum block size %u; drop bs_unaligned=1 (or use a server whose minimum block size is 1)\n",
-				t->label, name[ddir], t->min_block);
-			return 1;
-		}
-		if (min_bs % t->min_block) {
-			log_err("torus: %s: %s block size %llu is not a multiple of the server's minimum block size %u; use a multiple of %u\n",
-				t->label, name[ddir], min_bs, t->min_block,
-				t->min_block);
-			return 1;
-		}
-		if (td->o.ba[ddir] % t->min_block) {
-			log_err("torus: %s: %s block alignment %llu is not a multiple of the server's minimum block size %u; set blockalign= to a multiple of %u\n",
-				t->label, name[ddir],
-				(unsigned long long)td->o.ba[ddir], t->min_block,
-				t->min_block);
-			return 1;
-		}
-	}
-	if (is_pow2(t->min_block) && td->o.start_offset % t->min_block) {
-		log_err("torus: %s: offset=%" PRIu64 " is not a multiple of the server's minimum block size %u\n",
-			t->label, (uint64_t)td->o.start_offset, t->min_block);
-		return 1;
-	}
-	return 0;
-}
-
 /* Runs before the jobs fork (or in each job with create_serialize=0). */
 static int fio_torus_setup(struct thread_data *td)
 {
@@ -519,9 +121,12 @@ static int fio_torus_setup(struct thread_data *td)
 	struct fio_file *f;
 	char err[1024];
 
-	if (!d || resolve_target(td, d))
+	if (!d)
 		return 1;
-	if (d->tp->probe(&d->params, &d->target, err, sizeof(err))) {
+	say_version();
+	if (torus_job_resolve(td, &d->tp, &d->params, d->uri, sizeof(d->uri)))
+		return 1;
+	if (d->tp->inspect(&d->params, &d->target, err, sizeof(err))) {
 		log_err("torus: %s\n", err);
 		return 1;
 	}
@@ -536,7 +141,7 @@ static int fio_torus_setup(struct thread_data *td)
 	}
 	f = td->files[0];
 	f->real_file_size = d->target.size;
-	return validate_job(td, d, f);
+	return torus_job_validate(td, d->tp, &d->params, &d->target, f);
 }
 
 /*
@@ -558,7 +163,7 @@ static void drop_handed(struct torus_data *d)
  * The completer every transport hands finished requests to: the one
  * hand-off between a reply (or a ring entry) and fio's ->event.
  */
-static void complete(void *arg, void *user, int error)
+static void add_event(void *arg, void *user, int error)
 {
 	struct torus_data *d = arg;
 	struct io_u *io_u = user;
@@ -657,8 +262,12 @@ static int fio_torus_init(struct thread_data *td)
 
 	if (!d)
 		return 1;
-	if (!d->tp && resolve_target(td, d))
-		return 1;
+	if (!d->tp) {
+		say_version();
+		if (torus_job_resolve(td, &d->tp, &d->params, d->uri,
+				      sizeof(d->uri)))
+			return 1;
+	}
 
 	d->events = calloc(depth, sizeof(*d->events));
 	d->uncommitted = calloc(depth, sizeof(*d->uncommitted));
@@ -667,7 +276,7 @@ static int fio_torus_init(struct thread_data *td)
 		return 1;
 	}
 	d->td = td;
-	d->params.done.fn = complete;
+	d->params.done.fn = add_event;
 	d->params.done.arg = d;
 	if (open_timeline(td, d))
 		return 1;
@@ -799,7 +408,7 @@ static void stop_if_asked(struct thread_data *td, struct torus_data *d,
 /*
  * Waits in slices, so that the end of the runtime, SIGINT or SIGTERM is
  * seen within a slice however long the server takes. Finished requests
- * are already in d->events (complete()); fio takes at most max of them,
+ * are already in d->events (add_event()); fio takes at most max of them,
  * the rest stay first in line for the next call.
  */
 static int fio_torus_getevents(struct thread_data *td, unsigned int min,
@@ -912,6 +521,6 @@ struct ioengine_ops ioengine = {
 	.open_file		= fio_torus_open_file,
 	.close_file		= fio_torus_close_file,
 	.invalidate		= fio_torus_invalidate,
-	.options		= options,
+	.options		= torus_option_table,
 	.option_struct_size	= sizeof(struct torus_options),
 };

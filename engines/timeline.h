@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "torus_completion.h"
+#include "torus_stamps.h"
 
 struct torus_tl;
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "torus_completion.h"
+#include "torus_stamps.h"
 
 struct fio_option;
 
@@ -61,7 +62,7 @@ struct torus_job {
 	bool fua;			/* FUA on every write */
 };
 
-/* What a probe learned about the target, for validating the job. */
+/* What inspect() learned about the target, for validating the job. */
 struct torus_target {
 	uint64_t size;
 	bool read_only;
@@ -95,14 +96,14 @@ struct torus_transport {
 	int (*embedded)(uint64_t size, char *uri, size_t urilen, char *err,
 			size_t errlen);
 	/* Connects once, fills *t, disconnects. err gets a full message. */
-	int (*probe)(const struct torus_params *p, struct torus_target *t,
-		     char *err, size_t errlen);
+	int (*inspect)(const struct torus_params *p, struct torus_target *t,
+		       char *err, size_t errlen);
 	/* Refuses what the target cannot do for this job, naming the fix. */
 	int (*check)(const struct torus_params *p, const struct torus_job *job,
 		     const struct torus_target *t, char *err, size_t errlen);
 	/*
 	 * The job's session, for depth outstanding requests. If t->size is
-	 * set (a probe ran), the target must not have shrunk; t is then
+	 * set (inspect() ran), the target must not have shrunk; t is then
 	 * refreshed from what the connections negotiated.
 	 */
 	struct torus_session *(*open)(const struct torus_params *p,

@@ -20,7 +20,7 @@
 # Idempotent: when the stamp names the installed version, it only re-verifies.
 #
 # How config-host.h is checked against Debian's binary (check_features here;
-# the layout probe in the build):
+# the layout check in the build):
 #   - The CONFIG_* symbols that change a struct an engine sees were found by
 #     grepping every header for preprocessor conditionals: struct io_u's
 #     trailing union (CONFIG_LIBAIO, CONFIG_POSIXAIO, FIO_HAVE_SGIO,
@@ -36,7 +36,7 @@
 #     means no dynamic engines. check_features compares each with the tree.
 #     Result for Debian 12's fio 3.33-3: LIBAIO, POSIXAIO, SG, RDMA, LIBNUMA,
 #     LIBNBD on; CUDA, SOLARISAIO, DYNAMIC_ENGINES off; the tree agrees.
-#   - engines/layout_probe.c, built by meson beside the engine and run by
+#   - engines/layout_check.c, built by meson beside the engine and run by
 #     scripts/build.sh and the engine-fio-layout test, is a throw-away engine
 #     loaded into the real fio (2 jobs): it checks option values it was given
 #     (first, middle and last members of struct thread_options), its io_u and
@@ -129,7 +129,7 @@ check_features() {
 	fi
 }
 
-# The layout probe (engines/layout_probe.c) is built by meson with the
+# The layout check (engines/layout_check.c) is built by meson with the
 # engine and run by scripts/build.sh and the engine-fio-layout test.
 verify() {
 	check_features

@@ -277,21 +277,32 @@ static int direct_setup(struct file_be *f, const char *path, bool blkdev,
 }
 
 /*
- * size 0: the file's own size (which must not be 0). Otherwise a smaller
- * regular file is extended (sparsely) to size.
+ * size 0: the file's own size (which must not be 0), and the file must
+ * exist. Otherwise a smaller regular file is extended (sparsely) to size,
+ * and a missing one made, and removed again if the open then fails.
  */
 struct backend *backend_file_open_flags(const char *path, uint64_t size,
 					unsigned int flags, char *err,
 					size_t errlen)
 {
-	bool direct = flags & BACKEND_FILE_DIRECT;
+	bool direct = flags & BACKEND_FILE_DIRECT, created = false;
+	int oflags = O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0);
 	struct file_be *f;
 	struct stat st;
 	uint64_t cur;
 	int fd, ret;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (direct ? O_DIRECT : 0),
-		  0644);
+	fd = open(path, oflags);
+	if (fd < 0 && errno == ENOENT && !size) {
+		snprintf(err, errlen,
+			 "file backend: %s does not exist; name an existing file, or give --size to make it (sparse)",
+			 path);
+		return NULL;
+	}
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, oflags | O_CREAT | O_EXCL, 0644);
+		created = fd >= 0;
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "file backend: cannot open %s%s: %s%s",
 			 path, direct ? " with O_DIRECT" : "", strerror(errno),
@@ -339,6 +350,8 @@ struct backend *backend_file_open_flags(const char *path, uint64_t size,
 	return &f->be;
 fail:
 	close(fd);
+	if (created)
+		unlink(path);
 	return NULL;
 }
 

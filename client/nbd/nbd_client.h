@@ -21,6 +21,7 @@
 
 #include "nbd_handshake.h"
 #include "torus_completion.h"
+#include "torus_stamps.h"
 
 struct nbd_client;
 
@@ -42,7 +43,7 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 
 /*
  * Timeline: from now on, every request that went on the wire hands its
- * stamps (sent, header, payload; torus_completion.h) to stamp just before
+ * stamps (sent, header, payload; torus_stamps.h) to stamp just before
  * its completion, keyed by the cookie it was sent with. Before any I/O.
  */
 void nbd_client_set_stamper(struct nbd_client *c,

@@ -11,7 +11,7 @@
  * queue() puts a command in the ring and publishes cmd_head (release) at
  * once, as the kernel does; submit() wakes the handler, once for all that
  * was queued since the last wake-up, as the kernel notifies once per
- * unplug. With hold_head, cmd_head only moves at submit(). reap() retires
+ * unplug. With hold, cmd_head only moves at submit(). reap() retires
  * what the handler completed, in any order, handing each completion to
  * the caller's function as it is retired. All memory is allocated at
  * attach.
@@ -57,7 +57,7 @@ struct tcmu_client_cfg {
 	uint32_t max_data;		/* bytes of data per command */
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
-	bool hold_head;			/* publish at submit(), not at queue() */
+	bool hold;			/* publish at submit(), not at queue() */
 	/*
 	 * Share the device's ring with every other client that asks to: the
 	 * first one's region, the others join it (their ring_size, data_size
@@ -68,6 +68,16 @@ struct tcmu_client_cfg {
 	tcmu_complete_fn *complete;
 	void *complete_arg;
 };
+
+/*
+ * How many commands to give a ring (cfg->max_cmds) with a data area of
+ * data_size bytes and commands of up to max_data bytes: want, but each
+ * command keeps a list of the data area's blocks for max_data, so not
+ * many more than four data areas' worth of the largest (and not fewer
+ * than least for that); at most the ring's 65535 (tcmu_client_size.c).
+ */
+uint32_t tcmu_client_cmds_for(uint64_t data_size, uint32_t max_data,
+			      uint32_t want, uint32_t least);
 
 /*
  * Creates the region and attaches it to the handler host listening on
@@ -98,8 +108,8 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		     const struct timespec *timeout);
 /* Fails everything outstanding with error and takes the ring down. */
 void tcmu_client_cancel(struct tcmu_client *c, int error);
-/* Commands queued and held back from the handler (hold_head only). */
-unsigned int tcmu_client_unpublished(const struct tcmu_client *c);
+/* Commands queued and held back from the handler (hold only). */
+unsigned int tcmu_client_held(const struct tcmu_client *c);
 /* Commands queued and not yet completed. */
 unsigned int tcmu_client_inflight(const struct tcmu_client *c);
 

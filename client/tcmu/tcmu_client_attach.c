@@ -356,7 +356,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->max_cmds = cfg->max_cmds;
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
-	c->hold_head = cfg->hold_head;
+	c->hold = cfg->hold;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	if (make_region(c, cfg, err, errlen) ||

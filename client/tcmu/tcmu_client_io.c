@@ -167,8 +167,8 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	c->inflight++;
 	c->unkicked++;
 	/* The kernel moves cmd_head as it queues each command. */
-	if (c->hold_head)
-		c->unpublished++;
+	if (c->hold)
+		c->held++;
 	else
 		tcmu_shared_commit(&c->sh);
 	return 0;
@@ -187,9 +187,9 @@ int tcmu_client_submit(struct tcmu_client *c)
 
 	if (!c->unkicked || c->down)
 		return 0;
-	if (c->unpublished)
+	if (c->held)
 		tcmu_shared_commit(&c->sh);
-	c->unpublished = 0;
+	c->held = 0;
 	c->unkicked = 0;
 	/* One wake-up per batch, as the kernel's one uio_event_notify. */
 	if (write(c->kick_fd, &one, sizeof(one)) != sizeof(one))
@@ -353,9 +353,9 @@ void tcmu_client_cancel(struct tcmu_client *c, int error)
 	take_down(c, error);
 }
 
-unsigned int tcmu_client_unpublished(const struct tcmu_client *c)
+unsigned int tcmu_client_held(const struct tcmu_client *c)
 {
-	return c->unpublished;
+	return c->held;
 }
 
 unsigned int tcmu_client_inflight(const struct tcmu_client *c)

@@ -39,9 +39,9 @@ struct tcmu_client {
 	void *complete_arg;
 	unsigned int completed;		/* handed on by this reap() */
 	unsigned int inflight;		/* queued, not yet completed */
-	unsigned int unpublished;	/* queued, cmd_head not yet moved */
+	unsigned int held;		/* queued, cmd_head not yet moved */
 	unsigned int unkicked;		/* queued since the last wake-up */
-	bool hold_head;			/* cmd_head moves at submit() */
+	bool hold;			/* cmd_head moves at submit() */
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
 	uint64_t pass_ns;		/* this reap pass's first completion */

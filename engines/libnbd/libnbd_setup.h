@@ -2,7 +2,7 @@
 /*
  * The libnbd transport's pieces other than its I/O (libnbd_transport.c):
  * libnbd_setup.c connects one handle (TLS settings applied, the handshake
- * bounded by request_timeout and fio's stop); libnbd_probe.c holds the
+ * bounded by request_timeout and fio's stop); libnbd_inspect.c holds the
  * options, the uris served, the target a handle describes and the checks.
  */
 #ifndef TORUS_LIBNBD_SETUP_H
@@ -28,10 +28,10 @@ struct lnbd_opts {
 
 int lnbd_check_options(const void *opts, char *err, size_t errlen);
 
-/* libnbd_probe.c: for struct torus_transport (and lnbd_options[]). */
+/* libnbd_inspect.c: for struct torus_transport (and lnbd_options[]). */
 bool lnbd_handles(const char *uri);
-int lnbd_probe(const struct torus_params *p, struct torus_target *t,
-	       char *err, size_t errlen);
+int lnbd_inspect(const struct torus_params *p, struct torus_target *t,
+		 char *err, size_t errlen);
 /* The glue's target from a connected handle. */
 void lnbd_fill_target(struct nbd_handle *h, const char *uri,
 		      struct torus_target *t);

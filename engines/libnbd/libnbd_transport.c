@@ -23,7 +23,7 @@
 
 #include <libnbd.h>
 
-/* struct fio_option, for the table in libnbd_probe.c. */
+/* struct fio_option, for the table in libnbd_inspect.c. */
 #include "fio.h"
 
 #include "../transport.h"
@@ -31,7 +31,7 @@
 #include "../nbd/nbd_job_check.h"
 #include "libnbd_setup.h"
 
-/* libnbd_probe.c's, declared where fio's types are. */
+/* libnbd_inspect.c's, declared where fio's types are. */
 extern struct fio_option lnbd_options[];
 
 /* Waits are cut so that expired requests are seen. */
@@ -94,7 +94,7 @@ struct lnbd_session {
 	char label[512];
 };
 
-static struct lnbd_session *to_lnbd(struct torus_session *s)
+static struct lnbd_session *lnbd_session_of(struct torus_session *s)
 {
 	return (struct lnbd_session *)((char *)s -
 				       offsetof(struct lnbd_session, base));
@@ -188,7 +188,7 @@ fail:
 }
 
 /* The glue's completer, once: the slot is free again after it. */
-static void finish(struct lnbd_session *s, struct lnbd_slot *sl, int error)
+static void slot_done(struct lnbd_session *s, struct lnbd_slot *sl, int error)
 {
 	sl->busy = false;
 	s->conns[sl->conn].inflight--;
@@ -299,7 +299,7 @@ static int on_done(void *user_data, int *error)
 	/* The reply was read and parsed: the callback stamp, then the glue. */
 	if (sl->s->stamp.fn)
 		stamp(sl->s, sl);
-	finish(sl->s, sl, err);
+	slot_done(sl->s, sl, err);
 	return 1;
 }
 
@@ -321,7 +321,7 @@ static struct lnbd_conn *pick_conn(struct lnbd_session *s, unsigned int *idx)
 static int lnbd_queue(struct torus_session *ts, enum torus_op op, bool fua,
 		      uint64_t offset, uint32_t len, void *buf, void *user)
 {
-	struct lnbd_session *s = to_lnbd(ts);
+	struct lnbd_session *s = lnbd_session_of(ts);
 	struct lnbd_slot *sl;
 	struct lnbd_conn *c;
 	unsigned int idx;
@@ -387,7 +387,7 @@ static int issue(struct lnbd_session *s, struct lnbd_slot *sl)
  */
 static int lnbd_submit(struct torus_session *ts)
 {
-	struct lnbd_session *s = to_lnbd(ts);
+	struct lnbd_session *s = lnbd_session_of(ts);
 	unsigned int i;
 
 	for (i = 0; i < s->npending; i++) {
@@ -400,7 +400,7 @@ static int lnbd_submit(struct torus_session *ts)
 		if (!s->conns[sl->conn].dead)
 			lnbd_say_failed(s->label, sl->conn, lnbd_op_name(sl->op),
 					sl->len, sl->offset);
-		finish(s, sl, EIO);
+		slot_done(s, sl, EIO);
 	}
 	s->npending = 0;
 	return 0;
@@ -529,7 +529,7 @@ static int poll_once(struct lnbd_session *s, int ms)
 static int lnbd_reap(struct torus_session *ts, unsigned int min,
 		     const struct timespec *timeout)
 {
-	struct lnbd_session *s = to_lnbd(ts);
+	struct lnbd_session *s = lnbd_session_of(ts);
 	unsigned long start = s->completed;
 	uint64_t now = lnbd_now_ns(), end = now;
 	int ret;
@@ -561,7 +561,7 @@ static int lnbd_reap(struct torus_session *ts, unsigned int min,
 
 static void lnbd_cancel(struct torus_session *ts, int error)
 {
-	struct lnbd_session *s = to_lnbd(ts);
+	struct lnbd_session *s = lnbd_session_of(ts);
 	unsigned int i;
 
 	if (!s->inflight)
@@ -576,7 +576,7 @@ static void lnbd_cancel(struct torus_session *ts, int error)
 
 static void lnbd_close(struct torus_session *ts)
 {
-	free_session(to_lnbd(ts));
+	free_session(lnbd_session_of(ts));
 }
 
 const struct torus_transport torus_libnbd_transport = {
@@ -588,7 +588,7 @@ const struct torus_transport torus_libnbd_transport = {
 	.check_options = lnbd_check_options,
 	.handles = lnbd_handles,
 	.embedded = nbd_embedded_get,
-	.probe = lnbd_probe,
+	.inspect = lnbd_inspect,
 	.check = nbd_job_check,
 	.open = lnbd_open,
 	.queue = lnbd_queue,

@@ -14,6 +14,7 @@
 #include "fio.h"
 #include "optgroup.h"
 
+#include "../option_table.h"
 #include "../transport.h"
 #include "nbd_client.h"
 #include "nbd_connect.h"
@@ -34,7 +35,7 @@ struct nbd_session {
 	struct nbd_client *client;
 };
 
-static struct nbd_session *to_nbd(struct torus_session *s)
+static struct nbd_session *nbd_session_of(struct torus_session *s)
 {
 	return (struct nbd_session *)((char *)s -
 				     offsetof(struct nbd_session, base));
@@ -47,6 +48,11 @@ struct nbd_opts {
 	unsigned int structured;
 	unsigned int poll_us;
 };
+
+static int set_handshake(void *eo, const char *value)
+{
+	return torus_option_set(eo, "handshake", value);
+}
 
 static struct fio_option nbd_options[] = {
 	{
@@ -67,6 +73,7 @@ static struct fio_option nbd_options[] = {
 		.help	= "How to negotiate the export: auto, go or export-name",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct nbd_opts, handshake),
+		.cb	= set_handshake,
 		.def	= "auto",
 		.posval	= {
 			{ .ival = "auto", .oval = NBD_HS_MODE_AUTO,
@@ -177,7 +184,7 @@ static void describe(const struct nbd_uri *u, const struct nbd_export *e,
 		 e->structured_replies ? ", structured replies" : "");
 }
 
-/* Every job probes: say what the uri ignores once, not once per job. */
+/* Every job inspects: say what the uri ignores once, not once per job. */
 static void warn_once(const char *uri, const char *warning)
 {
 	static char last[512];
@@ -202,8 +209,8 @@ static int check_multi_conn(const struct torus_params *p,
 	return -1;
 }
 
-static int nbd_probe(const struct torus_params *p, struct torus_target *t,
-		     char *err, size_t errlen)
+static int nbd_inspect(const struct torus_params *p, struct torus_target *t,
+		       char *err, size_t errlen)
 {
 	struct nbd_export exp;
 	struct nbd_uri u;
@@ -322,30 +329,30 @@ static const uint16_t op_to_cmd[] = {
 static int nbd_queue(struct torus_session *s, enum torus_op op, bool fua,
 		     uint64_t offset, uint32_t len, void *buf, void *user)
 {
-	return nbd_client_queue(to_nbd(s)->client, op_to_cmd[op],
+	return nbd_client_queue(nbd_session_of(s)->client, op_to_cmd[op],
 				fua ? NBD_CMD_FLAG_FUA : 0, offset, len, buf,
 				user);
 }
 
 static int nbd_submit(struct torus_session *s)
 {
-	return nbd_client_submit(to_nbd(s)->client);
+	return nbd_client_submit(nbd_session_of(s)->client);
 }
 
 static int nbd_reap(struct torus_session *s, unsigned int min,
 		    const struct timespec *timeout)
 {
-	return nbd_client_reap(to_nbd(s)->client, min, timeout);
+	return nbd_client_reap(nbd_session_of(s)->client, min, timeout);
 }
 
 static void nbd_cancel(struct torus_session *s, int error)
 {
-	nbd_client_cancel(to_nbd(s)->client, error);
+	nbd_client_cancel(nbd_session_of(s)->client, error);
 }
 
 static void nbd_close(struct torus_session *s)
 {
-	struct nbd_session *ns = to_nbd(s);
+	struct nbd_session *ns = nbd_session_of(s);
 
 	nbd_client_free(ns->client);
 	free(ns);
@@ -360,7 +367,7 @@ const struct torus_transport torus_nbd_transport = {
 	.check_options = nbd_check_options,
 	.handles = nbd_handles,
 	.embedded = nbd_embedded_get,
-	.probe = nbd_probe,
+	.inspect = nbd_inspect,
 	.check = nbd_job_check,
 	.open = nbd_open,
 	.queue = nbd_queue,

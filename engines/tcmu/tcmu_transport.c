@@ -15,138 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* fio's option table types (struct fio_option, FIO_OPT_*). */
+/* struct fio_option, for the table in tcmu_inspect.c. */
 #include "fio.h"
-#include "optgroup.h"
 
 #include "../transport.h"
 #include "tcmu_cdb_build.h"
 #include "tcmu_client.h"
 #include "tcmu_embedded.h"
 #include "tcmu_identify.h"
-#include "tcmu_ring.h"
-#include "tcmu_uri.h"
+#include "tcmu_inspect.h"
 #include "torus_clock.h"
 
-/* The kernel's defaults for a user backstore. */
-#define DEF_RING_SIZE		"8M"	/* cmd_ring_size_mb */
-#define DEF_DATA_SIZE		"1G"	/* max_data_area_mb */
-/* 0: hw_max_sectors, 128 of the device's logical blocks */
-#define DEF_MAX_TRANSFER	"0"
-#define HW_MAX_SECTORS		128u
-#define MIN_RING_SIZE		(64u << 10)
-#define MAX_RING_SIZE		(256u << 20)
-#define MIN_DATA_SIZE		TCMU_DEF_BLK_SIZE
-#define MAX_DATA_SIZE		(64ull << 30)
-#define MIN_TRANSFER		512u
-#define MAX_TRANSFER		(1u << 30)
-#define MAX_CMDS		65535u
+/* tcmu_inspect.c's, declared where fio's types are. */
+extern struct fio_option tcmu_options[];
+
 /* Messages for failed commands: the first few, then a count at close. */
 #define MAX_REPORTS		5
-
-enum tcmu_ring_mode {
-	RING_SHARED,
-	RING_PRIVATE,
-};
-
-enum tcmu_trim_mode {
-	TRIM_UNMAP,
-	TRIM_WRITE_SAME,
-};
-
-/* The options block the glue lays out for this transport. */
-struct tcmu_opts {
-	unsigned long long ring_size;
-	unsigned long long data_size;
-	unsigned long long max_transfer;
-	unsigned int trim_mode;
-	unsigned int hold_batch;
-	unsigned int ring;
-};
-
-static struct fio_option tcmu_options[] = {
-	{
-		.name	= "ring_size",
-		.lname	= "TCMU command ring size",
-		.help	= "Bytes of the mailbox and command ring, a multiple of 8; the kernel's cmd_ring_size_mb",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct tcmu_opts, ring_size),
-		.def	= DEF_RING_SIZE,
-		.minval	= MIN_RING_SIZE,
-		.maxval	= MAX_RING_SIZE,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "data_size",
-		.lname	= "TCMU data area size",
-		.help	= "Bytes of the data area commands' payloads pass through, a multiple of 4k and at least max_transfer; the kernel's max_data_area_mb",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct tcmu_opts, data_size),
-		.def	= DEF_DATA_SIZE,
-		.minval	= MIN_DATA_SIZE,
-		.maxval	= MAX_DATA_SIZE,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "max_transfer",
-		.lname	= "TCMU maximum transfer",
-		.help	= "Largest command in bytes, a multiple of 512; larger I/O is split as the block layer splits it; 0 is the kernel's hw_max_sectors, 128 logical blocks (64k on a 512-byte device, 512k on a 4096-byte one); the handler's Block Limits page can lower it",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct tcmu_opts, max_transfer),
-		.def	= DEF_MAX_TRANSFER,
-		.minval	= 0,
-		.maxval	= MAX_TRANSFER,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "trim_mode",
-		.lname	= "TCMU trim command",
-		.help	= "The SCSI command a trim becomes: unmap or write_same",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct tcmu_opts, trim_mode),
-		.def	= "unmap",
-		.posval	= {
-			{ .ival = "unmap", .oval = TRIM_UNMAP,
-			  .help = "UNMAP with one block descriptor" },
-			{ .ival = "write_same", .oval = TRIM_WRITE_SAME,
-			  .help = "WRITE SAME(16) with the UNMAP bit" },
-		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "hold_batch",
-		.lname	= "TCMU hold commands for a batch",
-		.help	= "At iodepth 16 and more, while the handler has 8 or more commands, hold up to iodepth/8 new ones back (cmd_head unmoved, no wake-up) until fio next reaps, to send them with one wake-up; 0 publishes each command as it is queued and wakes the handler once per fio commit, as the kernel does",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct tcmu_opts, hold_batch),
-		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "ring",
-		.lname	= "TCMU ring per device or per job",
-		.help	= "Which ring a job submits into: shared, the device's one ring, which every job and thread on the same handler socket joins, as every writer to one TCMU device shares the kernel's; or private, a ring (and handler thread) of the job's own",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct tcmu_opts, ring),
-		.def	= "shared",
-		.posval	= {
-			{ .ival = "shared", .oval = RING_SHARED,
-			  .help = "One ring per device, joined by every job on it" },
-			{ .ival = "private", .oval = RING_PRIVATE,
-			  .help = "A ring of the job's own" },
-		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= NULL,
-	},
-};
 
 /* One request from the glue, sent as one or more commands. */
 struct tcmu_req {
@@ -158,25 +42,25 @@ struct tcmu_req {
 	uint8_t *buf;
 	uint32_t sent;		/* bytes queued as commands so far */
 	uint32_t issued;	/* commands queued so far */
-	uint32_t parts_out;	/* commands queued, not completed */
+	uint32_t cmds_out;	/* commands queued, not completed */
 	int error;
 	struct tcmu_req *next;	/* in the waiting queue */
 };
 
 /*
- * timeline=: one command in the ring, the user pointer it is queued with
- * (in place of its request) so that its stamps have a place.
+ * One command in the ring: the user pointer every command is queued with,
+ * naming its request; timeline= keeps its stamps here too.
  */
-struct tcmu_part {
+struct tcmu_cmd {
 	struct tcmu_req *req;		/* NULL: free */
-	uint64_t offset;
+	uint64_t offset;		/* timeline= only, as len, published */
 	uint32_t len;
 	uint64_t published;
 };
 
 /*
  * A job's session: its ring, and the requests split into commands. The
- * client hands each finished command to part_done(); a request's
+ * client hands each finished command to cmd_done(); a request's
  * completion goes to the glue when its last command is back.
  */
 struct tcmu_session {
@@ -191,11 +75,11 @@ struct tcmu_session {
 	unsigned int depth;
 	unsigned int max_cmds;
 	uint32_t block_size;
-	uint32_t part_max;		/* bytes per read or write command */
+	uint32_t rw_max;		/* bytes per read or write command */
 	uint32_t trim_max;		/* bytes per trim command */
 	unsigned int trim_mode;
 	uint8_t *zero_block;		/* WRITE SAME's data-out */
-	bool hold_batch;
+	bool hold;			/* hold_batch=: see hold_now() */
 	unsigned int reports;
 	char label[512];
 	/* timeline= only: commands' stamps; those cmd_head has not passed. */
@@ -205,174 +89,13 @@ struct tcmu_session {
 	 * ahead of it: its first command is published with its queued stamp.
 	 */
 	struct tcmu_req *fresh;
-	struct tcmu_part *parts;	/* max_cmds */
-	struct tcmu_part **free_parts;
-	unsigned int nr_free_parts;
-	struct tcmu_part **unpub;
-	unsigned int nr_unpub;
+	struct tcmu_cmd *cmds;		/* max_cmds */
+	struct tcmu_cmd **free_cmds;
+	unsigned int nr_free_cmds;
+	/* timeline= only: commands held, their published stamp to come. */
+	struct tcmu_cmd **held;
+	unsigned int nr_held;
 };
-
-
-/*
- * fio enforces the tables' ranges; what it cannot (multiples, one option
- * against another) is checked here, with the ranges again for messages.
- */
-static int tcmu_check_options(const void *opts, char *err, size_t errlen)
-{
-	const struct tcmu_opts *o = opts;
-
-	if (o->ring_size < MIN_RING_SIZE || o->ring_size > MAX_RING_SIZE ||
-	    o->ring_size % 8) {
-		snprintf(err, errlen,
-			 "ring_size=%llu is out of range: use a multiple of 8 bytes from 64k to 256M (the kernel's default is 8M)",
-			 o->ring_size);
-		return -1;
-	}
-	if (o->max_transfer && (o->max_transfer < MIN_TRANSFER ||
-				o->max_transfer % 512 ||
-				o->max_transfer > MAX_TRANSFER)) {
-		snprintf(err, errlen,
-			 "max_transfer=%llu is out of range: use a multiple of 512 bytes up to 1G, or 0 for the kernel's default (128 of the device's logical blocks)",
-			 o->max_transfer);
-		return -1;
-	}
-	if (o->data_size < o->max_transfer || o->data_size % TCMU_DEF_BLK_SIZE ||
-	    o->data_size < MIN_DATA_SIZE || o->data_size > MAX_DATA_SIZE) {
-		snprintf(err, errlen,
-			 "data_size=%llu is out of range: use a multiple of 4k, at least max_transfer=%llu, at most 64G (the kernel's default is 1G)",
-			 o->data_size, o->max_transfer);
-		return -1;
-	}
-	return 0;
-}
-
-/* The split size asked for: max_transfer, or the kernel's default. */
-static uint64_t max_transfer(const struct tcmu_opts *o, uint32_t block_size)
-{
-	return o->max_transfer ? o->max_transfer :
-	       (uint64_t)HW_MAX_SECTORS * block_size;
-}
-
-/* The data area must hold one whole command, known with the device. */
-static int check_data_size(const struct tcmu_opts *o,
-			   const struct torus_target *t, char *err,
-			   size_t errlen)
-{
-	uint64_t xfer = max_transfer(o, t->min_block);
-
-	if (o->data_size >= xfer)
-		return 0;
-	snprintf(err, errlen,
-		 "%s: data_size=%llu is smaller than one command of max_transfer=%" PRIu64 " (0: 128 of the device's %u-byte blocks); raise data_size or lower max_transfer",
-		 t->label, o->data_size, xfer, t->min_block);
-	return -1;
-}
-
-static bool tcmu_handles(const char *uri)
-{
-	return tcmu_uri_is_tcmu(uri);
-}
-
-/* Every job probes: say what the uri ignores once, not once per job. */
-static void warn_once(const char *uri, const char *warning)
-{
-	static char last[512];
-
-	if (!warning[0] || !strncmp(last, uri, sizeof(last)))
-		return;
-	snprintf(last, sizeof(last), "%s", uri);
-	fprintf(stderr, "torus: warning: %s: %s\n", uri, warning);
-}
-
-static struct tcmu_client *attach(const struct torus_params *p,
-				  const struct tcmu_client_cfg *cfg,
-				  char *label, size_t labellen, char *err,
-				  size_t errlen)
-{
-	struct tcmu_uri u;
-
-	if (tcmu_uri_parse(p->uri, &u, err, errlen))
-		return NULL;
-	warn_once(p->uri, u.warning);
-	snprintf(label, labellen, "%s", p->uri);
-	return tcmu_client_attach(u.socket, cfg, label, err, errlen);
-}
-
-
-static void describe(const struct tcmu_dev *dev, const char *label,
-		     struct torus_target *t)
-{
-	snprintf(t->label, sizeof(t->label), "%s", label);
-	t->size = dev->blocks * dev->block_size;
-	t->read_only = dev->read_only;
-	t->can_flush = dev->write_cache;
-	t->can_trim = dev->thin;
-	t->can_fua = dev->fua;
-	t->min_block = dev->block_size;
-	/* Larger requests are split, as the block layer splits them. */
-	t->max_block = UINT32_MAX;
-	snprintf(t->detail, sizeof(t->detail),
-		 "TCMU ring to '%s', %u-byte blocks, max transfer %u%s%s%s%s",
-		 dev->product, dev->block_size, dev->max_transfer,
-		 dev->thin ? ", thin (UNMAP)" : "",
-		 dev->read_only ? ", write protected" : "",
-		 dev->fua ? ", FUA" : "",
-		 dev->write_cache ? ", write cache" : "");
-}
-
-static int tcmu_probe(const struct torus_params *p, struct torus_target *t,
-		      char *err, size_t errlen)
-{
-	/* A small ring: set-up commands only. */
-	struct tcmu_client_cfg cfg = {
-		.ring_size = MIN_RING_SIZE,
-		.data_size = 1 << 20,
-		.max_cmds = 4,
-		.max_data = 4096,
-		.timeout_s = p->timeout_s,
-		.stop = p->stop,
-	};
-	struct tcmu_client *c;
-	struct tcmu_dev dev;
-	char label[512];
-	int ret;
-
-	c = attach(p, &cfg, label, sizeof(label), err, errlen);
-	if (!c)
-		return -1;
-	ret = tcmu_identify(c, label, &dev, err, errlen);
-	tcmu_client_free(c);
-	if (ret)
-		return -1;
-	describe(&dev, label, t);
-	return 0;
-}
-
-static int tcmu_check(const struct torus_params *p, const struct torus_job *job,
-		      const struct torus_target *t, char *err, size_t errlen)
-{
-	const struct tcmu_opts *o = p->opts;
-
-	if (job->trims && !t->can_trim) {
-		snprintf(err, errlen,
-			 "%s: the device is not thin-provisioned (READ CAPACITY(16) has LBPME clear), so it takes no UNMAP; remove rw=trim/randtrim/trimwrite from the job",
-			 t->label);
-		return -1;
-	}
-	if (job->fua && !t->can_fua) {
-		snprintf(err, errlen,
-			 "%s: fua=1 but the device does not honour FUA (MODE SENSE has DPOFUA clear); drop fua=1",
-			 t->label);
-		return -1;
-	}
-	if (o->max_transfer % t->min_block) {
-		snprintf(err, errlen,
-			 "%s: max_transfer=%llu is not a multiple of the device's %u-byte blocks",
-			 t->label, o->max_transfer, t->min_block);
-		return -1;
-	}
-	return check_data_size(o, t, err, errlen);
-}
 
 /*
  * The completion side's work, which the kernel does inside the handler's
@@ -404,27 +127,27 @@ static void session_free(struct tcmu_session *ts)
 	free(ts->reqs);
 	free(ts->free_reqs);
 	free(ts->zero_block);
-	free(ts->parts);
-	free(ts->free_parts);
-	free(ts->unpub);
+	free(ts->cmds);
+	free(ts->free_cmds);
+	free(ts->held);
 	free(ts);
 }
 
-/* timeline=: a place for each command the ring can hold. */
-static int parts_alloc(struct tcmu_session *ts, char *err, size_t errlen)
+/* A place for each command the ring can hold. */
+static int cmds_alloc(struct tcmu_session *ts, char *err, size_t errlen)
 {
 	unsigned int i, n = ts->max_cmds;
 
-	ts->parts = calloc(n, sizeof(*ts->parts));
-	ts->free_parts = calloc(n, sizeof(*ts->free_parts));
-	ts->unpub = calloc(n, sizeof(*ts->unpub));
-	if (!ts->parts || !ts->free_parts || !ts->unpub) {
-		snprintf(err, errlen, "out of memory for the timeline of %u commands",
-			 n);
+	ts->cmds = calloc(n, sizeof(*ts->cmds));
+	ts->free_cmds = calloc(n, sizeof(*ts->free_cmds));
+	if (ts->stamp.fn)
+		ts->held = calloc(n, sizeof(*ts->held));
+	if (!ts->cmds || !ts->free_cmds || (ts->stamp.fn && !ts->held)) {
+		snprintf(err, errlen, "out of memory for %u commands", n);
 		return -1;
 	}
 	for (i = 0; i < n; i++)
-		ts->free_parts[ts->nr_free_parts++] = &ts->parts[n - 1 - i];
+		ts->free_cmds[ts->nr_free_cmds++] = &ts->cmds[n - 1 - i];
 	return 0;
 }
 
@@ -433,7 +156,7 @@ static uint32_t round_down(uint32_t v, uint32_t to)
 	return v - v % to;
 }
 
-static void part_done(void *arg, const struct tcmu_completion *d);
+static void cmd_done(void *arg, const struct tcmu_completion *d);
 
 static struct torus_session *tcmu_open(const struct torus_params *p,
 				       unsigned int depth,
@@ -441,13 +164,13 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 				       size_t errlen)
 {
 	const struct tcmu_opts *o = p->opts;
-	uint64_t xfer, per_cmd, fit;
+	uint64_t xfer;
 	struct tcmu_client_cfg cfg = {
 		.ring_size = o->ring_size,
 		.data_size = o->data_size,
 		.timeout_s = p->timeout_s,
 		.stop = p->stop,
-		.hold_head = o->hold_batch,
+		.hold = o->hold_batch,
 		.shared = o->ring == RING_SHARED,
 	};
 	struct tcmu_session *ts;
@@ -459,25 +182,15 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	 * fio's setup (create_serialize=0, offload) asks the device first.
 	 */
 	if (!o->max_transfer && !t->min_block &&
-	    tcmu_probe(p, t, err, errlen))
+	    tcmu_inspect(p, t, err, errlen))
 		return NULL;
-	if (check_data_size(o, t, err, errlen))
+	if (tcmu_check_data_size(o, t, err, errlen))
 		return NULL;
-	xfer = max_transfer(o, t->min_block);
-	per_cmd = (xfer + TCMU_DEF_BLK_SIZE - 1) / TCMU_DEF_BLK_SIZE;
-	fit = 4 * (o->data_size / TCMU_DEF_BLK_SIZE) / per_cmd;
+	xfer = tcmu_split_size(o, t->min_block);
 	cfg.max_data = xfer;
-
-	/*
-	 * Split requests need several commands each: room for 8 apiece, but
-	 * the ring keeps a block list of max_transfer per command, so not
-	 * many more than four data areas' worth of the largest.
-	 */
-	cfg.max_cmds = depth * 8;
-	if (cfg.max_cmds > fit)
-		cfg.max_cmds = fit > depth ? fit : depth;
-	if (cfg.max_cmds > MAX_CMDS)
-		cfg.max_cmds = MAX_CMDS;
+	/* Split requests need several commands each: room for 8 apiece. */
+	cfg.max_cmds = tcmu_client_cmds_for(o->data_size, xfer, depth * 8,
+					    depth);
 
 	ts = calloc(1, sizeof(*ts));
 	if (!ts) {
@@ -487,8 +200,8 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	ts->base.done = p->done;
 	ts->max_cmds = cfg.max_cmds;
 	ts->depth = depth;
-	ts->hold_batch = o->hold_batch;
-	cfg.complete = part_done;
+	ts->hold = o->hold_batch;
+	cfg.complete = cmd_done;
 	cfg.complete_arg = ts;
 	ts->reqs = calloc(depth, sizeof(*ts->reqs));
 	ts->free_reqs = calloc(depth, sizeof(*ts->free_reqs));
@@ -499,11 +212,11 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 	for (i = 0; i < depth; i++)
 		ts->free_reqs[ts->nr_free++] = &ts->reqs[depth - 1 - i];
 	ts->stamp = p->stamp;
-	if (ts->stamp.fn && parts_alloc(ts, err, errlen))
+	if (cmds_alloc(ts, err, errlen))
 		goto fail;
 
-	ts->client = attach(p, &cfg, ts->label, sizeof(ts->label), err,
-			     errlen);
+	ts->client = tcmu_target_attach(p, &cfg, ts->label, sizeof(ts->label),
+					err, errlen);
 	if (!ts->client ||
 	    tcmu_identify(ts->client, ts->label, &dev, err, errlen))
 		goto fail;
@@ -513,23 +226,23 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 			 ts->label, t->size, dev.blocks * dev.block_size);
 		goto fail;
 	}
-	describe(&dev, ts->label, t);
+	tcmu_target_describe(&dev, ts->label, t);
 	ts->block_size = dev.block_size;
-	ts->part_max = xfer;
-	if (dev.max_transfer && dev.max_transfer < ts->part_max)
-		ts->part_max = dev.max_transfer;
-	ts->part_max = round_down(ts->part_max, dev.block_size);
+	ts->rw_max = xfer;
+	if (dev.max_transfer && dev.max_transfer < ts->rw_max)
+		ts->rw_max = dev.max_transfer;
+	ts->rw_max = round_down(ts->rw_max, dev.block_size);
 	ts->trim_max = dev.max_unmap ? round_down(dev.max_unmap,
 						   dev.block_size) :
 			round_down(UINT32_MAX, dev.block_size);
 	ts->trim_mode = o->trim_mode;
-	if (!ts->part_max || !ts->trim_max) {
+	if (!ts->rw_max || !ts->trim_max) {
 		snprintf(err, errlen,
 			 "%s: the device's maximum transfer (%u bytes) is smaller than its block (%u bytes)",
 			 ts->label, dev.max_transfer, dev.block_size);
 		goto fail;
 	}
-	t->cmd_max = ts->part_max < ts->trim_max ? ts->part_max : ts->trim_max;
+	t->cmd_max = ts->rw_max < ts->trim_max ? ts->rw_max : ts->trim_max;
 	ts->zero_block = calloc(1, dev.block_size);
 	if (!ts->zero_block) {
 		snprintf(err, errlen, "out of memory");
@@ -542,24 +255,23 @@ fail:
 }
 
 /*
- * timeline=: the command pt is in the ring. cmd_head moved past it in
+ * timeline=: the command cmd is in the ring. cmd_head moved past it in
  * tcmu_client_queue(), after @before (read before the call: a handler
  * still draining could pick the command before a later stamp; for the
  * first command of the request ->queue is putting in at once, its queued
  * stamp: what runs between the two is shorter than a clock read), or
- * (hold_batch) moves at the next submit.
+ * (held) moves at the next submit.
  */
-static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
-			struct tcmu_req *r, uint32_t len, uint64_t before)
+static void cmd_stamp_queued(struct tcmu_session *ts, struct tcmu_cmd *cmd,
+			     struct tcmu_req *r, uint32_t len, uint64_t before)
 {
-	pt->req = r;
-	pt->offset = r->offset + r->sent;
-	pt->len = len;
-	pt->published = 0;
-	if (ts->hold_batch)
-		ts->unpub[ts->nr_unpub++] = pt;
+	cmd->offset = r->offset + r->sent;
+	cmd->len = len;
+	cmd->published = 0;
+	if (ts->hold)
+		ts->held[ts->nr_held++] = cmd;
 	else
-		pt->published = before;
+		cmd->published = before;
 }
 
 /*
@@ -569,24 +281,23 @@ static void part_queued(struct tcmu_session *ts, struct tcmu_part *pt,
  */
 static int client_submit(struct tcmu_session *ts)
 {
-	uint64_t now = ts->nr_unpub ? now_ns() : 0;
+	uint64_t now = ts->nr_held ? now_ns() : 0;
 	int ret = tcmu_client_submit(ts->client);
 	unsigned int i;
 
-	if (!ts->nr_unpub || tcmu_client_unpublished(ts->client))
+	if (!ts->nr_held || tcmu_client_held(ts->client))
 		return ret;
-	for (i = 0; i < ts->nr_unpub; i++)
-		if (ts->unpub[i]->req)
-			ts->unpub[i]->published = now;
-	ts->nr_unpub = 0;
+	for (i = 0; i < ts->nr_held; i++)
+		if (ts->held[i]->req)
+			ts->held[i]->published = now;
+	ts->nr_held = 0;
 	return ret;
 }
 
 /* Queues the next command of r; 0, -EBUSY, or another -errno. */
-static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
+static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 {
-	struct tcmu_part *pt = NULL;
-	void *user = r;
+	struct tcmu_cmd *cmd;
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
 	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
 	uint64_t lba = (r->offset + r->sent) / ts->block_size, before = 0;
@@ -597,8 +308,8 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 	switch (r->op) {
 	case TORUS_OP_READ:
 	case TORUS_OP_WRITE:
-		if (len > ts->part_max)
-			len = ts->part_max;
+		if (len > ts->rw_max)
+			len = ts->rw_max;
 		data_len = len;
 		if (r->op == TORUS_OP_READ) {
 			tcmu_cdb_read16(cdb, lba, len / ts->block_size);
@@ -632,32 +343,29 @@ static int queue_part(struct tcmu_session *ts, struct tcmu_req *r)
 		len = data_len = 0;
 		break;
 	}
-	if (ts->stamp.fn) {
-		if (!ts->nr_free_parts)
-			return -EBUSY;
-		pt = ts->free_parts[--ts->nr_free_parts];
-		user = pt;
-		if (!ts->hold_batch)
-			before = r == ts->fresh && !r->sent ?
-				 *ts->stamp.queued : now_ns();
-	}
+	if (!ts->nr_free_cmds)
+		return -EBUSY;
+	cmd = ts->free_cmds[--ts->nr_free_cmds];
+	if (ts->stamp.fn && !ts->hold)
+		before = r == ts->fresh && !r->sent ?
+			 *ts->stamp.queued : now_ns();
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
-				rbuf, user);
+				rbuf, cmd);
 	if (ret) {
-		if (pt)
-			ts->nr_free_parts++;
+		ts->nr_free_cmds++;
 		return ret;
 	}
-	if (pt)
-		part_queued(ts, pt, r, len, before);
+	cmd->req = r;
+	if (ts->stamp.fn)
+		cmd_stamp_queued(ts, cmd, r, len, before);
 	r->sent += len;
 	r->issued++;
-	r->parts_out++;
+	r->cmds_out++;
 	return 0;
 }
 
 /* A request's last command is back: its completion goes to the glue. */
-static void finish(struct tcmu_session *ts, struct tcmu_req *r)
+static void req_done(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	void *user = r->user;
 	int error = r->error;
@@ -679,8 +387,8 @@ static void stop_sending(struct tcmu_session *ts, struct tcmu_req *r, int error)
 		r->error = error;
 	r->sent = r->len;
 	r->issued = r->issued ? : 1;
-	if (!r->parts_out)
-		finish(ts, r);
+	if (!r->cmds_out)
+		req_done(ts, r);
 }
 
 /* Sends what room allows of the waiting requests, in order. */
@@ -691,7 +399,7 @@ static void push_waiting(struct tcmu_session *ts)
 
 	while ((r = ts->waiting)) {
 		while (!all_sent(r)) {
-			ret = queue_part(ts, r);
+			ret = queue_cmd(ts, r);
 			if (ret == -EBUSY)
 				return;
 			if (ret) {
@@ -707,7 +415,7 @@ static void push_waiting(struct tcmu_session *ts)
 	ts->waiting_tail = NULL;
 }
 
-static struct tcmu_session *to_tcmu(struct torus_session *s)
+static struct tcmu_session *tcmu_session_of(struct torus_session *s)
 {
 	return (struct tcmu_session *)((char *)s -
 				     offsetof(struct tcmu_session, base));
@@ -716,7 +424,7 @@ static struct tcmu_session *to_tcmu(struct torus_session *s)
 static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 		      uint64_t offset, uint32_t len, void *buf, void *user)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 	struct tcmu_req *r;
 
 	if (!ts->nr_free)
@@ -738,27 +446,27 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 }
 
 /*
- * hold_batch only (the kernel holds nothing back): at depth 16 and more,
+ * hold_batch=1 only (the kernel holds nothing back): at depth 16 and more,
  * while the handler has 8 or more commands to work on anyway, up to
  * depth/8 new ones wait for the next reap and go out together with one
  * wake-up, where fio's one request per commit would cost an eventfd write
  * here and a wake-up there each. fio calls ->getevents before it ever
  * pauses, and reap publishes before it waits, so nothing waits for long.
  */
-static bool hold(const struct tcmu_session *ts)
+static bool hold_now(const struct tcmu_session *ts)
 {
-	unsigned int fresh = tcmu_client_unpublished(ts->client);
-	unsigned int busy = tcmu_client_inflight(ts->client) - fresh;
+	unsigned int held = tcmu_client_held(ts->client);
+	unsigned int busy = tcmu_client_inflight(ts->client) - held;
 
-	return ts->hold_batch && ts->depth >= 16 && busy >= 8 &&
-	       fresh <= ts->depth / 8;
+	return ts->hold && ts->depth >= 16 && busy >= 8 &&
+	       held <= ts->depth / 8;
 }
 
 static int tcmu_submit(struct torus_session *s)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 
-	if (hold(ts))
+	if (hold_now(ts))
 		return 0;
 	return client_submit(ts);
 }
@@ -796,51 +504,50 @@ static void report(struct tcmu_session *ts, const struct tcmu_req *r,
 
 /*
  * timeline=: the command d is seen; its stamps go to the glue before its
- * request's completion, and its place is free. Its request.
+ * request's completion.
  */
-static struct tcmu_req *part_stamp(struct tcmu_session *ts,
-				   const struct tcmu_completion *d)
+static void cmd_stamp_seen(struct tcmu_session *ts, const struct tcmu_cmd *cmd,
+			   const struct tcmu_completion *d)
 {
-	struct tcmu_part *pt = d->user;
-	struct tcmu_req *r = pt->req;
 	/* A command failed unanswered (status 0xff) was never seen back. */
 	struct torus_wire_stamps w = {
 		.key = d->cmd_id,
-		.offset = pt->offset,
-		.len = pt->len,
-		.t = { pt->published, d->status == 0xff ? 0 : d->seen_ns },
+		.offset = cmd->offset,
+		.len = cmd->len,
+		.t = { cmd->published, d->status == 0xff ? 0 : d->seen_ns },
 	};
 
-	ts->stamp.fn(ts->stamp.arg, r->user, &w);
-	pt->req = NULL;
-	ts->free_parts[ts->nr_free_parts++] = pt;
-	return r;
+	ts->stamp.fn(ts->stamp.arg, cmd->req->user, &w);
 }
 
 /*
- * The client's completer: one command is back. Its request finishes with
- * its last command, which is the only bookkeeping a split request needs.
+ * The client's completer: one command is back, and its place is free.
+ * Its request finishes with its last command, which is the only
+ * bookkeeping a split request needs.
  */
-static void part_done(void *arg, const struct tcmu_completion *d)
+static void cmd_done(void *arg, const struct tcmu_completion *d)
 {
 	struct tcmu_session *ts = arg;
-	struct tcmu_req *r = d->user;
+	struct tcmu_cmd *cmd = d->user;
+	struct tcmu_req *r = cmd->req;
 
 	if (ts->stamp.fn)
-		r = part_stamp(ts, d);
+		cmd_stamp_seen(ts, cmd, d);
+	cmd->req = NULL;
+	ts->free_cmds[ts->nr_free_cmds++] = cmd;
 
 	if (d->error && !r->error) {
 		r->error = d->error;
 		report(ts, r, d);
 	}
-	if (!--r->parts_out && all_sent(r))
-		finish(ts, r);
+	if (!--r->cmds_out && all_sent(r))
+		req_done(ts, r);
 }
 
 static int tcmu_reap(struct torus_session *s, unsigned int min,
 		     const struct timespec *timeout)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 	int n, ret;
 
 	ts->finished = 0;
@@ -866,7 +573,7 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 
 static void tcmu_cancel(struct torus_session *s, int error)
 {
-	struct tcmu_session *ts = to_tcmu(s);
+	struct tcmu_session *ts = tcmu_session_of(s);
 	struct tcmu_req *r;
 
 	while ((r = ts->waiting)) {
@@ -879,7 +586,7 @@ static void tcmu_cancel(struct torus_session *s, int error)
 
 static void tcmu_close(struct torus_session *s)
 {
-	session_free(to_tcmu(s));
+	session_free(tcmu_session_of(s));
 }
 
 const struct torus_transport torus_tcmu_transport = {
@@ -888,11 +595,11 @@ const struct torus_transport torus_tcmu_transport = {
 	.uri_forms = "tcmu+unix:///?socket=PATH",
 	.options = tcmu_options,
 	.opts_size = sizeof(struct tcmu_opts),
-	.check_options = tcmu_check_options,
+	.check_options = tcmu_opts_check,
 	.handles = tcmu_handles,
 	.embedded = tcmu_embedded_get,
-	.probe = tcmu_probe,
-	.check = tcmu_check,
+	.inspect = tcmu_inspect,
+	.check = tcmu_job_check,
 	.open = tcmu_open,
 	.queue = tcmu_queue,
 	.submit = tcmu_submit,

@@ -119,7 +119,7 @@ static void read_greeting_flags(struct nbd_hs *hs, uint16_t hflags)
 	send_first_option(hs);
 }
 
-static void finish(struct nbd_hs *hs)
+static void hs_done(struct nbd_hs *hs)
 {
 	struct nbd_export *e = &hs->exp;
 
@@ -216,7 +216,7 @@ static void handle_option_reply(struct nbd_hs *hs, const uint8_t *data,
 			hs_fail(hs, "server acknowledged NBD_OPT_GO without sending NBD_INFO_EXPORT");
 			return;
 		}
-		finish(hs);
+		hs_done(hs);
 		return;
 	}
 	if (type & NBD_REP_FLAG_ERROR) {
@@ -288,7 +288,7 @@ void nbd_hs_feed(struct nbd_hs *hs, const uint8_t *buf, size_t len)
 		nbd_decode_oldstyle_tail(buf, len, &hs->exp.size,
 					 &hs->exp.tflags);
 		hs->exp.via_export_name = true;
-		finish(hs);
+		hs_done(hs);
 		return;
 
 	case NBD_HS_OPTREP_HDR:
@@ -324,7 +324,7 @@ void nbd_hs_feed(struct nbd_hs *hs, const uint8_t *buf, size_t len)
 	case NBD_HS_EXPORT_REPLY:
 		nbd_decode_export_name_reply(buf, len, &hs->exp.size,
 					     &hs->exp.tflags);
-		finish(hs);
+		hs_done(hs);
 		return;
 
 	default:

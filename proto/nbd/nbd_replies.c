@@ -30,7 +30,7 @@ static long violation(struct nbd_rx *rx, const char *fmt, ...)
 	return -1;
 }
 
-static void finish(struct nbd_rx *rx, int error)
+static void reply_done(struct nbd_rx *rx, int error)
 {
 	struct nbd_rx_req *req = rx->req;
 
@@ -70,7 +70,7 @@ static void finish_structured(struct nbd_rx *rx)
 			rx->ops->notice(rx->owner, msg);
 		req->error = EIO;
 	}
-	finish(rx, req->error);
+	reply_done(rx, req->error);
 }
 
 /*
@@ -156,13 +156,13 @@ static long start_reply(struct nbd_rx *rx, const struct nbd_reply *rep)
 
 	if (!rep->structured) {
 		if (rep->error) {
-			finish(rx, nbd_error_to_errno(rep->error));
+			reply_done(rx, nbd_error_to_errno(rep->error));
 		} else if (req->type == NBD_CMD_READ && req->len) {
 			rx->state = NBD_RX_PAYLOAD;
 			rx->dst = req->buf;
 			rx->left = req->len;
 		} else {
-			finish(rx, 0);
+			reply_done(rx, 0);
 		}
 		return 0;
 	}
@@ -238,7 +238,7 @@ static long chunk_body(struct nbd_rx *rx, const uint8_t *body)
 static void payload_done(struct nbd_rx *rx)
 {
 	if (!rx->rep.structured)
-		finish(rx, 0);
+		reply_done(rx, 0);
 	else if (rx->rep.flags & NBD_REPLY_FLAG_DONE)
 		finish_structured(rx);
 	else

@@ -17,6 +17,9 @@ done <<<"$opts"
 # Every option's help ends with its default and, where enforced, its range.
 bad=$(grep -E '^[a-z_]+ +: ' "$T/help" | grep -vE ' \(default: [^;()]+(; range: [^ ;()]+ to [^ ;()]+)?\)$') &&
 	fail "options whose help lacks ' (default: VALUE[; range: MIN to MAX])': $bad"
+# One default per option (tls_username once said two).
+bad=$(grep -E '\(default:.*\(default:' "$T/help") &&
+	fail "options whose help gives two defaults: $bad"
 for want in "transport:nbd" "request_timeout:30; range: 0 to 86400" "poll_us:0; range: 0 to 1000000" \
 	"ring_size:8M; range: 64k to 256M" "data_size:1G; range: 4k to 64G" "max_transfer:0; range: 0 to 1G" "hold_batch:0"; do
 	grep -E "^${want%%:*} +: " "$T/help" | grep -qF " (default: ${want#*:})" ||

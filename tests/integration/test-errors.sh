@@ -44,6 +44,18 @@ expect_fio_error "fua=1 but the server does not support FUA (NBD_FLAG_SEND_FUA n
 # No FLUSH advertised (no write cache): fsync completes locally.
 expect_fio_ok --name=fs --uri="nbd://127.0.0.1:$port/d" --rw=write --bs=64k --size=1m --fsync=2 --end_fsync=1 --verify=crc32c
 
+# A bad value of an option with a list of values names them all.
+expect_fio_error "torus: trim_mode=bogus is not a valid value: use unmap (UNMAP with one block descriptor) or write_same (WRITE SAME(16) with the UNMAP bit)" \
+	--name=e --transport=tcmu --trim_mode=bogus --rw=read --size=1m
+expect_fio_error "torus: handshake=bogus is not a valid value: use auto (NBD_OPT_GO, falling back to NBD_OPT_EXPORT_NAME for legacy servers (torus, 0-Disk)), go (NBD_OPT_GO only (with block size info)) or export-name (NBD_OPT_EXPORT_NAME only)" \
+	--name=e --uri="$u_mem" --handshake=bogus --rw=read --size=1m
+expect_fio_error "torus: ring=PRIVATE is not a valid value: use shared (One ring per device, joined by every job on it) or private (A ring of the job's own)" \
+	--name=e --transport=tcmu --ring=PRIVATE --rw=read --size=1m
+expect_fio_error "torus: trim_mode needs a value: use unmap (UNMAP with one block descriptor) or write_same (WRITE SAME(16) with the UNMAP bit)" \
+	--name=e --transport=tcmu --trim_mode= --rw=read --size=1m
+# The values themselves still parse (the callback stores them).
+expect_fio_ok --name=hs --uri="$u_mem" --handshake=export-name --rw=read --size=1m
+
 # Bad targets.
 expect_fio_error "unsupported uri 'http://x/': expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH" \
 	--name=u --uri=http://x/ --rw=read --size=1m

@@ -50,9 +50,9 @@ MUTATIONS = [
     Mutation(
         name="nbd-trim-not-sent",
         why="the NBD client completes a trim at once without sending it",
-        file="client/nbd/nbd_client.c",
+        file="client/nbd/nbd_send.c",
         old="\tcn->pending[cn->npending++] = s;\n\treturn 0;\n",
-        new="\tif (type == NBD_CMD_TRIM) {\n\t\tcn->inflight++;\n\t\tcomplete_slot(c, s, 0);\n"
+        new="\tif (type == NBD_CMD_TRIM) {\n\t\tcn->inflight++;\n\t\tnbdc_complete_slot(c, s, 0);\n"
             "\t\treturn 0;\n\t}\n\tcn->pending[cn->npending++] = s;\n\treturn 0;\n",
         tests=["engine-nbd-server", "engine-qemu-nbd", "jobs-run-embedded"],
         expect="trims did not reach",
@@ -147,9 +147,9 @@ MUTATIONS = [
     Mutation(
         name="transport-ignored-with-uri",
         why="a uri always picks its own transport: transport=libnbd with nbd+unix:// goes to the native one",
-        file="engines/engine.c",
-        old="\t\tif (!transport_chosen(o))\n\t\t\td->tp = torus_transport_for_uri(d->uri);\n",
-        new="\t\td->tp = torus_transport_for_uri(d->uri);\n",
+        file="engines/job_check.c",
+        old="\t\tif (!transport_chosen(o))\n\t\t\ttp = torus_transport_for_uri(uri);\n",
+        new="\t\ttp = torus_transport_for_uri(uri);\n",
         tests=["libnbd-errors"],
         expect="error message not found",
     ),

@@ -69,9 +69,14 @@ bad_args 'unknown option or missing value: --frobnicate' --profile standard --fr
 bad_args 'unexpected argument: extra' --profile standard --size 1M extra
 
 # errors found when starting: exit 1 with the cause
+: >"$T/empty"
 "$NBD_SHIM" --profile standard --backend file:"$T/empty" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
+"$NBD_SHIM" --profile standard --backend file:"$T/missing" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -qF "file backend: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
+	{ cat "$T/out" >&2; fail "a missing file without --size must fail clearly"; }
+[ ! -e "$T/missing" ] || fail "a refused file:$T/missing was left behind"
 "$NBD_SHIM" --profile zeroos --size 1M --backend redis:127.0.0.1:1 >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:1' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an unreachable redis must fail clearly"; }

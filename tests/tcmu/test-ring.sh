@@ -52,9 +52,14 @@ bad_args 'unknown option or missing value: --frobnicate' --socket "$T/s" --frobn
 bad_args 'unexpected argument: extra' --socket "$T/s" --size 1M extra
 
 # errors found when starting: exit 1 with the cause
+: >"$T/empty"
 "$TCMU_SHIM" --socket "$T/s" --backend file:"$T/empty" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
+"$TCMU_SHIM" --socket "$T/s" --backend file:"$T/missing" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -qF "file backend: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
+	{ cat "$T/out" >&2; fail "a missing file without --size must fail clearly"; }
+[ ! -e "$T/missing" ] || fail "a refused file:$T/missing was left behind"
 "$TCMU_SHIM" --uio "$T/uio9" --size 1M >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'is it a UIO device' "$T/out" ||
 	{ cat "$T/out" >&2; fail "a missing UIO device must fail clearly"; }

@@ -5,7 +5,7 @@
  * client's own region), so each bad answer is written into the ring by
  * hand, then the client reaps it as it would any other. Also when the
  * handler sees a command: at queue() (cmd_head) and woken once per submit,
- * or, with hold_head, not before submit.
+ * or, with hold, not before submit.
  */
 #include <errno.h>
 #include <poll.h>
@@ -83,14 +83,14 @@ static void on_complete(void *arg, const struct tcmu_completion *d)
 	f->ndone++;
 }
 
-static int setup_with(void **state, bool hold_head)
+static int setup_with(void **state, bool hold)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct tcmu_client_cfg cfg = {
 		.ring_size = RING_SIZE, .data_size = DATA_SIZE,
 		.max_cmds = 4, .max_data = 64 << 10, .timeout_s = 5,
-		.complete = on_complete, .hold_head = hold_head,
+		.complete = on_complete, .hold = hold,
 	};
 	char err[256];
 	pthread_t t;
@@ -500,7 +500,7 @@ static void head_at_queue(void **state)
 	assert_int_equal(f->done.error, 0);
 }
 
-/* hold_head: the handler sees nothing until submit. */
+/* hold: the handler sees nothing until submit. */
 static void head_held(void **state)
 {
 	struct fixture *f = *state;
@@ -511,10 +511,10 @@ static void head_held(void **state)
 	cmd.iov_max = 16;
 	queue_read(f);
 	assert_int_equal(tcmu_hdl_next(&f->hdl, &cmd), 0);
-	assert_int_equal(tcmu_client_unpublished(f->c), 1);
+	assert_int_equal(tcmu_client_held(f->c), 1);
 	assert_int_equal(kicks(f), 0);
 	assert_int_equal(tcmu_client_submit(f->c), 0);
-	assert_int_equal(tcmu_client_unpublished(f->c), 0);
+	assert_int_equal(tcmu_client_held(f->c), 0);
 	assert_int_equal(kicks(f), 1);
 	assert_int_equal(tcmu_hdl_next(&f->hdl, &cmd), 1);
 	answer(f, &cmd, SCSI_STATUS_GOOD, 0, -1);

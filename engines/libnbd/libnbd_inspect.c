@@ -54,7 +54,7 @@ struct fio_option lnbd_options[] = {
 	{
 		.name	= "tls_username",
 		.lname	= "TLS username",
-		.help	= "PSK user name with transport=libnbd (default: the login name); a user in the uri (nbds://alice@host/) wins",
+		.help	= "PSK user name with transport=libnbd; a user in the uri (nbds://alice@host/) wins; none: the login name",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct lnbd_opts, tls_username),
 		.category = FIO_OPT_C_ENGINE,
@@ -126,8 +126,8 @@ void lnbd_drop_handle(struct nbd_handle *h)
 	nbd_close(h);
 }
 
-int lnbd_probe(const struct torus_params *p, struct torus_target *t,
-	       char *err, size_t errlen)
+int lnbd_inspect(const struct torus_params *p, struct torus_target *t,
+		 char *err, size_t errlen)
 {
 	struct nbd_handle *h = lnbd_connect(p, err, errlen);
 	int ret;

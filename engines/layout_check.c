@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * fio-layout-probe: a throw-away engine built against the configured fio
+ * fio-layout-check: a throw-away engine built against the configured fio
  * tree exactly as libtorus.so is, and loaded into the real fio by the
  * engine-fio-layout test (and by scripts/build.sh): do fio and the tree's
  * config-host.h agree on struct layouts? It checks option values it was
@@ -16,19 +16,19 @@ extern struct thread_segment segments[];
 static int bad(struct thread_data *td, const char *what, unsigned long long got,
 	       unsigned long long want)
 {
-	fprintf(stderr, "probe: %s: got %llu, expected %llu\n", what, got, want);
-	td_verror(td, EINVAL, "layout probe");
+	fprintf(stderr, "layout: %s: got %llu, expected %llu\n", what, got, want);
+	td_verror(td, EINVAL, "layout check");
 	return 1;
 }
 
-static int probe_setup(struct thread_data *td)
+static int layout_setup(struct thread_data *td)
 {
 	if (td->files_index == 1 && td->files[0])
 		td->files[0]->real_file_size = 1 << 20;
 	return 0;
 }
 
-static int probe_init(struct thread_data *td)
+static int layout_init(struct thread_data *td)
 {
 	char *base = (char *)segments[0].threads;
 	int err = 0;
@@ -39,7 +39,7 @@ static int probe_init(struct thread_data *td)
 		bad(td, "o.thinktime_blocks", td->o.thinktime_blocks, 5) : 0;
 	err |= td->o.log_entries != 4099 ?
 		bad(td, "o.log_entries", td->o.log_entries, 4099) : 0;
-	err |= strcmp(td->o.name, "torus-probe") ?
+	err |= strcmp(td->o.name, "torus-layout") ?
 		bad(td, "o.name", 0, 1) : 0;
 	if (td->thread_number == 2) {
 		unsigned long long stride = (char *)td - base;
@@ -47,35 +47,35 @@ static int probe_init(struct thread_data *td)
 		err |= stride != sizeof(struct thread_data) ?
 			bad(td, "sizeof(struct thread_data) here vs in fio", sizeof(struct thread_data), stride) : 0;
 		if (!err)
-			printf("probe: sizeof(struct thread_data) %zu matches fio\n",
+			printf("layout: sizeof(struct thread_data) %zu matches fio\n",
 			       sizeof(struct thread_data));
 	}
 	return err;
 }
 
-static enum fio_q_status probe_queue(struct thread_data *td, struct io_u *io_u)
+static enum fio_q_status layout_queue(struct thread_data *td, struct io_u *io_u)
 {
 	if (io_u->buflen != 12288 || io_u->ddir != DDIR_READ ||
 	    io_u->file != td->files[0] || io_u->offset % 12288 ||
 	    io_u->file->real_file_size != 1 << 20 ||
-	    strcmp(io_u->file->file_name, "torus-probe-file")) {
+	    strcmp(io_u->file->file_name, "torus-layout-file")) {
 		bad(td, "io_u", io_u->buflen, 12288);
 		io_u->error = EINVAL;
 	}
 	return FIO_Q_COMPLETED;
 }
 
-static int probe_open(struct thread_data *td, struct fio_file *f)
+static int layout_open(struct thread_data *td, struct fio_file *f)
 {
 	return 0;
 }
 
 struct ioengine_ops ioengine = {
-	.name = "torus-probe",
+	.name = "torus-layout",
 	.version = FIO_IOOPS_VERSION,
-	.setup = probe_setup,
-	.init = probe_init,
-	.queue = probe_queue,
-	.open_file = probe_open,
+	.setup = layout_setup,
+	.init = layout_init,
+	.queue = layout_queue,
+	.open_file = layout_open,
 	.flags = FIO_SYNCIO | FIO_DISKLESSIO | FIO_NOEXTEND,
 };
