@@ -15,7 +15,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-mode=test
+mode="test"
 case "${1:-}" in
 --for)
 	case ${2:-} in
@@ -27,7 +27,7 @@ case "${1:-}" in
 *) echo "usage: $0 [--for run|test]" >&2; exit 2 ;;
 esac
 
-scripts/deps.sh --for $mode
+scripts/deps.sh --for "$mode"
 if [ -n "${FIO_SRC:-}" ]; then
 	fio_src=$FIO_SRC
 else
@@ -38,7 +38,7 @@ fi
 # compiled against the installed tcmu-runner's headers, from its Debian
 # source package.
 options=()
-if [ $mode = test ]; then
+if [ "$mode" = test ]; then
 	scripts/tcmu-runner-source.sh "$top/.deps/tcmu-runner"
 	options=(-Dshims=true -Dtests=true)
 elif [ ! -f build/build.ninja ]; then

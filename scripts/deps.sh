@@ -15,7 +15,7 @@
 set -euo pipefail
 
 args=("$@")
-mode=test
+mode="test"
 if [ "${1:-}" = --for ]; then
 	case ${2:-} in
 	run|test) mode=$2 ;;
@@ -41,7 +41,7 @@ pkgs=(build-essential meson ninja-build pkg-config python3 dpkg-dev
       fio liburing-dev nbdkit libnbd-dev
       libaio-dev libnuma-dev librdmacm-dev libibverbs-dev zlib1g-dev)
 
-if [ $mode = test ]; then
+if [ "$mode" = test ]; then
 
 # The shims' stores, the tests' tools and libraries, the man pages' check.
 pkgs+=(python3-matplotlib groff-base libcmocka-dev libnbd-bin
