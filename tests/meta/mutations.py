@@ -190,6 +190,15 @@ MUTATIONS = [
         expect="conns=4: reads and writes did not go over four connections",
     ),
     Mutation(
+        name="pyrun-skip-passes",
+        why="the Python test runner lets a test with a skipped case pass, as unittest alone does",
+        file="tests/pyrun.py",
+        old="        return 77\n",
+        new="        return 0\n",
+        tests=["meta-ci-skip"],
+        expect="a Python test with a skipped case did not SKIP in meson",
+    ),
+    Mutation(
         name="tcmu-share-uncounted",
         why="the TCMU engine never counts the commands its completion work was for, so it never says the kernel's share",
         file="client/tcmu/tcmu_client.c",
