@@ -4,21 +4,46 @@
 # so that `fio --ioengine=external:./libtorus.so ...` works from the top.
 #
 #   scripts/build.sh                  build against the installed fio
+#   scripts/build.sh --for run        the engine alone, with only what that
+#                                     needs installed (scripts/run.sh)
 #   FIO_SRC=/path/to/fio scripts/build.sh   against your own configured tree
+#
+# --for run sets up a new build/ with -Dshims=false -Dtests=false; a build/
+# that exists keeps its options (scripts/test.sh turns shims and tests back
+# on).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-scripts/deps.sh
+mode="test"
+case "${1:-}" in
+--for)
+	case ${2:-} in
+	run|test) mode=$2 ;;
+	*) echo "build: --for takes run or test, not '${2:-}'" >&2; exit 2 ;;
+	esac
+	;;
+"") ;;
+*) echo "usage: $0 [--for run|test]" >&2; exit 2 ;;
+esac
+
+scripts/deps.sh --for "$mode"
 if [ -n "${FIO_SRC:-}" ]; then
 	fio_src=$FIO_SRC
 else
 	scripts/fio-source.sh "$top/.deps/fio"
 	fio_src=$top/.deps/fio
 fi
-# The tcmu-runner plugin host (bridges/runner) is compiled against the
-# installed tcmu-runner's headers, from its Debian source package.
-scripts/tcmu-runner-source.sh "$top/.deps/tcmu-runner"
+# The tcmu-runner plugin host (bridges/runner, built with the shims) is
+# compiled against the installed tcmu-runner's headers, from its Debian
+# source package.
+options=()
+if [ "$mode" = test ]; then
+	scripts/tcmu-runner-source.sh "$top/.deps/tcmu-runner"
+	options=(-Dshims=true -Dtests=true)
+elif [ ! -f build/build.ninja ]; then
+	options=(-Dshims=false -Dtests=false)
+fi
 
 # meson's and ninja's output goes to a log, shown (its end) when a step fails.
 log=$(mktemp "${TMPDIR:-/tmp}/torus-build.XXXXXX.log")
@@ -54,15 +79,17 @@ failed() {
 }
 
 if [ ! -f build/build.ninja ]; then
-	meson setup build -Dfio_src="$fio_src" >>"$log" 2>&1 || failed "meson setup build"
+	meson setup build -Dfio_src="$fio_src" "${options[@]}" >>"$log" 2>&1 ||
+		failed "meson setup build"
 else
-	meson configure build -Dfio_src="$fio_src" >>"$log" 2>&1 || failed "meson configure build"
+	meson configure build -Dfio_src="$fio_src" "${options[@]}" >>"$log" 2>&1 ||
+		failed "meson configure build"
 fi
 ninja -C build >>"$log" 2>&1 || failed "ninja -C build"
-# fio and the tree must agree on struct layouts before anything runs.
+# fio and the tree must agree on struct layouts before anything runs (the
+# test engine-fio-layout, run here without meson: --for run builds no tests).
 if [ -z "${FIO_SRC:-}" ] &&
-   ! meson test -C build --no-rebuild engine-fio-layout >>"$log" 2>&1; then
-	cat build/meson-logs/testlog.txt >>"$log" 2>/dev/null
+   ! TORUS_SRC=$top TORUS_BUILD=$top/build tests/integration/test-fio-layout.sh >>"$log" 2>&1; then
 	failed "the layout check (fio against $fio_src/config-host.h)"
 fi
 rm -f "$log"

@@ -1,21 +1,51 @@
 #!/bin/bash
-# Install the Debian packages this project needs to build, test and benchmark.
+# Install the Debian packages this project needs: what building the engine
+# and running a job needs (--for run, scripts/run.sh), or that and what
+# the tests and benchmarks need too (--for test, the default:
+# scripts/test.sh and scripts/build.sh).
 #
 # Idempotent: asks dpkg which packages are missing and installs only those
 # (running `apt-get update` first only when something is missing). Needs root;
 # re-runs itself through sudo when that is available.
 #
-#   scripts/deps.sh            install what is missing
-#   scripts/deps.sh --list     print the package list and exit
-#   scripts/deps.sh --check    exit 1 (naming them) if packages are missing
+#   scripts/deps.sh [--for run|test]            install what is missing
+#   scripts/deps.sh [--for run|test] --list     print the package list and exit
+#   scripts/deps.sh [--for run|test] --check    exit 1 (naming them) if packages are missing
 
 set -euo pipefail
 
-# Build and test tools.
-pkgs=(build-essential meson ninja-build pkg-config python3 python3-matplotlib
-      dpkg-dev groff-base
-      fio liburing-dev libcmocka-dev libnbd-bin libnbd-dev
-      nbdkit nbd-server qemu-utils redis-server libhiredis-dev libb2-dev)
+args=("$@")
+mode="test"
+if [ "${1:-}" = --for ]; then
+	case ${2:-} in
+	run|test) mode=$2 ;;
+	*)
+		echo "deps: --for takes run or test, not '${2:-}'" >&2
+		exit 2
+		;;
+	esac
+	shift 2
+fi
+
+# Building the engine (meson -Dshims=false -Dtests=false) and running a job
+# through its embedded default server (nbdkit). fio-source.sh fetches the
+# installed fio's source (dpkg-dev) and configures it as Debian did, which
+# must see what Debian's fio was built with, or config-host.h would not
+# match the binary: CONFIG_LIBAIO, CONFIG_RDMA (librdmacm + libibverbs) and
+# CONFIG_LIBNUMA change the layout of struct io_u and struct thread_data,
+# and Debian's --enable-libnbd needs libnbd-dev (which also builds
+# transport=libnbd). Debian's other build-depends (librbd, glusterfs, pmem,
+# gtk for gfio) only enable engines or the gfio program and change no
+# header fio exports to engines, so they are not installed.
+pkgs=(build-essential meson ninja-build pkg-config python3 dpkg-dev
+      fio liburing-dev nbdkit libnbd-dev
+      libaio-dev libnuma-dev librdmacm-dev libibverbs-dev zlib1g-dev)
+
+if [ "$mode" = test ]; then
+
+# The shims' stores, the tests' tools and libraries, the man pages' check.
+pkgs+=(python3-matplotlib groff-base libcmocka-dev libnbd-bin
+       nbd-server qemu-utils redis-server libhiredis-dev libb2-dev)
 
 # Hardening: libFuzzer targets (clang), the shim under valgrind, network
 # namespaces for the multi-host test (iproute2).
@@ -46,14 +76,7 @@ pkgs+=(tcmu-runner qemu-system-x86 busybox-static cpio nbd-client socat)
 # bpftrace on tracepoints.
 pkgs+=(bpftrace)
 
-# What fio's ./configure must see so that config-host.h matches Debian's fio
-# binary (scripts/fio-source.sh): Debian's fio build-depends on these, and
-# CONFIG_LIBAIO, CONFIG_RDMA (librdmacm + libibverbs) and CONFIG_LIBNUMA change
-# the layout of struct io_u and struct thread_data. libnbd-dev (above) is
-# needed by Debian's --enable-libnbd. Debian's other build-depends (librbd,
-# glusterfs, pmem, gtk for gfio) only enable engines or the gfio program and
-# change no header fio exports to engines, so they are not installed here.
-pkgs+=(libaio-dev libnuma-dev librdmacm-dev libibverbs-dev zlib1g-dev)
+fi
 
 case "${1:-}" in
 --list)
@@ -63,7 +86,7 @@ case "${1:-}" in
 --check|"")
 	;;
 *)
-	echo "usage: $0 [--list|--check]" >&2
+	echo "usage: $0 [--for run|test] [--list|--check]" >&2
 	exit 2
 	;;
 esac
@@ -75,7 +98,7 @@ for p in "${pkgs[@]}"; do
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "deps: all ${#pkgs[@]} packages are installed"
+	echo "deps: all ${#pkgs[@]} packages for $mode are installed"
 	exit 0
 fi
 
@@ -86,7 +109,7 @@ fi
 
 if [[ $(id -u) -ne 0 ]]; then
 	if command -v sudo >/dev/null 2>&1; then
-		exec sudo -- "$0" "$@"
+		exec sudo -- "$0" "${args[@]}"
 	fi
 	echo "deps: must run as root to install: ${missing[*]}" >&2
 	echo "deps: re-run as root (e.g. 'su -c $0')" >&2

@@ -5,7 +5,7 @@
 # unless tests/skips-allowed lists it (scripts/skips.py). Sourced by
 # scripts/test.sh, and by tests/meta/test-passes.sh, which runs it against
 # a small meson project.
-failed=() skipped=() passed=0
+failed=() skipped=() passed=0 times=()
 fatal_skips=
 [ "${CI:-}" = true ] && fatal_skips=--fatal
 skip_log=$(mktemp "${TMPDIR:-/tmp}/torus-skips.XXXXXX")
@@ -26,17 +26,20 @@ pass() {
 		echo "skips: $key: the whole pass SKIPPED, fatal with CI=true (its reason is above)" >>"$skip_log"
 		rc=1
 	fi
+	local took=$((SECONDS - start)) result
 	if [ $rc = 0 ]; then
-		echo "=== test.sh: $name passed ($((SECONDS - start)) s) ==="
+		result=passed
 		passed=$((passed + 1))
 	elif [ $rc = 77 ]; then
-		echo "=== test.sh: $name SKIPPED ($((SECONDS - start)) s) ==="
+		result=SKIPPED
 		skipped+=("$name")
 		echo "skips: $key: the whole pass SKIPPED (its reason is above)" >>"$skip_log"
 	else
-		echo "=== test.sh: $name FAILED ($((SECONDS - start)) s) ===" >&2
+		result=FAILED
 		failed+=("$name")
 	fi
+	echo "=== test.sh: $name $result ($took s) ==="
+	times+=("$(printf '%-9s %5d s  %s: %s' "$key" "$took" "$result" "$name")")
 }
 
 # meson_suite KEY BUILD ARGS...: meson test in BUILD; then every skipped
@@ -59,6 +62,9 @@ passes_summary() {
 		echo "test.sh: every skip, with its reason:"
 		sed 's/^/  /' "$skip_log"
 	fi
+	# Each pass's time, where CI's budget goes.
+	echo "test.sh: each pass's time:"
+	printf '  %s\n' "${times[@]}"
 	# One plain line a CI reader can count: passes, not single tests.
 	echo "passes: $passed passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
 	if [ ${#failed[@]} -gt 0 ]; then

@@ -1,5 +1,6 @@
 #!/bin/bash
-# test-crash.sh [nbd] [tcmu] (both when none is named): what a completed
+# test-crash.sh [nbd] [tcmu] [libnbd] (nbd and tcmu when none is named):
+# what a completed
 # flush covered, and every FUA write, survives a crash that loses every
 # write not flushed. SIGKILL of a server on tmpfs or a disk never loses
 # the page cache, so a store whose flush does nothing passes that test
@@ -33,7 +34,8 @@
 # after it: from the first kill on, nothing the dying server does (its
 # exit path may flush) can reach the backing file.
 #
-# Per server (nbdkit file, nbd-shim's file store, tcmu-shim's file store),
+# Per server (nbdkit file and nbd-shim's file store over the native NBD
+# transport, nbdkit file over transport=libnbd, tcmu-shim's file store),
 # four crashes, fio writing 4 KiB blocks with verify=crc32c headers, each
 # block once into a file of zeroes:
 #   fsync      iodepth 1, fsync=N
@@ -77,8 +79,10 @@ for t in "${transports[@]}"; do
 	tcmu)
 		[ -x "$TCMU_SHIM" ] || fail "no handler host at $TCMU_SHIM: build the tree with -Dshims=true"
 		servers+=(tcmu) ;;
+	libnbd)
+		servers+=(libnbd) ;;
 	*)
-		fail "usage: $0 [nbd] [tcmu]" ;;
+		fail "usage: $0 [nbd] [tcmu] [libnbd]" ;;
 	esac
 done
 
@@ -167,12 +171,14 @@ layer_stop() {
 	mounts=("${mounts[@]/"$mnt"/}")
 }
 
-# server_start KIND NAME: the server under test on $vimg; sets $srv_pid and
-# $uri.
+# server_start KIND NAME: the server under test on $vimg; sets $srv_pid,
+# $uri and $transport (the engine's transport= option, if not the uri's).
 server_start() {
 	local kind=$1 name=$2
+	transport=()
 	case $kind in
-	nbdkit)
+	nbdkit | libnbd)
+		[ "$kind" = libnbd ] && transport=(--transport=libnbd)
 		start_bg nbdkit --foreground --exit-with-parent -P "$T/$name.pid" \
 			-U "$T/$name.sock" file "$vimg"
 		srv_pid=$!
@@ -305,7 +311,7 @@ run_case() {
 	layer_start "$name" $SIZE
 	server_start "$kind" "$name"
 
-	"$FIO" --ioengine="external:$ENGINE" --uri="$uri" --rw=randwrite --bs=$BS \
+	"$FIO" --ioengine="external:$ENGINE" --uri="$uri" "${transport[@]}" --rw=randwrite --bs=$BS \
 		--verify=crc32c --do_verify=0 \
 		--write_lat_log="$T/$name" --log_offset=1 \
 		--output-format=json "${job[@]}" >"$T/$name.json" 2>"$T/$name.err" &
