@@ -97,7 +97,10 @@ import textwrap
 import time
 import urllib.parse
 
+import fio_json
 import harness
+import procs
+import servers
 import timelinelib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -280,14 +283,14 @@ def kernel_share(text, ios):
 
 def summarize(data, name):
     """The table's figures of one fio run (all its jobs together):
-    harness.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, and the
+    fio_json.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, and the
     completion latency percentiles over every job and direction."""
-    s = harness.fio_summary(data, name, all_jobs=True)
+    s = fio_json.fio_summary(data, name, all_jobs=True)
     out = {"iops": s["iops"], "bw_mib": s["bw_mib"],
            "clat_mean_us": s["clat_mean_us"] if clat_recorded(data) else None,
            "ios": s["ios"], "runtime_s": s["runtime_s"],
            "fio_cpu_us_per_io": s["cpu_us_per_io"]}
-    pcts, how = harness.merged_clat_percentiles(data, PERCENTILES)
+    pcts, how = fio_json.merged_clat_percentiles(data, PERCENTILES)
     for p, v in pcts.items():
         out[f"clat_{p}_us"] = v
     out["percentiles_from"] = how
@@ -397,7 +400,7 @@ class Context:
             if not sock:
                 raise Skip(f"{self.target} names no socket=")
             self.need("socat")
-            relay = harness.tcp_to_unix(sock, log=self.server_log or self.out("servers.log"),
+            relay = servers.tcp_to_unix(sock, log=self.server_log or self.out("servers.log"),
                                         log_header=True)
             self.stack.callback(relay.stop)
             log(f"guest network: socat relays {relay.uri} to {sock}")
@@ -433,14 +436,14 @@ def start_target(ctx, stack):
     ctx.server_log = open(ctx.out("servers.log"), "a")
     stack.callback(ctx.server_log.close)
     if a.nbd_shim and os.access(a.nbd_shim, os.X_OK):
-        srv = harness.nbd_shim(a.nbd_shim, "standard", backend=backend,
+        srv = servers.nbd_shim(a.nbd_shim, "standard", backend=backend,
                                size=None if backend.startswith("file:") else a.size,
                                socket=sock, log=ctx.server_log, log_header=True,
                                timeline=timelinelib.servers_dir(ctx) if a.timeline else None)
         ctx.target_desc = (f"nbd-shim --profile standard --backend {backend} "
                            f"--size {a.size} on {sock}")
     elif backend == "memory" and shutil.which("nbdkit"):
-        srv = harness.nbdkit("memory", str(a.size), socket=sock, log=ctx.server_log,
+        srv = servers.nbdkit("memory", str(a.size), socket=sock, log=ctx.server_log,
                              log_header=True)
         ctx.target_desc = f"nbdkit memory {a.size} on {sock} (nbd-shim is not built)"
     else:
@@ -474,7 +477,7 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
     out = ctx.rout(path, "json")
     errlog = ctx.rout(path, "log")
     watch = [p for p in watch if p]
-    before = {p: harness.proc_cpu_ticks(p) for p in watch}
+    before = {p: procs.proc_cpu_ticks(p) for p in watch}
     m0 = machine_ticks()
     t0 = time.monotonic()
     timeout = ctx.seconds * (6 if ctx.args.as_written else 3) + 120
@@ -483,10 +486,10 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
         else contextlib.nullcontext()
     try:
         with traced:
-            harness.run_fio(["--output-format=json+", "--eta=never", jobfile], json=False,
+            fio_json.run_fio(["--output-format=json+", "--eta=never", jobfile], json=False,
                             env=env, timeout=timeout, fio=ctx.fio, output=out,
                             log=errlog, cwd=ctx.tmp)
-    except harness.FioError as e:
+    except fio_json.FioError as e:
         msg = str(e)
         if "No space left" in msg or "ENOSPC" in msg:
             msg += ("; the job's files do not fit the filesystem on the export: make the "
@@ -498,8 +501,8 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
         raise PathFailed(msg)
     wall = time.monotonic() - t0
     m1 = machine_ticks()
-    after = {p: harness.proc_cpu_ticks(p) for p in watch}
-    data = harness.load_fio_json(out)
+    after = {p: procs.proc_cpu_ticks(p) for p in watch}
+    data = fio_json.load_fio_json(out)
     s = summarize(data, os.path.basename(out))
     hz = os.sysconf("SC_CLK_TCK")
     s["machine_cpu_us_per_io"] = (m1[0] - m0[0]) / hz / s["ios"] * 1e6
@@ -599,7 +602,7 @@ def path_engine_tcmu(ctx, stack, res):
     if ctx.args.engine_in_guest and not ctx.in_guest:
         return engine_in_guest(ctx, "engine-tcmu", res)
     sock = os.path.join(ctx.tmp, "tcmu.sock")
-    shim = harness.tcmu_shim(ctx.args.tcmu_shim, sock, backend=f"nbd:{ctx.target}",
+    shim = servers.tcmu_shim(ctx.args.tcmu_shim, sock, backend=f"nbd:{ctx.target}",
                              log=ctx.server_log or ctx.out("servers.log"), log_header=True,
                              what="tcmu-shim (nbd store)",
                              timeline=timelinelib.round_dir(ctx, "engine-tcmu")
@@ -614,7 +617,7 @@ def path_engine_tcmu(ctx, stack, res):
 def run_cmd(argv, what, timeout=60):
     r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
-        raise PathFailed(f"{what} failed ({harness.status_text(r.returncode)}): "
+        raise PathFailed(f"{what} failed ({procs.status_text(r.returncode)}): "
                          f"{(r.stderr or r.stdout).strip()[-400:]}; command: "
                          f"{' '.join(argv)}")
     return r.stdout.strip()
@@ -655,7 +658,7 @@ def path_kernel_loop(ctx, stack, res):
         if fuse.poll() is not None:
             with open(flog_name, errors="replace") as f:
                 said = " ".join(f.read().split())[-200:]
-            raise PathFailed(f"nbdfuse exited ({harness.status_text(fuse.returncode)}) "
+            raise PathFailed(f"nbdfuse exited ({procs.status_text(fuse.returncode)}) "
                              f"before mounting: {said or 'it said nothing'} (libnbd, and so "
                              "nbdfuse, cannot negotiate with some servers, such as the "
                              "torus and 0-Disk ones)")
@@ -720,7 +723,7 @@ def tcmu_kernel_native(ctx, stack, res, backend):
             pass
         if shim.poll() is not None:
             raise PathFailed(f"tcmu-shim --uio {uio} exited "
-                             f"({harness.status_text(shim.returncode)}); see "
+                             f"({procs.status_text(shim.returncode)}); see "
                              f"{os.path.basename(slog)}")
         if time.monotonic() > deadline:
             raise PathFailed(f"tcmu-shim did not serve {uio} within 10 s")
@@ -912,7 +915,7 @@ def run_path(ctx, path):
                 res["fio_json"] = os.path.basename(ctx.rout(path, "json"))
         except Skip as e:
             res["status"], res["reason"] = "skipped", str(e)
-        except (PathFailed, harness.HarnessError, OSError, subprocess.SubprocessError) as e:
+        except (PathFailed, procs.HarnessError, OSError, subprocess.SubprocessError) as e:
             res["status"], res["reason"] = "failed", str(e)
         except Exception as e:                 # a bug here: keep the other paths going
             import traceback
@@ -1513,7 +1516,7 @@ def main(argv=None):
                 + (f" ({a.fs_why})" if a.fs_why else ""))
         try:
             start_target(ctx, stack)
-        except harness.HarnessError as e:
+        except procs.HarnessError as e:
             log(f"cannot start the server: {e}")
             return 2
         if ctx.latency_found:

@@ -83,7 +83,10 @@ import time
 
 import comparelib
 import docs_tests
+import fio_json
 import harness
+import procs
+import servers
 import timelinelib
 from docs_tests import KiB, MiB, GiB
 
@@ -185,7 +188,7 @@ def find_program(name, override=None):
 # ----------------------------------------------------------------- servers
 
 class Servers:
-    """Starts the servers the tests need (scripts/harness.py), their output
+    """Starts the servers the tests need (scripts/servers.py), their output
     in servers.log, and stops every one it started (by its own process id,
     never by name)."""
 
@@ -193,31 +196,31 @@ class Servers:
         self.args = args
         self.workdir = workdir
         self.logf = logf
-        self.running = []        # harness.Server objects we started
+        self.running = []        # servers.Server objects we started
 
     def _start(self, starter, *a, what, **kw):
-        if starter in (harness.nbd_shim, harness.tcmu_shim) and self.args.timeline:
+        if starter in (servers.nbd_shim, servers.tcmu_shim) and self.args.timeline:
             kw["timeline"] = self.args.servers_timeline
         srv = starter(*a, what=what, log=self.logf, log_header=True, cwd=self.workdir,
                       timeout=15.0, **kw)
         self.running.append(srv)
         return srv
 
-    def stop(self, servers=None):
-        targets = list(self.running if servers is None else servers)
-        harness.stop_all(targets)
+    def stop(self, which=None):
+        targets = list(self.running if which is None else which)
+        servers.stop_all(targets)
         self.running = [s for s in self.running if s not in targets]
 
     # nbdkit memory, one per test (a fresh, empty disk each time)
     def nbdkit(self, size):
-        srv = self._start(harness.nbdkit, "memory", f"size={size}", program=self.args.nbdkit,
+        srv = self._start(servers.nbdkit, "memory", f"size={size}", program=self.args.nbdkit,
                           what="nbdkit memory")
         return srv.uri, [srv]
 
     # the torus shim: one for all torus tests (ddreadback reads what ddwrite wrote)
     def torus(self, size):
         size = -(-size // (512 * KiB)) * 512 * KiB      # torus: whole 512 KiB blocks
-        srv = self._start(harness.nbd_shim, self.args.nbd_shim, "torus", backend="memory",
+        srv = self._start(servers.nbd_shim, self.args.nbd_shim, "torus", backend="memory",
                           size=size, export="torus",
                           extra=["--replicas", "2", "--bandwidth", "1gbit"],
                           what="nbd-shim torus")
@@ -227,21 +230,21 @@ class Servers:
     # one connection per ring, so the rings of one test after another take
     # the torus volume in turn
     def tcmu(self, nbd_uri, name):
-        srv = self._start(harness.tcmu_shim, self.args.tcmu_shim,
+        srv = self._start(servers.tcmu_shim, self.args.tcmu_shim,
                           os.path.join(self.workdir, f"tcmu-{name}.sock"),
                           backend=f"nbd:{nbd_uri}", what=f"tcmu-shim ({name})")
         return srv.uri, [srv]
 
     # the 0-Disk shim on Redis: N storage servers and one metadata server
     def zeroos(self, size):
-        redis = [self._start(harness.redis_server, os.path.join(self.workdir, f"redis-{i}"),
+        redis = [self._start(servers.redis_server, os.path.join(self.workdir, f"redis-{i}"),
                              program=self.args.redis_server, ready=False,
                              what=f"redis-server {i}")
                  for i in range(self.args.redis_servers + 1)]
         for srv in redis:
             srv.wait_ready()
         storage = ",".join(srv.address for srv in redis[:-1])
-        shim = self._start(harness.nbd_shim, self.args.nbd_shim, "zeroos",
+        shim = self._start(servers.nbd_shim, self.args.nbd_shim, "zeroos",
                            backend=f"redis:{storage}", size=size, export="default",
                            extra=["--redis-meta", redis[-1].address], what="nbd-shim zeroos")
         return shim.uri, redis + [shim]
@@ -249,7 +252,7 @@ class Servers:
     # the official nbd-server, exporting a sparse file (the document: 4 GiB);
     # it forks a daemon, stopped through its pid file
     def nbd_server(self, size):
-        srv = self._start(harness.nbd_server, os.path.join(self.workdir, "nbd-server.img"),
+        srv = self._start(servers.nbd_server, os.path.join(self.workdir, "nbd-server.img"),
                           self.workdir, size=size, program=self.args.nbd_server,
                           what="nbd-server")
         return srv.uri, [srv]
@@ -297,7 +300,7 @@ def plan(test, args):
 # ----------------------------------------------------------------- figures
 
 def figure(metric, data, scale):
-    return harness.fio_figure(data, metric["kind"], metric["ddir"], metric.get("job"), scale)
+    return fio_json.fio_figure(data, metric["kind"], metric["ddir"], metric.get("job"), scale)
 
 
 # ------------------------------------------------------------------ report
@@ -529,7 +532,7 @@ def run_fio(test, uri, env, args, outdir):
     runtime = int(env.get("TORUS_RUNTIME", "0")) or 600
     groups = max(1, len({m.get("job") for m in test["metrics"]}))
     timeout = groups * runtime + 120
-    return harness.run_fio(fio_args, env=fio_env, timeout=timeout, fio=args.fio, output=out,
+    return fio_json.run_fio(fio_args, env=fio_env, timeout=timeout, fio=args.fio, output=out,
                            log=errlog, cwd=args.workdir, progress=tty).data
 
 
@@ -605,10 +608,10 @@ def run_kernel_paths(test, uri, env, args, outdir):
                                          "notes", "timeline")}
         if k["status"] == "ok":
             try:
-                data = harness.load_fio_json(os.path.join(res_dir, f"{p}.json"))
+                data = fio_json.load_fio_json(os.path.join(res_dir, f"{p}.json"))
                 k["figures"] = {m["key"]: figure(m, data, plan(test, args)[2])
                                 for m in test["metrics"]}
-            except harness.HarnessError as e:
+            except procs.HarnessError as e:
                 k.update(status="failed", reason=str(e))
         out[p] = k
     return out
@@ -793,7 +796,7 @@ def main(argv=None):
                                    else f"{k['status']}: " + " ".join(
                                        (k.get("reason") or "?").split())[:160])
                         for p, k in rec["kernel"].items()))
-            except harness.HarnessError as e:
+            except procs.HarnessError as e:
                 failed += 1
                 rec["error"] = str(e)
                 log(f"{prefix}: FAILED: {e}")

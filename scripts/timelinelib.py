@@ -30,7 +30,7 @@ import os
 import struct
 import sys
 
-import harness
+import fio_json
 
 MAGIC = b"TORUSTL1"
 VERSION = 1
@@ -412,17 +412,17 @@ def _apart(s, lo, hi):
     return f"began {(s[0] - hi) / 1e9:.1f} s after"
 
 
-def fio_latency(fio_json):
+def fio_latency(fio_out):
     """fio's latency in the fio JSON file FIO_JSON: {"mean_us": lat_ns
     (submission to completion) over every job and direction, "p50_us":
     [(clat median, lat median) of each job's direction that did I/O]}.
     p50_us is empty unless fio kept lat percentiles (lat_percentiles=1);
     mean_us is 0 when fio recorded no latency."""
-    data = harness.load_fio_json(fio_json)
-    mean = harness.fio_summary(data, os.path.basename(fio_json), all_jobs=True)["lat_mean_us"]
+    data = fio_json.load_fio_json(fio_out)
+    mean = fio_json.fio_summary(data, os.path.basename(fio_out), all_jobs=True)["lat_mean_us"]
     p50 = []
     for job in data.get("jobs") or []:
-        for ddir in harness.DDIRS:
+        for ddir in fio_json.DDIRS:
             d = job.get(ddir) or {}
             pct = [(d.get(k) or {}).get("percentile") or {} for k in ("clat_ns", "lat_ns")]
             if d.get("total_ios") and all("50.000000" in x for x in pct):
@@ -470,7 +470,7 @@ def fio_words(f):
                f"more than {100 * FIO_MEAN_ABOVE:.0f}% above fio's)"))
 
 
-def analyse(d, fio_json=None):
+def analyse(d, fio_out=None):
     """The timeline of directory D: {"dir", "files", "paths": {engine
     path: its result}, "warnings"}. A path's result: server (or None),
     form ("merged" or "server and wire"), records, incomplete, joined,
@@ -550,13 +550,13 @@ def analyse(d, fio_json=None):
         raise TimelineError(f"timeline: no engine records in {d} (only "
                             f"{', '.join(sorted({f.source for f in files}))}): run fio with "
                             "the engine's timeline=DIR into the same directory")
-    if fio_json:
+    if fio_out:
         if len(res["paths"]) != 1:
             res["warnings"].append(f"{d} holds {' and '.join(res['paths'])}: fio's "
                                    "figure is not checked against either")
         else:
             r = next(iter(res["paths"].values()))
-            lat = fio_latency(fio_json) if r["phases"] else None
+            lat = fio_latency(fio_out) if r["phases"] else None
             if r["phases"] and not lat["mean_us"]:
                 # gtod_reduce=1 or disable_lat=1: nothing to check against
                 r["fio"] = {"lat_mean_us": None, "total_mean_us": r["phases"][-1]["mean_us"],
@@ -644,7 +644,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         res = analyse(a.dir, a.fio_json)
-    except (TimelineError, harness.FioError, OSError) as e:
+    except (TimelineError, fio_json.FioError, OSError) as e:
         print(str(e), file=sys.stderr)
         return 2
     write_json(res, os.path.join(a.dir, "timeline.json"))
@@ -728,7 +728,7 @@ def server_files(servers):
     return set(os.listdir(servers)) if os.path.isdir(servers) else set()
 
 
-def run_entry(run_dir, servers, before, fio_json, path, rel):
+def run_entry(run_dir, servers, before, fio_out, path, rel):
     """One engine run's timeline entry, for compare's and rerun-documents'
     results: the server's record files its connections wrote (new in
     SERVERS since BEFORE) moved into RUN_DIR once they stop growing, the
@@ -741,12 +741,12 @@ def run_entry(run_dir, servers, before, fio_json, path, rel):
             if n.endswith(".rec"):
                 os.replace(os.path.join(servers, n), os.path.join(run_dir, n))
     try:
-        res = analyse(run_dir, fio_json)
+        res = analyse(run_dir, fio_out)
         r = res["paths"].get(path)
         if r and r["server"] and r["join_rate"] < JOIN_WARN:
             settle([run_dir], hold=1.0)      # a late close: once more
-            res = analyse(run_dir, fio_json)
-    except (TimelineError, harness.FioError, OSError) as e:
+            res = analyse(run_dir, fio_out)
+    except (TimelineError, fio_json.FioError, OSError) as e:
         return {"dir": rel, "none": f"no timeline: {e}"}
     write_json(res, os.path.join(run_dir, "timeline.json"))
     with open(os.path.join(run_dir, "timeline.txt"), "w") as f:
@@ -808,7 +808,7 @@ class CompareRun:
         return run()
 
 
-    def result(self, fio_json):
+    def result(self, fio_out):
         """This round's timeline entry for compare's results: the phase
         summary and what it rests on, or {"none": why}."""
         rel = os.path.relpath(self.dir, self.ctx.results)
@@ -821,7 +821,7 @@ class CompareRun:
                         "notes": self.trace.notes() if hasattr(self.trace, "notes") else []}
             except Exception as e:          # the tracer's failure is not the path's
                 return {"dir": rel, "none": f"no kernel timeline: {e}"}
-        return run_entry(self.dir, self.servers, self.before, fio_json, self.path, rel)
+        return run_entry(self.dir, self.servers, self.before, fio_out, self.path, rel)
 
 
 def merge_rounds(res):

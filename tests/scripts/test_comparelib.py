@@ -158,9 +158,9 @@ class Figures(unittest.TestCase):
         self.assertAlmostEqual(s["iops"], 100.0)
 
     def test_summarize_refuses(self):
-        with self.assertRaisesRegex(comparelib.harness.FioJsonError, "no jobs"):
+        with self.assertRaisesRegex(comparelib.fio_json.FioJsonError, "no jobs"):
             comparelib.summarize({"jobs": []}, "x")
-        with self.assertRaisesRegex(comparelib.harness.FioJsonError, "error 5"):
+        with self.assertRaisesRegex(comparelib.fio_json.FioJsonError, "error 5"):
             comparelib.summarize({"jobs": [{"jobname": "a", "error": 5}]}, "x")
 
 
