@@ -26,8 +26,8 @@ tcmu+unix:///?socket=PATH, to tcmu-shim --backend nbd:<the torus shim's URI>,
 one tcmu-shim for the four, in front of the same torus shim). Each row of the
 report stands beside the document's figures of its own front end.
 
-With --kernel-paths (kernel-loop, kernel-nbd, kernel-tcmu, guest-virtio;
-docs/compare.md), each NBD test also runs in its kernel-path form through
+With --kernel-paths (compare's paths through the kernel, docs/compare.md:
+{kernel_paths}), each NBD test also runs in its kernel-path form through
 scripts/compare against the same server, in further columns of the report:
 on the raw device with the job's own direct= for device and block-level
 tests, and in a directory of an ext4 filesystem made on the device and
@@ -79,9 +79,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
-import comparelib
+import compare_paths
 import docs_tests
 import fio_json
 import harness
@@ -122,7 +123,7 @@ SERVER_NEEDS = {
 # the kernel paths scripts/compare can add (--kernel-paths): its paths
 # through the kernel (not the engine's, engine-libnbd's included), those
 # that run on this machine first
-KERNEL_PATHS = tuple(p.name for p in sorted(comparelib.PATHS, key=lambda p: p.where != "host")
+KERNEL_PATHS = tuple(p.name for p in sorted(compare_paths.PATHS, key=lambda p: p.where != "host")
                      if p.baseline and not p.name.startswith("engine-"))
 
 # and what a transport adds in front of the server
@@ -533,7 +534,7 @@ def run_fio(test, uri, env, args, outdir):
     groups = max(1, len({m.get("job") for m in test["metrics"]}))
     timeout = groups * runtime + 120
     return fio_json.run_fio(fio_args, env=fio_env, timeout=timeout, fio=args.fio, output=out,
-                           log=errlog, cwd=args.workdir, progress=tty).data
+                            log=errlog, cwd=args.workdir, progress=tty).data
 
 
 def timeline_dir(test, outdir):
@@ -617,6 +618,15 @@ def run_kernel_paths(test, uri, env, args, outdir):
     return out
 
 
+def help_text():
+    """--help's text after its first line: the docstring, with the kernel
+    paths named from compare's PATHS (KERNEL_PATHS)."""
+    paras = __doc__.split("\n\n")[1:]
+    return "\n\n".join(textwrap.fill(" ".join(p.split()).replace(
+        "{kernel_paths}", ", ".join(KERNEL_PATHS)), 78) if "{kernel_paths}" in p else p
+        for p in paras)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if "-h" not in argv and "--help" not in argv:
@@ -624,7 +634,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="rerun-documents",
         description="Re-run the five documents' tests through the engine and compare.",
-        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--short", action="store_true",
                     help="a few seconds per test and small sizes (a smoke run)")
     ap.add_argument("--results", metavar="DIR",
