@@ -24,13 +24,13 @@ a negative wire phase (counted, and said).
 """
 
 import json
-import math
 import operator
 import os
 import struct
 import sys
 
 import fio_json
+import stats
 
 MAGIC = b"TORUSTL1"
 VERSION = 1
@@ -189,20 +189,13 @@ def read_dir(d):
 
 # ------------------------------------------------------------- figures
 
-def nearest_rank(sorted_values, p):
-    """The P-th percentile of SORTED_VALUES by nearest rank: the smallest
-    value with at least P% of the values at or below it."""
-    n = len(sorted_values)
-    return sorted_values[max(1, math.ceil(p / 100.0 * n)) - 1]
-
-
 def summary(name, where, values_ns):
     """One phase's entry of the phase summary (T-common's schema)."""
     vs = sorted(values_ns)
     out = {"name": name, "where": where, "count": len(vs),
            "mean_us": sum(vs) / len(vs) / 1e3 if vs else None}
     for p in PERCENTILES:
-        out[f"p{p:g}_us"] = nearest_rank(vs, p) / 1e3 if vs else None
+        out[f"p{p:g}_us"] = stats.percentile(vs, p / 100.0) / 1e3 if vs else None
     return out
 
 

@@ -118,11 +118,8 @@ class Header(Dir):
 
 
 class Figures(unittest.TestCase):
-    def test_nearest_rank(self):
-        vs = list(range(1, 101))
-        self.assertEqual([tl.nearest_rank(vs, p) for p in (50, 99, 99.9, 1, 0)],
-                         [50, 99, 100, 1, 1])
-        self.assertEqual(tl.nearest_rank([5], 99.9), 5)
+    def test_summary(self):
+        """Percentiles by nearest rank (stats.percentile)."""
         s = tl.summary("x", "client", [3000, 1000, 2000])
         self.assertEqual((s["count"], s["mean_us"], s["p50_us"], s["p99_us"], s["p99.9_us"]),
                          (3, 2.0, 2.0, 3.0, 3.0))
