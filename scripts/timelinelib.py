@@ -6,7 +6,9 @@ one 64-byte record per wire command, stamped on CLOCK_MONOTONIC). This
 module reads such a directory, joins every engine record with the server's
 record of the same command, cuts each I/O's life into phases between
 consecutive stamps (so that the phases add up to the total by
-construction), and summarises them per path: mean, p50, p99, p99.9
+construction: the engine's own phases as it names them in engine-N.json,
+its server-and-wire phase split into the server's parts when the server
+stamps too), and summarises them per path: mean, p50, p99, p99.9
 (nearest rank on the exact values). scripts/timeline is its command;
 scripts/compare --timeline calls it for every engine path and round.
 
@@ -54,36 +56,26 @@ FIO_TOLERANCE = 0.10
 FIO_MEAN_ABOVE = 0.05
 
 # Phases: (name, where, from stamp, to stamp), in the order of the I/O's
-# life; each ends where the next begins. Engine and server stamp names are
-# distinct, so one joined I/O is one dict of stamps.
-PHASES = {
+# life; each ends where the next begins. The engine names its own: it
+# writes them, with their stamps, in engine-N.json (engines/timeline.c,
+# the one table of them), and engine_phases() reads them there. A server's
+# records split the engine's server-and-wire phase into these parts (the
+# server's stamp names are distinct from the engine's, so one joined I/O is
+# one dict of stamps):
+SERVER_PARTS = {
     ("engine-nbd", "nbd-shim"): (
-        ("client submit", "client", "queued", "sent"),
         ("wire out", "wire", "sent", "received"),
         ("server queue", "server", "received", "started"),
         ("storage", "server", "started", "stored"),
         ("server reply", "server", "stored", "replied"),
         ("wire back", "wire", "replied", "header"),
-        ("client complete", "client", "header", "handed"),
-    ),
-    ("engine-nbd", None): (
-        ("client submit", "client", "queued", "sent"),
-        ("server and wire", "server-and-wire", "sent", "header"),
-        ("client complete", "client", "header", "handed"),
     ),
     ("engine-tcmu", "tcmu-shim"): (
-        ("client submit", "client", "queued", "published"),
         ("wake-up out", "wire", "published", "picked"),
         ("server queue", "server", "picked", "started"),
         ("storage", "server", "started", "stored"),
         ("server reply", "server", "stored", "completed"),
         ("wake-up back", "wire", "completed", "seen"),
-        ("client complete", "client", "seen", "handed"),
-    ),
-    ("engine-tcmu", None): (
-        ("client submit", "client", "queued", "published"),
-        ("handler and wake-ups", "server-and-wire", "published", "seen"),
-        ("client complete", "client", "seen", "handed"),
     ),
     # transport=libnbd: libnbd sends inside ->queue and reads inside
     # ->getevents, so the engine sees only when its callback ran
@@ -93,28 +85,14 @@ PHASES = {
         ("storage", "server", "started", "stored"),
         ("server reply", "server", "stored", "replied"),
         ("libnbd back", "wire", "replied", "callback"),
-        ("hand back", "client", "callback", "handed"),
-    ),
-    ("engine-libnbd", None): (
-        ("libnbd, server and wire", "server-and-wire", "queued", "callback"),
-        ("hand back", "client", "callback", "handed"),
     ),
 }
-TOTAL = ("total", "total", "queued", "handed")
-# the server that serves each engine path, and the engine's window on it
+# the engine's phase a server's records split, by its "where"
+SPLIT = "server-and-wire"
+# the server that serves each engine path
 SERVER_OF = {"engine-nbd": "nbd-shim", "engine-tcmu": "tcmu-shim",
              "engine-libnbd": "nbd-shim"}
-WINDOW = {"engine-nbd": ("sent", "header"), "engine-tcmu": ("published", "seen"),
-          "engine-libnbd": ("queued", "callback")}
 ENGINES = tuple(SERVER_OF)
-# each source's stamps, in t[]'s order (T-common; the file's header says them)
-STAMPS = {
-    "engine-nbd": ("queued", "sent", "header", "payload", "handed"),
-    "engine-tcmu": ("queued", "published", "seen", "handed"),
-    "engine-libnbd": ("queued", "callback", "handed"),
-    "nbd-shim": ("received", "started", "stored", "replied"),
-    "tcmu-shim": ("picked", "started", "stored", "completed"),
-}
 
 
 class TimelineError(Exception):
@@ -201,6 +179,58 @@ def summary(name, where, values_ns):
 
 # ------------------------------------------------------------- the join
 
+def engine_phases(rf):
+    """The phases of the engine that wrote the record file RF, as it names
+    them in the engine-N.json beside it: ((name, where, from stamp, to
+    stamp), ...), its total last."""
+    path = rf.path[:-len(".rec")] + ".json"
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise TimelineError(f"timeline: cannot read {path} ({e.strerror}): the engine names "
+                            f"its phases there when its job ends; was fio stopped before? "
+                            "Run the job again to its end")
+    except ValueError as e:
+        raise TimelineError(f"timeline: {path} is not JSON ({e}): the engine did not finish "
+                            "writing it; run the job again to its end")
+    try:
+        phases = tuple((p["name"], p["where"], p["from"], p["to"]) for p in data)
+    except (KeyError, TypeError):
+        raise TimelineError(f"timeline: {path} does not name its phases' stamps (from, to): "
+                            "written by another version; read it with the scripts of the "
+                            "build that wrote it")
+    if len(phases) < 2 or phases[-1][1] != "total":
+        raise TimelineError(f"timeline: {path} has no phases before its total: the "
+                            "file is damaged")
+    return phases
+
+
+def path_phases(engine, path, server):
+    """(phases, total, window) of PATH: the ENGINE's phases (engine_phases())
+    with its server-and-wire phase split into SERVER_PARTS[(PATH, SERVER)]
+    when SERVER's records are there; WINDOW: that phase's (from, to), the
+    engine's window on the server."""
+    *own, total = engine
+    at = [i for i, p in enumerate(own) if p[1] == SPLIT]
+    if len(at) != 1:
+        raise TimelineError(f"timeline: the engine's phases of {path} "
+                            f"({', '.join(p[0] for p in own)}) have {len(at)} {SPLIT} "
+                            "phases, not one: read them with the scripts of the build that "
+                            "wrote them")
+    i = at[0]
+    window = tuple(own[i][2:])
+    if server:
+        parts = SERVER_PARTS[(path, server)]
+        if (parts[0][2], parts[-1][3]) != window:
+            raise TimelineError(f"timeline: {server}'s parts of {path} run from "
+                                f"{parts[0][2]} to {parts[-1][3]}, the engine's {own[i][0]} "
+                                f"from {window[0]} to {window[1]}: SERVER_PARTS in "
+                                "scripts/timelinelib.py must follow engines/timeline.c")
+        own[i:i + 1] = parts
+    return tuple(own), total, window
+
+
 def chain(phases):
     """The stamps PHASES run through, in order: each phase ends where the
     next begins, so phase i is chain[i + 1] - chain[i] and the total
@@ -259,9 +289,10 @@ def _near(cands, lo, hi, allowed=None):
     return out
 
 
-def join(engine_files, server_files, path, names):
+def join(engine_files, server_files, window, names):
     """The I/Os of ENGINE_FILES (one path's), joined with SERVER_FILES'
-    records when there are any: (chains, counts). chains: for each complete
+    records when there are any, the server's stamps inside the engine's
+    WINDOW (its two stamps): (chains, counts). chains: for each complete
     I/O (each joined one, with server files), its stamps NAMES as a tuple.
     counts: records, incomplete (an engine record with a stamp not taken:
     an I/O that failed or was never handed back; left out), joined,
@@ -273,8 +304,8 @@ def join(engine_files, server_files, path, names):
     the engine's streams talks to, from the I/Os that have one candidate
     only; the second joins each I/O to the nearest candidate of its
     stream's server files."""
-    lo_name, hi_name = WINDOW[path]
-    mine = [n for n in names if n in STAMPS[path]]
+    lo_name, hi_name = window
+    mine = [n for n in names if n in engine_files[0].stamps]
     theirs = [n for n in names if n not in mine]
     index = {}
     for si, rf in enumerate(server_files):
@@ -325,9 +356,9 @@ def join(engine_files, server_files, path, names):
     return chains, counts
 
 
-def phase_summary(chains, phases):
+def phase_summary(chains, phases, total):
     """The phase summary of CHAINS (chain()'s stamps of each I/O) with the
-    total last, and {phase: I/Os where it is negative}."""
+    TOTAL phase last, and {phase: I/Os where it is negative}."""
     out, negative = [], {}
     for i, (name, where, _, _) in enumerate(phases):
         vals = [c[i + 1] - c[i] for c in chains]
@@ -335,7 +366,7 @@ def phase_summary(chains, phases):
         if neg:
             negative[name] = neg
         out.append(summary(name, where, vals))
-    out.append(summary(TOTAL[0], TOTAL[1], [c[-1] - c[0] for c in chains]))
+    out.append(summary(total[0], total[1], [c[-1] - c[0] for c in chains]))
     return out, negative
 
 
@@ -379,8 +410,7 @@ def split_storage(tcmu_files, nbd_files):
                 chains.append((started, c[0], c[1], stored))
     if not chains:
         return None
-    phases, _ = phase_summary(chains, STORAGE_SPLIT)
-    phases[-1] = dict(phases[-1], name="storage")
+    phases, _ = phase_summary(chains, STORAGE_SPLIT, ("storage", "total", "started", "stored"))
     return {"server": "nbd-shim", "matched": len(chains), "of": of, "phases": phases}
 
 
@@ -502,16 +532,23 @@ def analyse(d, fio_out=None):
                     keep.append(f)
             srv = keep
         server = SERVER_OF[path] if srv else None
-        phases = PHASES[(path, server)]
-        want = {x for _, _, a, b in phases + (TOTAL,) for x in (a, b)}
-        for f in eng + srv:
-            missing = sorted(want & set(STAMPS[f.source]) - set(f.stamps))
+        engine = engine_phases(eng[0])
+        for f in eng[1:]:
+            if engine_phases(f) != engine:
+                raise TimelineError(f"timeline: {f.path} and {eng[0].path} name different "
+                                    f"phases ({path}): two builds' engines wrote into {d}; "
+                                    "give each run an empty directory")
+        phases, total, window = path_phases(engine, path, server)
+        own = {x for _, _, a, b in engine for x in (a, b)}
+        theirs = {x for _, _, a, b in phases for x in (a, b)} - own
+        for f, want in [(f, own) for f in eng] + [(f, theirs) for f in srv]:
+            missing = sorted(want - set(f.stamps))
             if missing:
                 raise TimelineError(f"timeline: {f.path} ({f.source}) lacks the stamp(s) "
                                     f"{', '.join(missing)}: written by another version; "
                                     "read it with the scripts of the build that wrote it")
         names = chain(phases)
-        joined, counts = join(eng, srv, path, names)
+        joined, counts = join(eng, srv, window, names)
         r = {"server": server, "form": "merged" if server else "server and wire",
              **counts}
         complete = counts["records"] - counts["incomplete"]
@@ -524,7 +561,8 @@ def analyse(d, fio_out=None):
                 f"{server} record: the phases below are of those that did. Were the "
                 f"engine and the {server} of this run both writing into {d}, and did the "
                 "server close its files (end of connection) before this read them?")
-        r["phases"], r["negative"] = phase_summary(joined, phases) if joined else ([], {})
+        r["phases"], r["negative"] = phase_summary(joined, phases, total) if joined \
+            else ([], {})
         if not joined:
             res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
         if r["negative"]:

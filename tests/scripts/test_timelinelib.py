@@ -25,10 +25,33 @@ import timelinelib as tl  # noqa: E402
 READ, WRITE = 0, 1
 
 
+# The engine's own phases as engines/timeline.c writes them in engine-N.json
+# (the timeline-engine test checks the engine's file itself).
+ENGINE_OWN = {
+    "engine-nbd": (("client submit", "client", "queued", "sent"),
+                   ("server and wire", "server-and-wire", "sent", "header"),
+                   ("payload", "wire", "header", "payload"),
+                   ("hand back", "client", "payload", "handed"),
+                   ("total", "total", "queued", "handed")),
+    "engine-tcmu": (("client submit", "client", "queued", "published"),
+                    ("handler and wake-ups", "server-and-wire", "published", "seen"),
+                    ("hand back", "client", "seen", "handed"),
+                    ("total", "total", "queued", "handed")),
+    "engine-libnbd": (("libnbd, server and wire", "server-and-wire", "queued", "callback"),
+                      ("hand back", "client", "callback", "handed"),
+                      ("total", "total", "queued", "handed")),
+}
+
+
 def write_rec(path, source, key, stamps, records, magic=b"TORUSTL1", version=1,
               rec_size=64, tail=b""):
     """A record file as timeline_rec.c writes it; RECORDS: (key, offset,
-    len, op, stream, [stamps...])."""
+    len, op, stream, [stamps...]). An engine's gets its engine-N.json
+    beside it, as the engine writes at the job's end."""
+    if source in ENGINE_OWN:
+        with open(path[:-len(".rec")] + ".json", "w") as f:
+            json.dump([{"name": n, "where": w, "from": a, "to": b, "count": 0}
+                       for n, w, a, b in ENGINE_OWN[source]], f)
     names = [s.encode() for s in stamps] + [b""] * (5 - len(stamps))
     head = struct.pack("=8sIIII32s32s" + "32s" * 5, magic, version, rec_size, len(stamps),
                        1234, source.encode(), key.encode(), *names)
@@ -127,9 +150,10 @@ class Figures(unittest.TestCase):
 
 class Chains(unittest.TestCase):
     def test_every_form_is_a_chain(self):
-        for key, phases in tl.PHASES.items():
+        for path, server in list(tl.SERVER_PARTS) + [(e, None) for e in tl.ENGINES]:
+            phases, total, _ = tl.path_phases(ENGINE_OWN[path], path, server)
             names = tl.chain(phases)
-            self.assertEqual((names[0], names[-1]), ("queued", "handed"), key)
+            self.assertEqual((names[0], names[-1]), total[2:], (path, server))
         with self.assertRaisesRegex(ValueError, "does not start where the last ended"):
             tl.chain((("a", "client", "queued", "sent"), ("b", "wire", "header", "handed")))
 
@@ -157,14 +181,14 @@ class Join(Dir):
         self.assertEqual(r["unmatched_server"], 1)
         names = [p["name"] for p in r["phases"]]
         self.assertEqual(names, ["client submit", "wire out", "server queue", "storage",
-                                 "server reply", "wire back", "client complete", "total"])
+                                 "server reply", "wire back", "payload", "hand back", "total"])
         self.assertEqual([p["where"] for p in r["phases"]],
-                         ["client", "wire", "server", "server", "server", "wire", "client",
-                          "total"])
+                         ["client", "wire", "server", "server", "server", "wire", "wire",
+                          "client", "total"])
         means = {p["name"]: p["mean_us"] for p in r["phases"]}
         self.assertEqual(means, {"client submit": 1.0, "wire out": 1.0, "server queue": 1.0,
                                  "storage": 2.0, "server reply": 1.0, "wire back": 1.0,
-                                 "client complete": 1.0, "total": 8.0})
+                                 "payload": 0.5, "hand back": 0.5, "total": 8.0})
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]), 8.0)
         self.assertEqual(res["warnings"], [])
         self.assertEqual(r["negative"], {})
@@ -192,8 +216,8 @@ class Join(Dir):
         files = tl.read_dir(self.d)
         eng = [f for f in files if f.source == "engine-nbd"]
         srv = [f for f in files if f.source == "nbd-shim"]
-        names = tl.chain(tl.PHASES[("engine-nbd", "nbd-shim")])
-        chains, counts = tl.join(eng, srv, "engine-nbd", names)
+        phases, _, window = tl.path_phases(ENGINE_OWN["engine-nbd"], "engine-nbd", "nbd-shim")
+        chains, counts = tl.join(eng, srv, window, tl.chain(phases))
         self.assertEqual(counts["joined"], 10)
         got = {c[0]: c[2] for c in chains}             # queued -> received
         self.assertEqual((got[900], got[1400]), (500, 2000))
@@ -268,8 +292,26 @@ class Join(Dir):
         self.assertEqual([(p["name"], p["where"], p["mean_us"]) for p in r["phases"]],
                          [("client submit", "client", 1.0),
                           ("server and wire", "server-and-wire", 6.0),
-                          ("client complete", "client", 1.0), ("total", "total", 8.0)])
+                          ("payload", "wire", 0.5), ("hand back", "client", 0.5),
+                          ("total", "total", 8.0)])
         self.assertIn("no server records", tl.text_table(res))
+
+    def test_phases_are_the_engines(self):
+        """The engine names its phases in engine-N.json; without the file
+        (a job that did not end) the records alone name none."""
+        self.write_nbd([nbd_io(1, 0, 10_000)])
+        os.unlink(self.p("engine-1.json"))
+        with self.assertRaisesRegex(tl.TimelineError, "engine-1.json .*job again to its end"):
+            tl.analyse(self.d)
+        with open(self.p("engine-1.json"), "w") as f:
+            json.dump([{"name": "all", "where": "total"}], f)
+        with self.assertRaisesRegex(tl.TimelineError, "does not name its phases' stamps"):
+            tl.analyse(self.d)
+        other = (("client submit", "client", "queued", "header"),
+                 ("server and wire", "server-and-wire", "header", "payload"),
+                 ("total", "total", "queued", "payload"))
+        with self.assertRaisesRegex(tl.TimelineError, "SERVER_PARTS .* must follow"):
+            tl.path_phases(other, "engine-nbd", "nbd-shim")
 
     def test_incomplete_left_out(self):
         e, s = nbd_io(1, 0, 10_000)
@@ -309,7 +351,7 @@ class Join(Dir):
         self.assertEqual(r["join_rate"], 1.0)
         self.assertEqual([p["name"] for p in r["phases"]],
                          ["client submit", "wake-up out", "server queue", "storage",
-                          "server reply", "wake-up back", "client complete", "total"])
+                          "server reply", "wake-up back", "hand back", "total"])
         self.assertEqual(r["phases"][3]["mean_us"], (2.0 + 0.1) / 2)
         self.assertEqual(r["phases"][-1]["p99_us"], 11.0)
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
