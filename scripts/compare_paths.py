@@ -16,7 +16,7 @@ import time
 
 import procs
 import servers
-import timelinelib
+import timeline_runs
 from compare_job import HERE
 from compare_run import INSTALL, PathFailed, Skip, log, run_cmd, run_job, run_on_device
 
@@ -81,7 +81,7 @@ def path_engine_tcmu(ctx, stack, res):
     shim = servers.tcmu_shim(ctx.args.tcmu_shim, sock, backend=f"nbd:{ctx.target}",
                              log=ctx.server_log or ctx.out("servers.log"), log_header=True,
                              what="tcmu-shim (nbd store)",
-                             timeline=timelinelib.round_dir(ctx, "engine-tcmu")
+                             timeline=timeline_runs.round_dir(ctx, "engine-tcmu")
                              if ctx.args.timeline else None)
     stack.callback(shim.stop)
     res["notes"].append(f"tcmu-shim --backend nbd:{ctx.target}")

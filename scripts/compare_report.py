@@ -5,7 +5,7 @@ min-max, the costs, the spread's footnotes, the notes) and report.png
 import datetime
 import os
 
-import timelinelib
+import timeline_runs
 from compare_run import log
 from compare_rounds import SPREAD_KEYS, SPREAD_LIMIT
 
@@ -178,7 +178,7 @@ def write_report(ctx, results, text, picture, probes):
                   "their figures. The engine paths have no filesystem: fio's requests go "
                   "to the export as they are.", ""]
     lines += [text, ""]
-    lines += timelinelib.report_lines(results)
+    lines += timeline_runs.report_lines(results)
     if picture:
         lines += ["![latency percentiles and bandwidth per path](report.png)", ""]
     with open(ctx.out("report.md"), "w") as f:
@@ -204,7 +204,7 @@ def write_picture(ctx, results):
         (ax1, ax2), (ax3, ax4) = axes
         ax3.remove()
         ax4.remove()
-        timelinelib.draw(fig.add_subplot(2, 1, 2), results)
+        timeline_runs.draw(fig.add_subplot(2, 1, 2), results)
     else:
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 2.2 + 0.6 * len(ok)),
                                        gridspec_kw={"width_ratios": [3, 2]})

@@ -4,7 +4,7 @@ spread and its flag, over scripts/stats.py), and each path's cost against
 the engine on its transport from the rounds' own ratios."""
 
 import stats
-import timelinelib
+import timeline_runs
 from compare_paths import BY_NAME
 
 ROUNDS = 3
@@ -83,7 +83,7 @@ def merge_rounds(runs):
     res["spread"] = spreads(res["range"])
     res["flagged"] = [k for k, v in res["spread"].items() if v and v > SPREAD_LIMIT]
     res["median_round"] = median_round(figs)
-    timelinelib.merge_rounds(res)
+    timeline_runs.merge_rounds(res)
     return res
 
 

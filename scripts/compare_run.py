@@ -15,7 +15,7 @@ import urllib.parse
 import fio_json
 import procs
 import servers
-import timelinelib
+import timeline_runs
 from compare_job import HERE, AS_WRITTEN, OVERRIDDEN, engine_options, latency_off, latency_on, \
     rewrite_job
 
@@ -236,7 +236,7 @@ def start_target(ctx, stack):
         srv = servers.nbd_shim(a.nbd_shim, "standard", backend=backend,
                                size=None if backend.startswith("file:") else a.size,
                                socket=sock, log=ctx.server_log, log_header=True,
-                               timeline=timelinelib.servers_dir(ctx) if a.timeline else None)
+                               timeline=timeline_runs.servers_dir(ctx) if a.timeline else None)
         ctx.target_desc = (f"nbd-shim --profile standard --backend {backend} "
                            f"--size {a.size} on {sock}")
     elif backend == "memory" and shutil.which("nbdkit"):
@@ -260,7 +260,7 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
     the block device it runs on (kernel paths). Returns the result's
     figures (with --timeline, its phases as "timeline")."""
     ov = dict(overrides)
-    tl = timelinelib.CompareRun(ctx, path) if ctx.args.timeline else None
+    tl = timeline_runs.CompareRun(ctx, path) if ctx.args.timeline else None
     if tl:
         ov.update(tl.job_options())
     keep = set(keep)

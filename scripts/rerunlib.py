@@ -88,7 +88,7 @@ import fio_json
 import harness
 import procs
 import servers
-import timelinelib
+import timeline_runs
 from docs_tests import KiB, MiB, GiB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -547,15 +547,15 @@ def engine_path(test):
 
 
 def test_timeline(test, args, outdir, before):
-    """The engine test's timeline entry (timelinelib.run_entry): its records
+    """The engine test's timeline entry (timeline_runs.run_entry): its records
     joined with the records of the server connections it opened."""
-    return timelinelib.run_entry(timeline_dir(test, outdir), args.servers_timeline, before,
-                                 os.path.join(outdir, test["id"] + ".json"), engine_path(test),
-                                 test["id"] + ".timeline")
+    return timeline_runs.run_entry(timeline_dir(test, outdir), args.servers_timeline, before,
+                                   os.path.join(outdir, test["id"] + ".json"), engine_path(test),
+                                   test["id"] + ".timeline")
 
 
 def timeline_lines(results):
-    """report.md's phases per test (and per kernel path), from timelinelib's
+    """report.md's phases per test (and per kernel path), from timeline_runs.py's
     table of compare's form."""
     rows = []
     for r in report_order(results):
@@ -567,7 +567,7 @@ def timeline_lines(results):
                 rows.append({"path": f"{r['id']} ({p})", "status": "ok",
                              "functional_only": k.get("functional_only"),
                              "timeline": k["timeline"]})
-    return timelinelib.report_lines(rows)
+    return timeline_runs.report_lines(rows)
 
 
 def run_kernel_paths(test, uri, env, args, outdir):
@@ -721,7 +721,7 @@ def main(argv=None):
     os.makedirs(outdir, exist_ok=True)
     outdir = os.path.abspath(outdir)
     args.workdir = tempfile.mkdtemp(prefix="rerun-documents.")
-    args.servers_timeline = os.path.join(outdir, timelinelib.SERVERS_DIR)
+    args.servers_timeline = os.path.join(outdir, timeline_runs.SERVERS_DIR)
     if args.timeline:
         os.makedirs(args.servers_timeline, exist_ok=True)
 
@@ -786,7 +786,7 @@ def main(argv=None):
                     if key not in shared:
                         shared[key] = servers.tcmu(uri, t["server"])[0]
                     uri = shared[key]
-                before = timelinelib.server_files(args.servers_timeline)
+                before = timeline_runs.server_files(args.servers_timeline)
                 data = run_fio(t, uri, env, args, outdir)
                 if args.timeline:
                     rec["timeline"] = test_timeline(t, args, outdir, before)
