@@ -27,6 +27,9 @@ Command line (shell code):
       become that server (exec: the caller's background pid is the
       server's), with the options nbdkit() / tcmu_shim() give it; wait for
       it with wait-socket --pid
+  servers.py nbd-server IMAGE WORKDIR [--export NAME] [--server-defaults]
+      start nbd-server (it daemonizes) exporting IMAGE on a free loopback
+      port, its config and pid file in WORKDIR; print "PORT PID"
   servers.py cpu-ticks PID
       utime + stime of PID in clock ticks (exit 1 when it has gone)
 
@@ -89,6 +92,15 @@ class PidWatch:
             code = int(fields[-1])
             self.returncode = -(code & 0x7F) if code & 0x7F else (code >> 8) & 0xFF
         return self.returncode
+
+
+def _ppid(pid):
+    """The parent of PID, or None when it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _as_proc(proc):
@@ -245,7 +257,17 @@ class Server:
             with open(self.pidfile) as f:
                 return int(f.read().strip())
         except (OSError, ValueError):
-            return None
+            pass
+        # nbd-server 3.24 writes no pid file: its daemon keeps the
+        # launcher's command line (and so do the children it forks per
+        # client, whose parent has it too)
+        cmds = {}
+        for d in os.listdir("/proc"):
+            if d.isdigit() and int(d) != self.proc.pid:
+                w = PidWatch(d)
+                if w.args == self.argv and w.poll() is None and not w.gone:
+                    cmds[w.pid] = _ppid(w.pid)
+        return next((pid for pid, ppid in sorted(cmds.items()) if ppid not in cmds), None)
 
     def wait_ready(self, timeout=None):
         """Wait until the socket or port is there; on failure stop what was
@@ -572,6 +594,14 @@ def add_cli(sub):
     p.add_argument("args", nargs=argparse.REMAINDER,
                    help="nbdkit: its options, the plugin and its arguments; "
                    "tcmu-shim: the program, then its options")
+    p = sub.add_parser("nbd-server", help="start nbd-server (a daemon) exporting IMAGE on a free "
+                       "loopback port; print its port and pid")
+    p.add_argument("image")
+    p.add_argument("workdir", help="where its config and pid file go")
+    p.add_argument("--export", default="default")
+    p.add_argument("--server-defaults", action="store_true",
+                   help="nbd-server's own defaults (no trim, no FUA) instead of "
+                   + ", ".join(NBD_SERVER_OPTIONS))
     p = sub.add_parser("cpu-ticks", help="utime + stime of a process, in clock ticks")
     p.add_argument("pid", type=int)
 
@@ -584,6 +614,11 @@ def run_cli(args):
         return _cli_wait(args, args.cmd[5:])
     elif args.cmd == "exec":
         _cli_exec(args)
+    elif args.cmd == "nbd-server":
+        # a daemon: it outlives this process; the caller stops it by its pid
+        srv = nbd_server(os.path.abspath(args.image), args.workdir, export=args.export,
+                         options={} if args.server_defaults else None, log=os.devnull)
+        print(srv.port, srv.pid)
     elif args.cmd == "cpu-ticks":
         ticks = proc_cpu_ticks(args.pid)
         if ticks is None:

@@ -225,13 +225,13 @@ free_port() {
 # start_nbd_server IMAGE: the official nbd-server (its defaults: no trim,
 # no FUA) exporting IMAGE (16 MiB, made here) as "d" on 127.0.0.1:$nbd_port.
 start_nbd_server() {
+	local started
 	require nbd-server
-	nbd_port=$(free_port)
 	truncate -s 16M "$1"
-	printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$nbd_port" "$1" >"$T/nbd.conf"
-	nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
-	wait_port "$nbd_port"
-	_bg_pids+=("$(cat "$T/nbd.pid")")
+	started=$(_servers nbd-server "$1" "$T" --export d --server-defaults) ||
+		fail "nbd-server did not start"
+	nbd_port=${started% *}
+	_bg_pids+=("${started#* }")
 }
 
 start_nbdkit() {

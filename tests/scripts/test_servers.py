@@ -212,6 +212,28 @@ class Exec(Tmp):
             self.assertIn(said, r.stderr)
 
 
+class NbdServerCli(Tmp):
+    @unittest.skipUnless(shutil.which("nbd-server"), "nbd-server is not installed")
+    def test_daemon_port_and_pid(self):
+        """servers.py nbd-server: the daemon outlives the command, which
+        prints its port and its pid (nbd-server writes no pid file)."""
+        img = self.path("d.img")
+        with open(img, "wb") as f:
+            f.truncate(1 << 20)
+        r = subprocess.run([sys.executable, SERVERS, "nbd-server", img, self.tmp, "--export", "d",
+                            "--server-defaults"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        port, pid = map(int, r.stdout.split())
+        self.addCleanup(os.kill, pid, 15)
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            self.assertEqual(f.read().split(b"\0")[0], b"nbd-server")
+        servers.wait_port(port, 10)
+        with open(self.path("nbd-server.conf")) as f:
+            conf = f.read()
+        self.assertIn("[d]", conf)
+        self.assertNotIn("trim", conf)
+
+
 class CpuTicks(Tmp):
     def test_cpu_ticks(self):
         busy = subprocess.Popen([sys.executable, "-c", "import time\nt=time.process_time()\n"
