@@ -245,7 +245,7 @@ class Server:
 
     @property
     def pid(self):
-        """The server's process id (a daemon's, from its pid file, once known)."""
+        """The server's process id (a daemon's, once known)."""
         if self.pidfile:
             pid = self._daemon_pid()
             if pid:
@@ -486,7 +486,8 @@ def nbd_server(image, workdir, size=None, port=None, host=LOOPBACK, export="defa
     WORKDIR (nbd-server.conf; OPTIONS go into the export's section, by
     default flush, fua and trim; GENERIC into [generic]). With SIZE, IMAGE is
     made a sparse file of that size. nbd-server forks a daemon that writes
-    WORKDIR/nbd-server.pid: .pid and .stop() go through that file."""
+    WORKDIR/nbd-server.pid (or, 3.24, does not: then it is found by its
+    command line): .pid and .stop() go through it."""
     port = free_port(host) if port is None else port
     if size is not None:
         with open(image, "wb") as f:
