@@ -47,7 +47,8 @@ import subprocess
 import sys
 import time
 
-from procs import LOOPBACK, HarnessError, cmdline as _cmdline, proc_cpu_ticks, status_text
+from procs import LOOPBACK, HarnessError, PidWatch, cmdline as _cmdline, ended, ppid, \
+    proc_cpu_ticks, status_text, watched
 
 POLL = 0.05          # seconds between readiness checks
 
@@ -59,62 +60,6 @@ class ServerError(HarnessError):
 class ProcessGone(ServerError):
     """The watched process has gone and its exit status is unknown here (it
     was not our child)."""
-
-
-class PidWatch:
-    """Popen's poll()/returncode/args for a process that is not our child
-    (the CLI's --pid): alive while /proc/PID is there and not a zombie; a
-    zombie's exit status is read from /proc, a reaped one's is unknown."""
-
-    def __init__(self, pid):
-        self.pid = int(pid)
-        self.returncode = None
-        self.gone = False
-        try:
-            with open(f"/proc/{self.pid}/cmdline", "rb") as f:
-                self.args = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-        except OSError:
-            self.args = []
-
-    def poll(self):
-        if self.gone:
-            return self.returncode
-        try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            self.gone = True
-            return None
-        if fields[0] not in ("Z", "X"):
-            return None
-        self.gone = True
-        if len(fields) >= 50:             # field 52, exit_code (Linux 3.5+)
-            code = int(fields[-1])
-            self.returncode = -(code & 0x7F) if code & 0x7F else (code >> 8) & 0xFF
-        return self.returncode
-
-
-def _ppid(pid):
-    """The parent of PID, or None when it has gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _as_proc(proc):
-    if proc is None or hasattr(proc, "poll"):
-        return proc
-    return PidWatch(proc)
-
-
-def _dead(proc):
-    """True when the watched process has ended."""
-    if proc is None:
-        return False
-    rc = proc.poll()
-    return rc is not None or getattr(proc, "gone", False)
 
 
 def _died(proc, what, before, log=None):
@@ -154,12 +99,12 @@ def _wait_until(ready, timeout, proc, what, doing, log, late):
     """Poll READY() until it is true. PROC dying first fails at once,
     naming WHAT and what it was DOING; after TIMEOUT seconds, LATE(what)
     is the message."""
-    proc = _as_proc(proc)
+    proc = watched(proc)
     deadline = time.monotonic() + timeout
     while True:
         if ready():
             return
-        if _dead(proc):
+        if ended(proc):
             raise _died(proc, what, doing, _logname(log))
         if time.monotonic() >= deadline:
             raise ServerError(late(what))
@@ -266,7 +211,7 @@ class Server:
             if d.isdigit() and int(d) != self.proc.pid:
                 w = PidWatch(d)
                 if w.args == self.argv and w.poll() is None and not w.gone:
-                    cmds[w.pid] = _ppid(w.pid)
+                    cmds[w.pid] = ppid(w.pid)
         return next((pid for pid, ppid in sorted(cmds.items()) if ppid not in cmds), None)
 
     def wait_ready(self, timeout=None):
@@ -308,7 +253,7 @@ class Server:
                 else:
                     watch = PidWatch(pid)
                     deadline = time.monotonic() + timeout
-                    while not _dead(watch) and time.monotonic() < deadline:
+                    while not ended(watch) and time.monotonic() < deadline:
                         time.sleep(POLL)
         self._close_log()
 
