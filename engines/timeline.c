@@ -378,9 +378,11 @@ static int write_json(const struct torus_tl *tl, char *err, size_t errlen)
 		const struct phase_def *pd = &tl->def->phases[i];
 		const struct phase *ph = &tl->phases[i];
 
+		/* from and to: scripts/timelinelib.py takes the phases from here */
 		fprintf(f,
-			"  {\"name\": \"%s\", \"where\": \"%s\", \"count\": %" PRIu64 ", \"mean_us\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, \"p99.9_us\": %.3f",
-			pd->name, pd->where, ph->count, mean_us(ph),
+			"  {\"name\": \"%s\", \"where\": \"%s\", \"from\": \"%s\", \"to\": \"%s\", \"count\": %" PRIu64 ", \"mean_us\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, \"p99.9_us\": %.3f",
+			pd->name, pd->where, tl->def->stamps[pd->from],
+			tl->def->stamps[pd->to], ph->count, mean_us(ph),
 			percentile_us(ph, 0.50), percentile_us(ph, 0.99),
 			percentile_us(ph, 0.999));
 		write_hist(f, ph);

@@ -26,8 +26,8 @@ tcmu+unix:///?socket=PATH, to tcmu-shim --backend nbd:<the torus shim's URI>,
 one tcmu-shim for the four, in front of the same torus shim). Each row of the
 report stands beside the document's figures of its own front end.
 
-With --kernel-paths (kernel-loop, kernel-nbd, kernel-tcmu, guest-virtio;
-docs/compare.md), each NBD test also runs in its kernel-path form through
+With --kernel-paths (compare's paths through the kernel, docs/compare.md:
+{kernel_paths}), each NBD test also runs in its kernel-path form through
 scripts/compare against the same server, in further columns of the report:
 on the raw device with the job's own direct= for device and block-level
 tests, and in a directory of an ext4 filesystem made on the device and
@@ -79,12 +79,16 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
-import comparelib
+import compare_paths
 import docs_tests
+import fio_json
 import harness
-import timelinelib
+import procs
+import servers
+import timeline_runs
 from docs_tests import KiB, MiB, GiB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -119,7 +123,7 @@ SERVER_NEEDS = {
 # the kernel paths scripts/compare can add (--kernel-paths): its paths
 # through the kernel (not the engine's, engine-libnbd's included), those
 # that run on this machine first
-KERNEL_PATHS = tuple(p.name for p in sorted(comparelib.PATHS, key=lambda p: p.where != "host")
+KERNEL_PATHS = tuple(p.name for p in sorted(compare_paths.PATHS, key=lambda p: p.where != "host")
                      if p.baseline and not p.name.startswith("engine-"))
 
 # and what a transport adds in front of the server
@@ -185,7 +189,7 @@ def find_program(name, override=None):
 # ----------------------------------------------------------------- servers
 
 class Servers:
-    """Starts the servers the tests need (scripts/harness.py), their output
+    """Starts the servers the tests need (scripts/servers.py), their output
     in servers.log, and stops every one it started (by its own process id,
     never by name)."""
 
@@ -193,31 +197,31 @@ class Servers:
         self.args = args
         self.workdir = workdir
         self.logf = logf
-        self.running = []        # harness.Server objects we started
+        self.running = []        # servers.Server objects we started
 
     def _start(self, starter, *a, what, **kw):
-        if starter in (harness.nbd_shim, harness.tcmu_shim) and self.args.timeline:
+        if starter in (servers.nbd_shim, servers.tcmu_shim) and self.args.timeline:
             kw["timeline"] = self.args.servers_timeline
         srv = starter(*a, what=what, log=self.logf, log_header=True, cwd=self.workdir,
                       timeout=15.0, **kw)
         self.running.append(srv)
         return srv
 
-    def stop(self, servers=None):
-        targets = list(self.running if servers is None else servers)
-        harness.stop_all(targets)
+    def stop(self, which=None):
+        targets = list(self.running if which is None else which)
+        servers.stop_all(targets)
         self.running = [s for s in self.running if s not in targets]
 
     # nbdkit memory, one per test (a fresh, empty disk each time)
     def nbdkit(self, size):
-        srv = self._start(harness.nbdkit, "memory", f"size={size}", program=self.args.nbdkit,
+        srv = self._start(servers.nbdkit, "memory", f"size={size}", program=self.args.nbdkit,
                           what="nbdkit memory")
         return srv.uri, [srv]
 
     # the torus shim: one for all torus tests (ddreadback reads what ddwrite wrote)
     def torus(self, size):
         size = -(-size // (512 * KiB)) * 512 * KiB      # torus: whole 512 KiB blocks
-        srv = self._start(harness.nbd_shim, self.args.nbd_shim, "torus", backend="memory",
+        srv = self._start(servers.nbd_shim, self.args.nbd_shim, "torus", backend="memory",
                           size=size, export="torus",
                           extra=["--replicas", "2", "--bandwidth", "1gbit"],
                           what="nbd-shim torus")
@@ -227,21 +231,21 @@ class Servers:
     # one connection per ring, so the rings of one test after another take
     # the torus volume in turn
     def tcmu(self, nbd_uri, name):
-        srv = self._start(harness.tcmu_shim, self.args.tcmu_shim,
+        srv = self._start(servers.tcmu_shim, self.args.tcmu_shim,
                           os.path.join(self.workdir, f"tcmu-{name}.sock"),
                           backend=f"nbd:{nbd_uri}", what=f"tcmu-shim ({name})")
         return srv.uri, [srv]
 
     # the 0-Disk shim on Redis: N storage servers and one metadata server
     def zeroos(self, size):
-        redis = [self._start(harness.redis_server, os.path.join(self.workdir, f"redis-{i}"),
+        redis = [self._start(servers.redis_server, os.path.join(self.workdir, f"redis-{i}"),
                              program=self.args.redis_server, ready=False,
                              what=f"redis-server {i}")
                  for i in range(self.args.redis_servers + 1)]
         for srv in redis:
             srv.wait_ready()
         storage = ",".join(srv.address for srv in redis[:-1])
-        shim = self._start(harness.nbd_shim, self.args.nbd_shim, "zeroos",
+        shim = self._start(servers.nbd_shim, self.args.nbd_shim, "zeroos",
                            backend=f"redis:{storage}", size=size, export="default",
                            extra=["--redis-meta", redis[-1].address], what="nbd-shim zeroos")
         return shim.uri, redis + [shim]
@@ -249,7 +253,7 @@ class Servers:
     # the official nbd-server, exporting a sparse file (the document: 4 GiB);
     # it forks a daemon, stopped through its pid file
     def nbd_server(self, size):
-        srv = self._start(harness.nbd_server, os.path.join(self.workdir, "nbd-server.img"),
+        srv = self._start(servers.nbd_server, os.path.join(self.workdir, "nbd-server.img"),
                           self.workdir, size=size, program=self.args.nbd_server,
                           what="nbd-server")
         return srv.uri, [srv]
@@ -297,7 +301,7 @@ def plan(test, args):
 # ----------------------------------------------------------------- figures
 
 def figure(metric, data, scale):
-    return harness.fio_figure(data, metric["kind"], metric["ddir"], metric.get("job"), scale)
+    return fio_json.fio_figure(data, metric["kind"], metric["ddir"], metric.get("job"), scale)
 
 
 # ------------------------------------------------------------------ report
@@ -529,8 +533,8 @@ def run_fio(test, uri, env, args, outdir):
     runtime = int(env.get("TORUS_RUNTIME", "0")) or 600
     groups = max(1, len({m.get("job") for m in test["metrics"]}))
     timeout = groups * runtime + 120
-    return harness.run_fio(fio_args, env=fio_env, timeout=timeout, fio=args.fio, output=out,
-                           log=errlog, cwd=args.workdir, progress=tty).data
+    return fio_json.run_fio(fio_args, env=fio_env, timeout=timeout, fio=args.fio, output=out,
+                            log=errlog, cwd=args.workdir, progress=tty).data
 
 
 def timeline_dir(test, outdir):
@@ -543,15 +547,15 @@ def engine_path(test):
 
 
 def test_timeline(test, args, outdir, before):
-    """The engine test's timeline entry (timelinelib.run_entry): its records
+    """The engine test's timeline entry (timeline_runs.run_entry): its records
     joined with the records of the server connections it opened."""
-    return timelinelib.run_entry(timeline_dir(test, outdir), args.servers_timeline, before,
-                                 os.path.join(outdir, test["id"] + ".json"), engine_path(test),
-                                 test["id"] + ".timeline")
+    return timeline_runs.run_entry(timeline_dir(test, outdir), args.servers_timeline, before,
+                                   os.path.join(outdir, test["id"] + ".json"), engine_path(test),
+                                   test["id"] + ".timeline")
 
 
 def timeline_lines(results):
-    """report.md's phases per test (and per kernel path), from timelinelib's
+    """report.md's phases per test (and per kernel path), from timeline_runs.py's
     table of compare's form."""
     rows = []
     for r in report_order(results):
@@ -563,7 +567,7 @@ def timeline_lines(results):
                 rows.append({"path": f"{r['id']} ({p})", "status": "ok",
                              "functional_only": k.get("functional_only"),
                              "timeline": k["timeline"]})
-    return timelinelib.report_lines(rows)
+    return timeline_runs.report_lines(rows)
 
 
 def run_kernel_paths(test, uri, env, args, outdir):
@@ -605,13 +609,22 @@ def run_kernel_paths(test, uri, env, args, outdir):
                                          "notes", "timeline")}
         if k["status"] == "ok":
             try:
-                data = harness.load_fio_json(os.path.join(res_dir, f"{p}.json"))
+                data = fio_json.load_fio_json(os.path.join(res_dir, f"{p}.json"))
                 k["figures"] = {m["key"]: figure(m, data, plan(test, args)[2])
                                 for m in test["metrics"]}
-            except harness.HarnessError as e:
+            except procs.HarnessError as e:
                 k.update(status="failed", reason=str(e))
         out[p] = k
     return out
+
+
+def help_text():
+    """--help's text after its first line: the docstring, with the kernel
+    paths named from compare's PATHS (KERNEL_PATHS)."""
+    paras = __doc__.split("\n\n")[1:]
+    return "\n\n".join(textwrap.fill(" ".join(p.split()).replace(
+        "{kernel_paths}", ", ".join(KERNEL_PATHS)), 78) if "{kernel_paths}" in p else p
+        for p in paras)
 
 
 def main(argv=None):
@@ -621,7 +634,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="rerun-documents",
         description="Re-run the five documents' tests through the engine and compare.",
-        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--short", action="store_true",
                     help="a few seconds per test and small sizes (a smoke run)")
     ap.add_argument("--results", metavar="DIR",
@@ -708,7 +721,7 @@ def main(argv=None):
     os.makedirs(outdir, exist_ok=True)
     outdir = os.path.abspath(outdir)
     args.workdir = tempfile.mkdtemp(prefix="rerun-documents.")
-    args.servers_timeline = os.path.join(outdir, timelinelib.SERVERS_DIR)
+    args.servers_timeline = os.path.join(outdir, timeline_runs.SERVERS_DIR)
     if args.timeline:
         os.makedirs(args.servers_timeline, exist_ok=True)
 
@@ -773,7 +786,7 @@ def main(argv=None):
                     if key not in shared:
                         shared[key] = servers.tcmu(uri, t["server"])[0]
                     uri = shared[key]
-                before = timelinelib.server_files(args.servers_timeline)
+                before = timeline_runs.server_files(args.servers_timeline)
                 data = run_fio(t, uri, env, args, outdir)
                 if args.timeline:
                     rec["timeline"] = test_timeline(t, args, outdir, before)
@@ -793,7 +806,7 @@ def main(argv=None):
                                    else f"{k['status']}: " + " ".join(
                                        (k.get("reason") or "?").split())[:160])
                         for p, k in rec["kernel"].items()))
-            except harness.HarnessError as e:
+            except procs.HarnessError as e:
                 failed += 1
                 rec["error"] = str(e)
                 log(f"{prefix}: FAILED: {e}")

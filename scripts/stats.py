@@ -42,6 +42,13 @@ def summary(values):
     return Summary(statistics.median(vs), min(vs), max(vs))
 
 
+def median_low_index(values):
+    """The index in VALUES of the median (the lower middle one for an even
+    number): which round stands for the others."""
+    vs = list(values)
+    return vs.index(statistics.median_low(vs))
+
+
 def spread(values):
     """max / min of those of VALUES that are numbers; None under two of
     them or when the smallest is not above zero."""

@@ -18,7 +18,8 @@ Each phase's durations go into a log-linear histogram inside the kernel (64
 buckets per power of two, at most 1/64 = 1.6% wide), so the kernel sends
 nothing to userspace per I/O; bpftrace prints the maps when it is stopped.
 Counts, means and percentiles come from that histogram, each value taken as
-its bucket's midpoint (within 0.8%); percentiles are nearest-rank.
+its bucket's midpoint (within 0.8%); percentiles are nearest-rank
+(stats.hist_percentile).
 
 From the command line (root):
     timeline_kernel.py check PATH
@@ -28,7 +29,6 @@ From the command line (root):
 
 import contextlib
 import json
-import math
 import os
 import re
 import shutil
@@ -37,6 +37,8 @@ import stat
 import subprocess
 import sys
 import time
+
+import stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BPF_DIR = os.path.join(HERE, "bpf")
@@ -305,18 +307,11 @@ def parse_output(text):
     return out
 
 
-def percentile(hist, count, q):
-    """Nearest-rank percentile Q (0-1) of a {bucket: count} histogram, in ns
-    (the bucket's midpoint; exact below 64 ns)."""
-    rank = max(1, math.ceil(q * count))
-    seen = 0
-    for b in sorted(hist):
-        seen += hist[b]
-        if seen >= rank:
-            lo, hi = bucket_edges(b)
-            return lo if b < 64 else (lo + hi) / 2
-    lo, hi = bucket_edges(max(hist))
-    return (lo + hi) / 2
+def bucket_value(b):
+    """The value histogram bucket B stands for, in ns: its midpoint (exact
+    below 64 ns)."""
+    lo, hi = bucket_edges(b)
+    return lo if b < 64 else (lo + hi) / 2
 
 
 def phase_entry(name, where, count, total_ns, hist):
@@ -326,9 +321,9 @@ def phase_entry(name, where, count, total_ns, hist):
     return {
         "name": name, "where": where, "count": count,
         "mean_us": round(total_ns / count / 1000, 3),
-        "p50_us": round(percentile(hist, count, 0.50) / 1000, 3),
-        "p99_us": round(percentile(hist, count, 0.99) / 1000, 3),
-        "p99.9_us": round(percentile(hist, count, 0.999) / 1000, 3),
+        "p50_us": round(bucket_value(stats.hist_percentile(hist, 0.50, count)) / 1000, 3),
+        "p99_us": round(bucket_value(stats.hist_percentile(hist, 0.99, count)) / 1000, 3),
+        "p99.9_us": round(bucket_value(stats.hist_percentile(hist, 0.999, count)) / 1000, 3),
         "histogram": {"edges_ns": edges, "counts": [hist.get(b, 0) for b in range(lo, hi + 1)]},
     }
 

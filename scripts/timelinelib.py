@@ -6,7 +6,9 @@ one 64-byte record per wire command, stamped on CLOCK_MONOTONIC). This
 module reads such a directory, joins every engine record with the server's
 record of the same command, cuts each I/O's life into phases between
 consecutive stamps (so that the phases add up to the total by
-construction), and summarises them per path: mean, p50, p99, p99.9
+construction: the engine's own phases as it names them in engine-N.json,
+its server-and-wire phase split into the server's parts when the server
+stamps too), and summarises them per path: mean, p50, p99, p99.9
 (nearest rank on the exact values). scripts/timeline is its command;
 scripts/compare --timeline calls it for every engine path and round.
 
@@ -24,13 +26,13 @@ a negative wire phase (counted, and said).
 """
 
 import json
-import math
 import operator
 import os
 import struct
 import sys
 
-import harness
+import fio_json
+import stats
 
 MAGIC = b"TORUSTL1"
 VERSION = 1
@@ -54,36 +56,26 @@ FIO_TOLERANCE = 0.10
 FIO_MEAN_ABOVE = 0.05
 
 # Phases: (name, where, from stamp, to stamp), in the order of the I/O's
-# life; each ends where the next begins. Engine and server stamp names are
-# distinct, so one joined I/O is one dict of stamps.
-PHASES = {
+# life; each ends where the next begins. The engine names its own: it
+# writes them, with their stamps, in engine-N.json (engines/timeline.c,
+# the one table of them), and engine_phases() reads them there. A server's
+# records split the engine's server-and-wire phase into these parts (the
+# server's stamp names are distinct from the engine's, so one joined I/O is
+# one dict of stamps):
+SERVER_PARTS = {
     ("engine-nbd", "nbd-shim"): (
-        ("client submit", "client", "queued", "sent"),
         ("wire out", "wire", "sent", "received"),
         ("server queue", "server", "received", "started"),
         ("storage", "server", "started", "stored"),
         ("server reply", "server", "stored", "replied"),
         ("wire back", "wire", "replied", "header"),
-        ("client complete", "client", "header", "handed"),
-    ),
-    ("engine-nbd", None): (
-        ("client submit", "client", "queued", "sent"),
-        ("server and wire", "server-and-wire", "sent", "header"),
-        ("client complete", "client", "header", "handed"),
     ),
     ("engine-tcmu", "tcmu-shim"): (
-        ("client submit", "client", "queued", "published"),
         ("wake-up out", "wire", "published", "picked"),
         ("server queue", "server", "picked", "started"),
         ("storage", "server", "started", "stored"),
         ("server reply", "server", "stored", "completed"),
         ("wake-up back", "wire", "completed", "seen"),
-        ("client complete", "client", "seen", "handed"),
-    ),
-    ("engine-tcmu", None): (
-        ("client submit", "client", "queued", "published"),
-        ("handler and wake-ups", "server-and-wire", "published", "seen"),
-        ("client complete", "client", "seen", "handed"),
     ),
     # transport=libnbd: libnbd sends inside ->queue and reads inside
     # ->getevents, so the engine sees only when its callback ran
@@ -93,28 +85,14 @@ PHASES = {
         ("storage", "server", "started", "stored"),
         ("server reply", "server", "stored", "replied"),
         ("libnbd back", "wire", "replied", "callback"),
-        ("hand back", "client", "callback", "handed"),
-    ),
-    ("engine-libnbd", None): (
-        ("libnbd, server and wire", "server-and-wire", "queued", "callback"),
-        ("hand back", "client", "callback", "handed"),
     ),
 }
-TOTAL = ("total", "total", "queued", "handed")
-# the server that serves each engine path, and the engine's window on it
+# the engine's phase a server's records split, by its "where"
+SPLIT = "server-and-wire"
+# the server that serves each engine path
 SERVER_OF = {"engine-nbd": "nbd-shim", "engine-tcmu": "tcmu-shim",
              "engine-libnbd": "nbd-shim"}
-WINDOW = {"engine-nbd": ("sent", "header"), "engine-tcmu": ("published", "seen"),
-          "engine-libnbd": ("queued", "callback")}
 ENGINES = tuple(SERVER_OF)
-# each source's stamps, in t[]'s order (T-common; the file's header says them)
-STAMPS = {
-    "engine-nbd": ("queued", "sent", "header", "payload", "handed"),
-    "engine-tcmu": ("queued", "published", "seen", "handed"),
-    "engine-libnbd": ("queued", "callback", "handed"),
-    "nbd-shim": ("received", "started", "stored", "replied"),
-    "tcmu-shim": ("picked", "started", "stored", "completed"),
-}
 
 
 class TimelineError(Exception):
@@ -189,24 +167,69 @@ def read_dir(d):
 
 # ------------------------------------------------------------- figures
 
-def nearest_rank(sorted_values, p):
-    """The P-th percentile of SORTED_VALUES by nearest rank: the smallest
-    value with at least P% of the values at or below it."""
-    n = len(sorted_values)
-    return sorted_values[max(1, math.ceil(p / 100.0 * n)) - 1]
-
-
 def summary(name, where, values_ns):
     """One phase's entry of the phase summary (T-common's schema)."""
     vs = sorted(values_ns)
     out = {"name": name, "where": where, "count": len(vs),
            "mean_us": sum(vs) / len(vs) / 1e3 if vs else None}
     for p in PERCENTILES:
-        out[f"p{p:g}_us"] = nearest_rank(vs, p) / 1e3 if vs else None
+        out[f"p{p:g}_us"] = stats.percentile(vs, p / 100.0) / 1e3 if vs else None
     return out
 
 
 # ------------------------------------------------------------- the join
+
+def engine_phases(rf):
+    """The phases of the engine that wrote the record file RF, as it names
+    them in the engine-N.json beside it: ((name, where, from stamp, to
+    stamp), ...), its total last."""
+    path = rf.path[:-len(".rec")] + ".json"
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise TimelineError(f"timeline: cannot read {path} ({e.strerror}): the engine names "
+                            f"its phases there when its job ends; was fio stopped before? "
+                            "Run the job again to its end")
+    except ValueError as e:
+        raise TimelineError(f"timeline: {path} is not JSON ({e}): the engine did not finish "
+                            "writing it; run the job again to its end")
+    try:
+        phases = tuple((p["name"], p["where"], p["from"], p["to"]) for p in data)
+    except (KeyError, TypeError):
+        raise TimelineError(f"timeline: {path} does not name its phases' stamps (from, to): "
+                            "written by another version; read it with the scripts of the "
+                            "build that wrote it")
+    if len(phases) < 2 or phases[-1][1] != "total":
+        raise TimelineError(f"timeline: {path} has no phases before its total: the "
+                            "file is damaged")
+    return phases
+
+
+def path_phases(engine, path, server):
+    """(phases, total, window) of PATH: the ENGINE's phases (engine_phases())
+    with its server-and-wire phase split into SERVER_PARTS[(PATH, SERVER)]
+    when SERVER's records are there; WINDOW: that phase's (from, to), the
+    engine's window on the server."""
+    *own, total = engine
+    at = [i for i, p in enumerate(own) if p[1] == SPLIT]
+    if len(at) != 1:
+        raise TimelineError(f"timeline: the engine's phases of {path} "
+                            f"({', '.join(p[0] for p in own)}) have {len(at)} {SPLIT} "
+                            "phases, not one: read them with the scripts of the build that "
+                            "wrote them")
+    i = at[0]
+    window = tuple(own[i][2:])
+    if server:
+        parts = SERVER_PARTS[(path, server)]
+        if (parts[0][2], parts[-1][3]) != window:
+            raise TimelineError(f"timeline: {server}'s parts of {path} run from "
+                                f"{parts[0][2]} to {parts[-1][3]}, the engine's {own[i][0]} "
+                                f"from {window[0]} to {window[1]}: SERVER_PARTS in "
+                                "scripts/timelinelib.py must follow engines/timeline.c")
+        own[i:i + 1] = parts
+    return tuple(own), total, window
+
 
 def chain(phases):
     """The stamps PHASES run through, in order: each phase ends where the
@@ -266,9 +289,10 @@ def _near(cands, lo, hi, allowed=None):
     return out
 
 
-def join(engine_files, server_files, path, names):
+def join(engine_files, server_files, window, names):
     """The I/Os of ENGINE_FILES (one path's), joined with SERVER_FILES'
-    records when there are any: (chains, counts). chains: for each complete
+    records when there are any, the server's stamps inside the engine's
+    WINDOW (its two stamps): (chains, counts). chains: for each complete
     I/O (each joined one, with server files), its stamps NAMES as a tuple.
     counts: records, incomplete (an engine record with a stamp not taken:
     an I/O that failed or was never handed back; left out), joined,
@@ -280,8 +304,8 @@ def join(engine_files, server_files, path, names):
     the engine's streams talks to, from the I/Os that have one candidate
     only; the second joins each I/O to the nearest candidate of its
     stream's server files."""
-    lo_name, hi_name = WINDOW[path]
-    mine = [n for n in names if n in STAMPS[path]]
+    lo_name, hi_name = window
+    mine = [n for n in names if n in engine_files[0].stamps]
     theirs = [n for n in names if n not in mine]
     index = {}
     for si, rf in enumerate(server_files):
@@ -332,9 +356,9 @@ def join(engine_files, server_files, path, names):
     return chains, counts
 
 
-def phase_summary(chains, phases):
+def phase_summary(chains, phases, total):
     """The phase summary of CHAINS (chain()'s stamps of each I/O) with the
-    total last, and {phase: I/Os where it is negative}."""
+    TOTAL phase last, and {phase: I/Os where it is negative}."""
     out, negative = [], {}
     for i, (name, where, _, _) in enumerate(phases):
         vals = [c[i + 1] - c[i] for c in chains]
@@ -342,7 +366,7 @@ def phase_summary(chains, phases):
         if neg:
             negative[name] = neg
         out.append(summary(name, where, vals))
-    out.append(summary(TOTAL[0], TOTAL[1], [c[-1] - c[0] for c in chains]))
+    out.append(summary(total[0], total[1], [c[-1] - c[0] for c in chains]))
     return out, negative
 
 
@@ -386,8 +410,7 @@ def split_storage(tcmu_files, nbd_files):
                 chains.append((started, c[0], c[1], stored))
     if not chains:
         return None
-    phases, _ = phase_summary(chains, STORAGE_SPLIT)
-    phases[-1] = dict(phases[-1], name="storage")
+    phases, _ = phase_summary(chains, STORAGE_SPLIT, ("storage", "total", "started", "stored"))
     return {"server": "nbd-shim", "matched": len(chains), "of": of, "phases": phases}
 
 
@@ -412,17 +435,17 @@ def _apart(s, lo, hi):
     return f"began {(s[0] - hi) / 1e9:.1f} s after"
 
 
-def fio_latency(fio_json):
+def fio_latency(fio_out):
     """fio's latency in the fio JSON file FIO_JSON: {"mean_us": lat_ns
     (submission to completion) over every job and direction, "p50_us":
     [(clat median, lat median) of each job's direction that did I/O]}.
     p50_us is empty unless fio kept lat percentiles (lat_percentiles=1);
     mean_us is 0 when fio recorded no latency."""
-    data = harness.load_fio_json(fio_json)
-    mean = harness.fio_summary(data, os.path.basename(fio_json), all_jobs=True)["lat_mean_us"]
+    data = fio_json.load_fio_json(fio_out)
+    mean = fio_json.fio_summary(data, os.path.basename(fio_out), all_jobs=True)["lat_mean_us"]
     p50 = []
     for job in data.get("jobs") or []:
-        for ddir in harness.DDIRS:
+        for ddir in fio_json.DDIRS:
             d = job.get(ddir) or {}
             pct = [(d.get(k) or {}).get("percentile") or {} for k in ("clat_ns", "lat_ns")]
             if d.get("total_ios") and all("50.000000" in x for x in pct):
@@ -470,7 +493,7 @@ def fio_words(f):
                f"more than {100 * FIO_MEAN_ABOVE:.0f}% above fio's)"))
 
 
-def analyse(d, fio_json=None):
+def analyse(d, fio_out=None):
     """The timeline of directory D: {"dir", "files", "paths": {engine
     path: its result}, "warnings"}. A path's result: server (or None),
     form ("merged" or "server and wire"), records, incomplete, joined,
@@ -509,16 +532,23 @@ def analyse(d, fio_json=None):
                     keep.append(f)
             srv = keep
         server = SERVER_OF[path] if srv else None
-        phases = PHASES[(path, server)]
-        want = {x for _, _, a, b in phases + (TOTAL,) for x in (a, b)}
-        for f in eng + srv:
-            missing = sorted(want & set(STAMPS[f.source]) - set(f.stamps))
+        engine = engine_phases(eng[0])
+        for f in eng[1:]:
+            if engine_phases(f) != engine:
+                raise TimelineError(f"timeline: {f.path} and {eng[0].path} name different "
+                                    f"phases ({path}): two builds' engines wrote into {d}; "
+                                    "give each run an empty directory")
+        phases, total, window = path_phases(engine, path, server)
+        own = {x for _, _, a, b in engine for x in (a, b)}
+        theirs = {x for _, _, a, b in phases for x in (a, b)} - own
+        for f, want in [(f, own) for f in eng] + [(f, theirs) for f in srv]:
+            missing = sorted(want - set(f.stamps))
             if missing:
                 raise TimelineError(f"timeline: {f.path} ({f.source}) lacks the stamp(s) "
                                     f"{', '.join(missing)}: written by another version; "
                                     "read it with the scripts of the build that wrote it")
         names = chain(phases)
-        joined, counts = join(eng, srv, path, names)
+        joined, counts = join(eng, srv, window, names)
         r = {"server": server, "form": "merged" if server else "server and wire",
              **counts}
         complete = counts["records"] - counts["incomplete"]
@@ -531,7 +561,8 @@ def analyse(d, fio_json=None):
                 f"{server} record: the phases below are of those that did. Were the "
                 f"engine and the {server} of this run both writing into {d}, and did the "
                 "server close its files (end of connection) before this read them?")
-        r["phases"], r["negative"] = phase_summary(joined, phases) if joined else ([], {})
+        r["phases"], r["negative"] = phase_summary(joined, phases, total) if joined \
+            else ([], {})
         if not joined:
             res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
         if r["negative"]:
@@ -550,13 +581,13 @@ def analyse(d, fio_json=None):
         raise TimelineError(f"timeline: no engine records in {d} (only "
                             f"{', '.join(sorted({f.source for f in files}))}): run fio with "
                             "the engine's timeline=DIR into the same directory")
-    if fio_json:
+    if fio_out:
         if len(res["paths"]) != 1:
             res["warnings"].append(f"{d} holds {' and '.join(res['paths'])}: fio's "
                                    "figure is not checked against either")
         else:
             r = next(iter(res["paths"].values()))
-            lat = fio_latency(fio_json) if r["phases"] else None
+            lat = fio_latency(fio_out) if r["phases"] else None
             if r["phases"] and not lat["mean_us"]:
                 # gtod_reduce=1 or disable_lat=1: nothing to check against
                 r["fio"] = {"lat_mean_us": None, "total_mean_us": r["phases"][-1]["mean_us"],
@@ -644,7 +675,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         res = analyse(a.dir, a.fio_json)
-    except (TimelineError, harness.FioError, OSError) as e:
+    except (TimelineError, fio_json.FioError, OSError) as e:
         print(str(e), file=sys.stderr)
         return 2
     write_json(res, os.path.join(a.dir, "timeline.json"))
@@ -654,289 +685,3 @@ def main(argv=None):
     bad = any(r["server"] and r["join_rate"] < JOIN_WARN for r in res["paths"].values()) or \
         any(r.get("fio") and r["fio"]["within"] is False for r in res["paths"].values())
     return 1 if bad else 0
-
-
-# ------------------------------------------------------------- compare --timeline
-#
-# scripts/compare --timeline: every path-round gets a timeline directory,
-# <path>.rN.timeline in the results folder. Engine paths run the job with
-# timeline=DIR; engine-tcmu's tcmu-shim writes there too; the server that
-# compare starts for all paths writes into servers.timeline, and the files
-# of the connections a run opened move into its directory after it. Kernel
-# paths are traced by scripts/timeline_kernel.py when it is there.
-
-SERVERS_DIR = "servers.timeline"
-# a record file is taken as complete once its size held this long
-SETTLE_S = 0.2
-SETTLE_MAX_S = 3.0
-
-
-def round_dir(ctx, path):
-    """The timeline directory of PATH's round being run (made here)."""
-    d = ctx.rout(path, "timeline")
-    os.makedirs(d, exist_ok=True)
-    return d
-
-
-def servers_dir(ctx):
-    """Where the server compare starts writes its records (made here)."""
-    d = ctx.out(SERVERS_DIR)
-    os.makedirs(d, exist_ok=True)
-    return d
-
-
-def _sizes(dirs):
-    out = {}
-    for d in dirs:
-        try:
-            for n in os.listdir(d):
-                if n.endswith(".rec"):
-                    out[os.path.join(d, n)] = os.path.getsize(os.path.join(d, n))
-        except OSError:
-            pass
-    return out
-
-
-def settle(dirs, hold=SETTLE_S, limit=SETTLE_MAX_S):
-    """Wait until the record files of DIRS stop growing: a writer writes
-    its last records when its connection or ring closes, moments after fio
-    has gone."""
-    import time
-    deadline = time.monotonic() + limit
-    last, since = _sizes(dirs), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-        now = _sizes(dirs)
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= hold:
-            return
-
-
-def kernel_tracer():
-    """scripts/timeline_kernel.py, or (None, why not)."""
-    try:
-        import timeline_kernel
-    except ImportError as e:
-        return None, f"scripts/timeline_kernel.py cannot be loaded ({e})"
-    return timeline_kernel, None
-
-
-def server_files(servers):
-    """The names in the servers' directory now: pass to run_entry() as
-    BEFORE, taken before fio starts."""
-    return set(os.listdir(servers)) if os.path.isdir(servers) else set()
-
-
-def run_entry(run_dir, servers, before, fio_json, path, rel):
-    """One engine run's timeline entry, for compare's and rerun-documents'
-    results: the server's record files its connections wrote (new in
-    SERVERS since BEFORE) moved into RUN_DIR once they stop growing, the
-    join, timeline.json and timeline.txt written there, and PATH's phase
-    summary and what it rests on; {"none": why} when there is none. REL
-    names RUN_DIR in the results."""
-    settle([run_dir, servers])
-    if os.path.isdir(servers):
-        for n in sorted(set(os.listdir(servers)) - before):
-            if n.endswith(".rec"):
-                os.replace(os.path.join(servers, n), os.path.join(run_dir, n))
-    try:
-        res = analyse(run_dir, fio_json)
-        r = res["paths"].get(path)
-        if r and r["server"] and r["join_rate"] < JOIN_WARN:
-            settle([run_dir], hold=1.0)      # a late close: once more
-            res = analyse(run_dir, fio_json)
-    except (TimelineError, harness.FioError, OSError) as e:
-        return {"dir": rel, "none": f"no timeline: {e}"}
-    write_json(res, os.path.join(run_dir, "timeline.json"))
-    with open(os.path.join(run_dir, "timeline.txt"), "w") as f:
-        f.write(text_table(res))
-    r = res["paths"].get(path)
-    if not r:
-        return {"dir": rel, "none": f"no {path} records in {rel}"}
-    out = {"dir": rel, "source": "records", **{k: r.get(k) for k in (
-        "server", "form", "records", "incomplete", "joined", "join_rate", "phases",
-        "negative", "fio", "storage_split")}}
-    out["warnings"] = res["warnings"]
-    return out
-
-
-class CompareRun:
-    """One path-round's timeline in scripts/compare: job_options() before the
-    job is written, around_fio() around fio, result() after it."""
-
-    def __init__(self, ctx, path):
-        self.ctx, self.path = ctx, path
-        self.engine = path in ENGINES
-        self.dir = round_dir(ctx, path)
-        self.servers = ctx.out(SERVERS_DIR)
-        self.before = set()
-        self.none = None            # why this run has no timeline
-        self.tracer = self.trace = None
-
-    def job_options(self):
-        # fio's lat percentiles: the median that fio_check() holds the
-        # total to
-        return {"timeline": self.dir, "lat_percentiles": "1"} if self.engine else {}
-
-    def around_fio(self, info):
-        """A context manager around fio's run; INFO (device, server_pids,
-        jobfile, seconds, round) goes to the kernel tracer."""
-        import contextlib
-        self.before = server_files(self.servers)
-        if self.engine:
-            return contextlib.nullcontext()
-        mod, why = kernel_tracer()
-        if mod is None:
-            self.none = f"no kernel timeline: {why}"
-            return contextlib.nullcontext()
-        ok, reason = mod.supported(self.path)
-        if not ok:
-            self.none = f"no kernel timeline: {reason}"
-            return contextlib.nullcontext()
-        self.tracer = mod
-        return self._traced(mod, info)
-
-    def _traced(self, mod, info):
-        import contextlib
-
-        @contextlib.contextmanager
-        def run():
-            with mod.trace(self.path, self.dir, info) as t:
-                self.trace = t
-                yield t
-        return run()
-
-
-    def result(self, fio_json):
-        """This round's timeline entry for compare's results: the phase
-        summary and what it rests on, or {"none": why}."""
-        rel = os.path.relpath(self.dir, self.ctx.results)
-        if self.none:
-            return {"dir": rel, "none": self.none}
-        if not self.engine:
-            try:
-                return {"dir": rel, "source": "kernel", "phases": self.trace.phases(),
-                        "cost_note": self.trace.cost_note(),
-                        "notes": self.trace.notes() if hasattr(self.trace, "notes") else []}
-            except Exception as e:          # the tracer's failure is not the path's
-                return {"dir": rel, "none": f"no kernel timeline: {e}"}
-        return run_entry(self.dir, self.servers, self.before, fio_json, self.path, rel)
-
-
-def merge_rounds(res):
-    """compare's result RES of one path gets "timeline": its median round's
-    entry (with "round"); every round keeps its own in rounds[].figures."""
-    rounds = res.get("rounds") or []
-    for r in rounds:
-        if r.get("figures") and "timeline" in r["figures"]:
-            r["timeline"] = r["figures"].pop("timeline")
-    if res.get("figures"):
-        res["figures"].pop("timeline", None)
-    n = res.get("median_round")
-    if n and len(rounds) >= n and rounds[n - 1].get("timeline"):
-        res["timeline"] = dict(rounds[n - 1]["timeline"], round=n)
-
-
-def report_lines(results):
-    """report.md's section on where the time goes: a table of phases per
-    path (µs per I/O, the median round), the join rates and fio's check."""
-    rows, notes = [], []
-    for r in results:
-        t = r.get("timeline")
-        if r.get("status") != "ok" or not t:
-            continue
-        fo = " (functional only)" if r.get("functional_only") else ""
-        if t.get("none"):
-            notes.append(f"- {r['path']}: {t['none']}")
-            continue
-        for p in t.get("phases") or []:
-            name = f"**{p['name']}**" if p["where"] == "total" else p["name"]
-            rows.append(f"| {r['path']}{fo} | {name} | {p['where']} | {fmt(p['mean_us'])} | "
-                        f"{fmt(p['p50_us'])} | {fmt(p['p99_us'])} |")
-        if t.get("server"):
-            notes.append(f"- {r['path']}: {t['joined']} of {t['records'] - t['incomplete']} "
-                         f"I/Os joined with their {t['server']} record "
-                         f"({100 * t['join_rate']:.1f}%"
-                         + (", BELOW 95%: the phases are of those only" if
-                            t["join_rate"] < JOIN_WARN else "") + ")")
-        elif t.get("form"):
-            notes.append(f"- {r['path']}: no server records (the server and the wire are "
-                         "one phase)")
-        sp = t.get("storage_split")
-        if sp:
-            notes.append(f"- {r['path']}: its storage, split at the NBD request of {sp['matched']} "
-                         f"of {sp['of']} commands (nbd-shim's records): " + ", ".join(
-                             f"{p['name']} {fmt(p['mean_us'])} µs" for p in sp["phases"]))
-        if t.get("fio") and t["fio"]["ratio"] is None:
-            notes.append(f"- {r['path']}: {NO_FIO_LATENCY}")
-        elif t.get("fio"):
-            f = t["fio"]
-            line = (f"- {r['path']}: the phases' total {fmt(f['total_mean_us'])} µs "
-                    f"against fio's mean latency {fmt(f['lat_mean_us'])} µs "
-                    f"({100 * (f['ratio'] - 1):+.1f}%)")
-            if "fio_p50_us" in f:
-                lo, hi = f["fio_p50_us"]
-                line += (f"; its median {fmt(f['total_p50_us'])} µs against fio's clat and lat "
-                         f"medians {fmt(lo)} to {fmt(hi)} µs")
-            notes.append(line + ("" if f["within"] else
-                                 ": NOT the same run's, or records are missing "
-                                 "(docs/timeline.md, the check against fio)"))
-        for n in t.get("notes") or []:
-            notes.append(f"- {r['path']}: {n}")
-        if t.get("cost_note"):
-            notes.append(f"- {r['path']}: {t['cost_note']}")
-    if not rows and not notes:
-        return []
-    out = ["## Where the time goes", "",
-           "Each I/O's life cut at the stamps of the engine, the server and (kernel paths) "
-           "the kernel's tracepoints, in microseconds per I/O (the median round; "
-           "docs/timeline.md says what each phase is):", ""]
-    if rows:
-        out += ["| path | phase | where | mean µs | p50 | p99 |", "|---|---|---|---|---|---|"]
-        out += rows
-    return out + ([""] + notes if notes else []) + [""]
-
-
-def fmt(v):
-    return "–" if v is None else f"{v:.1f}" if abs(v) < 1000 else f"{v:.0f}"
-
-
-# the colour of a phase in the picture, by where it is
-WHERE_COLOURS = {"client": "#d9822b", "wire": "#4c78a8", "server": "#2a9d8f",
-                 "server-and-wire": "#9c9c9c", "kernel": "#8e6bbf"}
-
-
-def draw(ax, results):
-    """The stacked bars of report.png: one per path with a timeline, each
-    phase's mean (µs per I/O), coloured by where it is. False when no path
-    has phases."""
-    ok = [r for r in results if r.get("status") == "ok" and (r.get("timeline") or {})
-          .get("phases")]
-    if not ok:
-        return False
-    ys = list(range(len(ok)))
-    widest = max(sum(max(0.0, p["mean_us"] or 0.0) for p in r["timeline"]["phases"]
-                     if p["where"] != "total") for r in ok)
-    for y, r in zip(ys, ok):
-        left = 0.0
-        for p in r["timeline"]["phases"]:
-            w = p["mean_us"]
-            if p["where"] == "total" or not w or w < 0:     # a negative mean: no bar
-                continue
-            ax.barh(y, w, left=left, color=WHERE_COLOURS.get(p["where"], "#cccccc"),
-                    edgecolor="white", linewidth=0.8)
-            if w >= 0.07 * widest:                          # room for its name
-                ax.text(left + w / 2, y, p["name"], ha="center", va="center", fontsize=7)
-            left += w
-        ax.annotate(f"{left:.1f} µs", (left, y), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=7)
-    ax.set_yticks(ys)
-    ax.set_yticklabels([r["path"] + (" (functional only)" if r.get("functional_only") else "")
-                        for r in ok], fontsize=8)
-    ax.set_ylim(len(ok) - 0.5, -0.5)
-    ax.set_xlabel("where the time goes: µs per I/O, each phase's mean (the median round); "
-                  "orange client, blue wire, green server, grey server and wire, "
-                  "purple kernel", fontsize=8)
-    ax.grid(axis="x", alpha=0.3)
-    return True

@@ -183,17 +183,18 @@ expect_trimmed() {
 		fail "the $len trimmed at $off in $img are not zeroes"
 }
 
-# Ports and waiting are scripts/harness.py's (shared with the scripts).
-_harness() {
-	python3 "$TORUS_SRC/scripts/harness.py" "$@"
+# Servers, ports and waiting are scripts/servers.py's (shared with the
+# scripts): one way to start each server.
+_servers() {
+	python3 "$TORUS_SRC/scripts/servers.py" "$@"
 }
 
-# _harness_wait KIND TARGET [PID WHAT]: wait up to 10 s for the Unix socket
+# _servers_wait KIND TARGET [PID WHAT]: wait up to 10 s for the Unix socket
 # TARGET (KIND socket) or for 127.0.0.1:TARGET to listen (KIND port); with
 # PID, fail as soon as that server has exited, naming WHAT and its status.
-_harness_wait() {
+_servers_wait() {
 	local kind=$1 target=$2 pid=${3:-} what=${4:-} msg rc=0
-	msg=$(_harness "wait-$kind" "$target" 10 ${pid:+--pid "$pid" --what "$what"} 2>&1) ||
+	msg=$(_servers "wait-$kind" "$target" 10 ${pid:+--pid "$pid" --what "$what"} 2>&1) ||
 		rc=$?
 	[ $rc = 0 ] && return 0
 	# 3: the server had gone; its exit status is ours to collect
@@ -207,38 +208,39 @@ _harness_wait() {
 
 # wait_socket PATH: wait up to 10 s for a Unix socket to appear.
 wait_socket() {
-	_harness_wait socket "$1"
+	_servers_wait socket "$1"
 }
 
 # wait_port PORT: wait up to 10 s for a TCP port on 127.0.0.1 to listen.
 wait_port() {
-	_harness_wait port "$1"
+	_servers_wait port "$1"
 }
 
 # free_port: print a TCP port on loopback that nothing listens on.
 free_port() {
-	_harness free-port
+	_servers free-port
 }
 
 # start_nbdkit SOCKET PLUGIN ARGS...: nbdkit on a private Unix socket.
 # start_nbd_server IMAGE: the official nbd-server (its defaults: no trim,
 # no FUA) exporting IMAGE (16 MiB, made here) as "d" on 127.0.0.1:$nbd_port.
 start_nbd_server() {
+	local started
 	require nbd-server
-	nbd_port=$(free_port)
 	truncate -s 16M "$1"
-	printf '[generic]\nport = %s\nlistenaddr = 127.0.0.1\n[d]\nexportname = %s\n' "$nbd_port" "$1" >"$T/nbd.conf"
-	nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" >/dev/null 2>&1 || fail "nbd-server did not start"
-	wait_port "$nbd_port"
-	_bg_pids+=("$(cat "$T/nbd.pid")")
+	started=$(_servers nbd-server "$1" "$T" --export d --server-defaults) ||
+		fail "nbd-server did not start"
+	nbd_port=${started% *}
+	_bg_pids+=("${started#* }")
 }
 
 start_nbdkit() {
 	local sock=$1
 	shift
 	require nbdkit
-	start_bg nbdkit --foreground --exit-with-parent -U "$sock" "$@"
-	_harness_wait socket "$sock" "${_bg_pids[-1]}" "nbdkit $*"
+	# servers.py execs nbdkit: the background pid is nbdkit's
+	start_bg python3 "$TORUS_SRC/scripts/servers.py" exec nbdkit "$sock" "$@"
+	_servers_wait socket "$sock" "${_bg_pids[-1]}" "nbdkit $*"
 }
 
 # start_tcmu_shim SOCKET ARGS...: the TCMU handler host on a private Unix
@@ -247,8 +249,8 @@ start_tcmu_shim() {
 	local sock=$1
 	shift
 	[ -x "$TCMU_SHIM" ] || fail "no handler host at $TCMU_SHIM: build the tree (scripts/build.sh)"
-	start_bg "$TCMU_SHIM" --socket "$sock" "$@"
-	_harness_wait socket "$sock" "${_bg_pids[-1]}" "tcmu-shim $*"
+	start_bg python3 "$TORUS_SRC/scripts/servers.py" exec tcmu-shim "$sock" "$TCMU_SHIM" "$@"
+	_servers_wait socket "$sock" "${_bg_pids[-1]}" "tcmu-shim $*"
 }
 
 # run_fio ARGS...: fio with the engine loaded; engine options may follow.

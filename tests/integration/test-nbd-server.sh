@@ -9,23 +9,13 @@
 # data is a hole of zeroes, and the rest is untouched.
 . "$TORUS_SRC/tests/lib.sh"
 require fio nbd-server python3
-port=$(free_port)
 truncate -s 256M "$T/disk.img"
-cat >"$T/nbd.conf" <<CONF
-[generic]
-	port = $port
-	listenaddr = 127.0.0.1
-	allowlist = true
-[default]
-	exportname = $T/disk.img
-	trim = true
-	flush = true
-	fua = true
-CONF
-# nbd-server daemonises (its -d debug mode serves one client only).
-nbd-server -C "$T/nbd.conf" -p "$T/nbd.pid" || fail "nbd-server did not start"
-wait_port "$port"
-_bg_pids+=("$(cat "$T/nbd.pid")")
+# nbd-server daemonises (its -d debug mode serves one client only), with
+# trim, flush and fua on (scripts/servers.py's nbd_server)
+started=$(python3 "$TORUS_SRC/scripts/servers.py" nbd-server "$T/disk.img" "$T") ||
+	fail "nbd-server did not start"
+port=${started% *}
+_bg_pids+=("${started#* }")
 uri="nbd://127.0.0.1:$port/default"
 
 common=(--name=v --uri="$uri" --size=64m --verify=crc32c --verify_fatal=1)

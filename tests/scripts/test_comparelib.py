@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""scripts/comparelib.py's own logic, without fio or a server: the paths'
-records, rewriting a job for a path, fio's figures, the rounds (their order,
-medians, ranges, the spread's flag), the costs against the engine (each
-round's own ratio), the latency override, the table, the filesystem choice
-and why a guest run left no result."""
+"""scripts/compare's modules, without fio or a server: the paths' records
+(compare_paths.py), rewriting a job for a path (compare_job.py), fio's
+figures (compare_run.py), the rounds (their order, medians, ranges, the
+spread's flag) and the costs against the engine (each round's own ratio)
+(compare_rounds.py), the latency override, the table (compare_report.py),
+the filesystem choice, the command line (comparelib.py) and why a guest
+run left no result. One file: the rounds' fixtures serve every module."""
 
 import argparse
 import json
@@ -16,7 +18,14 @@ SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 
+import compare_job  # noqa: E402
+import compare_paths  # noqa: E402
+import compare_report  # noqa: E402
+import compare_rounds  # noqa: E402
+import compare_run  # noqa: E402
 import comparelib  # noqa: E402
+import fio_json  # noqa: E402
+import stats  # noqa: E402
 
 
 def ddir(ios, iops, bw, clat_ns, bins=None):
@@ -37,7 +46,7 @@ def figures(iops=1000.0, clat=100.0, cpu=10.0, fio_cpu=5.0, share=None):
 
 def run(path, status="ok", where="native", functional_only=False, notes=(), **fig):
     """One round of PATH as run_path returns it."""
-    return {"path": path, "transport": comparelib.BY_NAME[path].transport, "status": status,
+    return {"path": path, "transport": compare_paths.BY_NAME[path].transport, "status": status,
             "reason": None if status == "ok" else f"{path} could not", "where": where,
             "functional_only": functional_only, "notes": list(notes),
             "figures": figures(**fig) if status == "ok" else None}
@@ -46,8 +55,8 @@ def run(path, status="ok", where="native", functional_only=False, notes=(), **fi
 def result(path, where="native", status="ok", clat=100.0, cpu=10.0, fio_cpu=5.0, iops=1000.0,
            functional_only=False):
     """PATH's result of one round, merged as compare merges its rounds."""
-    return comparelib.merge_rounds([run(path, status, where, functional_only, clat=clat,
-                                        cpu=cpu, fio_cpu=fio_cpu, iops=iops)])
+    return compare_rounds.merge_rounds([run(path, status, where, functional_only, clat=clat,
+                                            cpu=cpu, fio_cpu=fio_cpu, iops=iops)])
 
 
 def rounds(path, iops, clat=None, share=None):
@@ -55,18 +64,22 @@ def rounds(path, iops, clat=None, share=None):
     kernel's shares)."""
     clat = clat or [100.0] * len(iops)
     share = share or [None] * len(iops)
-    return comparelib.merge_rounds([run(path, iops=i, clat=c, share=k)
-                                    for i, c, k in zip(iops, clat, share)])
+    return compare_rounds.merge_rounds([run(path, iops=i, clat=c, share=k)
+                                        for i, c, k in zip(iops, clat, share)])
 
 
 class Records(unittest.TestCase):
     def test_each_path_one_record(self):
-        names = [p.name for p in comparelib.PATHS]
-        self.assertEqual(names, ["engine-nbd", "engine-libnbd", "engine-tcmu", "kernel-nbd",
-                                 "kernel-tcmu", "kernel-loop", "guest-virtio"])
+        # the records themselves, not a list of names here: a new path is
+        # one record in PATHS and nothing else to edit in this test
+        names = [p.name for p in compare_paths.PATHS]
+        self.assertGreaterEqual(len(names), 2)
         self.assertEqual(len(set(names)), len(names))
-        self.assertEqual(comparelib.NAMES, names)
-        for p in comparelib.PATHS:
+        for p in compare_paths.PATHS:          # each after its baseline (run first)
+            if p.baseline:
+                self.assertLess(names.index(p.baseline), names.index(p.name), p.name)
+        self.assertEqual(compare_paths.NAMES, names)
+        for p in compare_paths.PATHS:
             self.assertIn(p.transport, ("nbd", "tcmu"), p.name)
             self.assertIn(p.where, ("host", "native-or-guest", "guest"), p.name)
             self.assertTrue(callable(p.runner), p.name)
@@ -78,14 +91,14 @@ class Records(unittest.TestCase):
                 self.assertIsNone(p.baseline, p.name)
             else:
                 # a kernel path's baseline: the engine on its own transport
-                base = comparelib.BY_NAME[p.baseline]
+                base = compare_paths.BY_NAME[p.baseline]
                 self.assertTrue(base.name.startswith("engine-"), p.name)
                 self.assertEqual(base.transport, p.transport, p.name)
 
     def test_modules(self):
-        self.assertEqual(comparelib.BY_NAME["kernel-nbd"].modules, ("nbd",))
-        self.assertIn("target_core_user", comparelib.BY_NAME["kernel-tcmu"].modules)
-        self.assertEqual(comparelib.BY_NAME["kernel-loop"].modules, ("loop", "fuse"))
+        self.assertEqual(compare_paths.BY_NAME["kernel-nbd"].modules, ("nbd",))
+        self.assertIn("target_core_user", compare_paths.BY_NAME["kernel-tcmu"].modules)
+        self.assertEqual(compare_paths.BY_NAME["kernel-loop"].modules, ("loop", "fuse"))
 
 
 class RewriteJob(unittest.TestCase):
@@ -98,7 +111,7 @@ class RewriteJob(unittest.TestCase):
             src, dst = os.path.join(tmp, "in.fio"), os.path.join(tmp, "out.fio")
             with open(src, "w") as f:
                 f.write(text)
-            jobs = comparelib.rewrite_job(src, dst, overrides, drop)
+            jobs = compare_job.rewrite_job(src, dst, overrides, drop)
             with open(dst) as f:
                 return jobs, f.read()
 
@@ -139,7 +152,7 @@ class Figures(unittest.TestCase):
              "write": ddir(100, 50.0, 100 * 4096 // 2, 300000, {"300000": 100})},
             {"jobname": "b", "job_runtime": 1000, "usr_cpu": 50.0, "sys_cpu": 0.0,
              "read": ddir(100, 100.0, 100 * 4096, 100000, {"100000": 100})}]}
-        s = comparelib.summarize(data, "x.json")
+        s = compare_run.summarize(data, "x.json")
         self.assertEqual(s["ios"], 500)
         self.assertAlmostEqual(s["iops"], 300.0)
         self.assertAlmostEqual(s["clat_mean_us"], (300 * 100 + 100 * 300 + 100 * 100) / 500)
@@ -153,22 +166,22 @@ class Figures(unittest.TestCase):
         # gtod_reduce=1: fio's JSON holds zeroes (N 0), which are no latency
         data = {"jobs": [{"jobname": "a", "job_runtime": 1000, "usr_cpu": 1.0, "sys_cpu": 1.0,
                           "read": ddir(100, 100.0, 100 * 4096, 0)}]}
-        s = comparelib.summarize(data, "x.json")
+        s = compare_run.summarize(data, "x.json")
         self.assertIsNone(s["clat_mean_us"])
         self.assertAlmostEqual(s["iops"], 100.0)
 
     def test_summarize_refuses(self):
-        with self.assertRaisesRegex(comparelib.harness.FioJsonError, "no jobs"):
-            comparelib.summarize({"jobs": []}, "x")
-        with self.assertRaisesRegex(comparelib.harness.FioJsonError, "error 5"):
-            comparelib.summarize({"jobs": [{"jobname": "a", "error": 5}]}, "x")
+        with self.assertRaisesRegex(fio_json.FioJsonError, "no jobs"):
+            compare_run.summarize({"jobs": []}, "x")
+        with self.assertRaisesRegex(fio_json.FioJsonError, "error 5"):
+            compare_run.summarize({"jobs": [{"jobname": "a", "error": 5}]}, "x")
 
 
 class Costs(unittest.TestCase):
     def test_kernel_path_against_its_engine(self):
         rs = [result("engine-nbd", clat=100.0, cpu=10.0, fio_cpu=5.0, iops=1000.0),
               result("kernel-loop", clat=150.0, cpu=25.0, fio_cpu=4.0, iops=800.0)]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         c = rs[1]["vs_engine"]
         self.assertEqual(c["baseline"], "engine-nbd")
         self.assertAlmostEqual(c["latency_ratio"], 1.5)
@@ -184,7 +197,7 @@ class Costs(unittest.TestCase):
         # the medians (150 / 200)
         rs = [rounds("engine-nbd", [100.0, 200.0, 300.0]),
               rounds("kernel-nbd", [50.0, 300.0, 150.0], clat=[100.0, 120.0, 110.0])]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         c = rs[1]["vs_engine"]
         self.assertAlmostEqual(c["iops_ratio"], 0.5)
         self.assertEqual(c["range"]["iops_ratio"], [0.5, 1.5])
@@ -195,16 +208,16 @@ class Costs(unittest.TestCase):
 
     def test_tcmu_against_nbd(self):
         rs = [result("engine-nbd", iops=1000.0), result("engine-tcmu", iops=600.0)]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         self.assertEqual(rs[1]["vs_engine"]["baseline"], "engine-nbd")
         self.assertAlmostEqual(rs[1]["vs_engine"]["iops_ratio"], 0.6)
-        self.assertEqual(comparelib.baseline_of("kernel-tcmu"), "engine-tcmu")
-        self.assertIsNone(comparelib.baseline_of("engine-nbd"))
+        self.assertEqual(compare_rounds.baseline_of("kernel-tcmu"), "engine-tcmu")
+        self.assertIsNone(compare_rounds.baseline_of("engine-nbd"))
 
     def test_libnbd_against_native(self):
         rs = [result("engine-libnbd", clat=120.0, cpu=15.0, fio_cpu=9.0, iops=900.0),
               result("engine-nbd", clat=100.0, cpu=10.0, fio_cpu=6.0, iops=1000.0)]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         c = rs[0]["vs_engine"]
         self.assertEqual(c["baseline"], "engine-nbd")
         self.assertAlmostEqual(c["iops_ratio"], 0.9)
@@ -212,24 +225,24 @@ class Costs(unittest.TestCase):
         self.assertAlmostEqual(c["cpu_extra_us"], 5.0)
         self.assertNotIn("vs_engine", rs[1])
         self.assertIn("| engine-libnbd | engine-nbd | 0.90x | 1.20x | +20.0 | 1.50x | +5.0 |",
-                      comparelib.table(rs))
+                      compare_report.table(rs))
 
     def test_libnbd_skipped_without_it(self):
         with tempfile.NamedTemporaryFile("w", suffix=".fio") as job, \
                 tempfile.NamedTemporaryFile(suffix=".so") as engine:
-            ctx = comparelib.Context(comparelib.parse_args(
+            ctx = compare_run.Context(comparelib.parse_args(
                 [job.name, "--paths", "engine-libnbd", "--engine", engine.name]))
             engine.write(b"\x7fELF NEEDED liburing.so.2 libc.so.6")
             engine.flush()
-            with self.assertRaises(comparelib.Skip) as e:
-                comparelib.path_engine_libnbd(ctx, None, {"notes": []})
+            with self.assertRaises(compare_run.Skip) as e:
+                compare_paths.path_engine_libnbd(ctx, None, {"notes": []})
             self.assertEqual(str(e.exception), f"{engine.name} has no transport=libnbd (built "
                              "without libnbd-dev: scripts/deps.sh, then meson setup again)")
 
     def test_not_comparable_elsewhere(self):
         rs = [result("engine-tcmu"), result("kernel-tcmu", where="guest-tcg",
                                             functional_only=True)]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         c = rs[1]["vs_engine"]
         self.assertEqual(c["baseline"], "engine-tcmu")
         self.assertIn("kernel-tcmu ran guest-tcg, engine-tcmu native", c["none_because"])
@@ -237,19 +250,19 @@ class Costs(unittest.TestCase):
 
     def test_no_baseline_no_cost(self):
         rs = [result("engine-nbd", status="failed"), result("kernel-nbd")]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         self.assertNotIn("vs_engine", rs[1])
         rs = [result("kernel-nbd")]
-        comparelib.add_costs(rs)
+        compare_rounds.add_costs(rs)
         self.assertNotIn("vs_engine", rs[0])
 
 
 class Rounds(unittest.TestCase):
     def test_alternation(self):
-        self.assertEqual(comparelib.schedule(["a", "b", "c"], 3),
+        self.assertEqual(compare_rounds.schedule(["a", "b", "c"], 3),
                          [(1, "a"), (1, "b"), (1, "c"), (2, "a"), (2, "b"), (2, "c"),
                           (3, "a"), (3, "b"), (3, "c")])
-        self.assertEqual(comparelib.schedule(["a"], 1), [(1, "a")])
+        self.assertEqual(compare_rounds.schedule(["a"], 1), [(1, "a")])
 
     def test_default_three_rounds(self):
         with tempfile.NamedTemporaryFile("w", suffix=".fio") as job:
@@ -264,12 +277,12 @@ class Rounds(unittest.TestCase):
             self.assertIn("--rounds must be at least 1", err.getvalue())
 
     def test_median_and_range(self):
-        self.assertEqual(comparelib.median_range([3.0, 1.0, 2.0]), (2.0, [1.0, 3.0]))
-        self.assertEqual(comparelib.median_range([4.0, None, 1.0, 2.0, 3.0]), (2.5, [1.0, 4.0]))
-        self.assertEqual(comparelib.median_range([None, None]), (None, None))
-        med, rng = comparelib.combine([{"iops": 10.0, "how": "bins", "clat": None},
-                                       {"iops": 30.0, "how": "read", "clat": 5.0},
-                                       {"iops": 20.0, "how": "bins", "clat": 7.0}])
+        self.assertEqual(stats.summary([3.0, 1.0, 2.0]), (2.0, 1.0, 3.0))
+        self.assertEqual(stats.summary([4.0, None, 1.0, 2.0, 3.0]), (2.5, 1.0, 4.0))
+        self.assertIsNone(stats.summary([None, None]))
+        med, rng = compare_rounds.combine([{"iops": 10.0, "how": "bins", "clat": None},
+                                           {"iops": 30.0, "how": "read", "clat": 5.0},
+                                           {"iops": 20.0, "how": "bins", "clat": 7.0}])
         self.assertEqual(med, {"iops": 20.0, "how": "bins", "clat": 6.0})
         self.assertEqual(rng, {"iops": [10.0, 30.0], "clat": [5.0, 7.0]})
 
@@ -299,17 +312,17 @@ class Rounds(unittest.TestCase):
         self.assertEqual(result("engine-nbd")["flagged"], [])
 
     def test_a_round_that_did_not_run(self):
-        r = comparelib.merge_rounds([run("kernel-loop", status="skipped")])
+        r = compare_rounds.merge_rounds([run("kernel-loop", status="skipped")])
         self.assertEqual((r["status"], r["reason"]), ("skipped", "kernel-loop could not"))
         self.assertIsNone(r["figures"])
-        r = comparelib.merge_rounds([run("kernel-loop"), run("kernel-loop", status="skipped")])
+        r = compare_rounds.merge_rounds([run("kernel-loop"), run("kernel-loop", status="skipped")])
         self.assertEqual((r["status"], r["reason"]), ("failed", "round 2: kernel-loop could not"))
         self.assertIsNone(r["figures"])
         self.assertEqual(r["rounds"][0]["figures"]["iops"], 1000.0)
 
     def test_notes_once(self):
-        r = comparelib.merge_rounds([run("kernel-loop", notes=["a", "b"]),
-                                     run("kernel-loop", notes=["a", "c"])])
+        r = compare_rounds.merge_rounds([run("kernel-loop", notes=["a", "b"]),
+                                         run("kernel-loop", notes=["a", "c"])])
         self.assertEqual(r["notes"], ["a", "b", "c"])
 
     def test_probe(self):
@@ -317,8 +330,8 @@ class Rounds(unittest.TestCase):
         ms = comparelib.cpu_probe()
         self.assertIsInstance(ms, float)
         self.assertGreater(ms, 0)
-        self.assertEqual(comparelib.probe_text([None, None]), None)
-        text = comparelib.probe_text([400.0, 250.4, None])
+        self.assertEqual(compare_report.probe_text([None, None]), None)
+        text = compare_report.probe_text([400.0, 250.4, None])
         self.assertIn("scripts/benchlib.sh's cpu_probe", text)
         self.assertTrue(text.endswith(": before round 1 400 ms; after round 1 250 ms."), text)
 
@@ -334,37 +347,37 @@ class Latency(unittest.TestCase):
     def test_found(self):
         job = self.job("[global]\ngtod_reduce=1\n; disable_clat=1\n[a]\ndisable_clat = true\n"
                        "[b]\ngtod_reduce=1\n")
-        self.assertEqual(comparelib.latency_off(job), ["gtod_reduce=1", "disable_clat=true"])
-        self.assertEqual(comparelib.latency_on(["gtod_reduce=1", "disable_clat=true"]),
+        self.assertEqual(compare_job.latency_off(job), ["gtod_reduce=1", "disable_clat=true"])
+        self.assertEqual(compare_job.latency_on(["gtod_reduce=1", "disable_clat=true"]),
                          {"gtod_reduce": "0", "disable_clat": "0"})
-        self.assertEqual(comparelib.latency_off(self.job("[a]\ngtod_reduce\n")), ["gtod_reduce"])
-        self.assertEqual(comparelib.latency_off(
+        self.assertEqual(compare_job.latency_off(self.job("[a]\ngtod_reduce\n")), ["gtod_reduce"])
+        self.assertEqual(compare_job.latency_off(
             self.job("[a]\ngtod_reduce=0\ndisable_clat=off\ndisable_slat=1\n")), [])
 
     def test_run_with_latency_on(self):
         job = self.job("[global]\nbs=4k\ngtod_reduce=1\n[a]\nrw=read\n")
         args = comparelib.parse_args([job])
-        ctx = comparelib.Context(args)
+        ctx = compare_run.Context(args)
         self.assertEqual(ctx.latency_on, {"gtod_reduce": "0"})
         out = job + ".out"
         self.addCleanup(os.unlink, out)
-        comparelib.rewrite_job(job, out, ctx.latency_on)
+        compare_job.rewrite_job(job, out, ctx.latency_on)
         with open(out) as f:
             lines = f.read().splitlines()
         self.assertIn("; (scripts/compare) gtod_reduce=1", lines)
         self.assertEqual(lines[lines.index("[a]") + 1], "gtod_reduce=0")
-        self.assertEqual(comparelib.latency_text(ctx.latency_found, ctx.latency_on),
+        self.assertEqual(compare_report.latency_text(ctx.latency_found, ctx.latency_on),
                          "The job turns fio's latency recording off (gtod_reduce=1); compare "
                          "ran it with gtod_reduce=0, so that every path's latency is measured "
                          "(at the cost of reading the clock per I/O).")
         # --as-written runs the job as it is
-        ctx = comparelib.Context(comparelib.parse_args([job, "--as-written"]))
+        ctx = compare_run.Context(comparelib.parse_args([job, "--as-written"]))
         self.assertEqual(ctx.latency_on, {})
         self.assertIn("--as-written keeps it so",
-                      comparelib.latency_text(ctx.latency_found, ctx.latency_on))
-        ctx = comparelib.Context(comparelib.parse_args([self.job("[a]\nrw=read\n")]))
+                      compare_report.latency_text(ctx.latency_found, ctx.latency_on))
+        ctx = compare_run.Context(comparelib.parse_args([self.job("[a]\nrw=read\n")]))
         self.assertEqual((ctx.latency_found, ctx.latency_on), ([], {}))
-        self.assertIsNone(comparelib.latency_text([], {}))
+        self.assertIsNone(compare_report.latency_text([], {}))
 
 
 class Table(unittest.TestCase):
@@ -373,8 +386,8 @@ class Table(unittest.TestCase):
               result("kernel-tcmu", where="guest-tcg", functional_only=True),
               result("engine-tcmu", iops=500.0), result("guest-virtio", status="skipped")]
         rs[1]["notes"].append("nbdfuse /x")
-        comparelib.add_costs(rs)
-        text = comparelib.table(rs)
+        compare_rounds.add_costs(rs)
+        text = compare_report.table(rs)
         lines = text.splitlines()
         self.assertEqual(lines[0], "| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 "
                          "| p99 | p99.9 | fio CPU µs/IO | machine CPU µs/IO "
@@ -399,8 +412,8 @@ class Table(unittest.TestCase):
     def test_rounds_and_flag(self):
         rs = [rounds("engine-nbd", [1000.0, 1300.0, 1100.0]),
               rounds("kernel-loop", [900.0, 1000.0, 950.0], clat=[110.0, 100.0, 105.0])]
-        comparelib.add_costs(rs)
-        lines = comparelib.table(rs).splitlines()
+        compare_rounds.add_costs(rs)
+        lines = compare_report.table(rs).splitlines()
         self.assertIn("| engine-nbd ‡ | native | 3 | 1100 (1000–1300) ‡ | 4.3 (3.9–5.1) | "
                       "100.0 (100.0–100.0) | 100.0 (100.0–100.0) | 200.0 (200.0–200.0) | "
                       "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) | – |",
@@ -424,8 +437,8 @@ class Table(unittest.TestCase):
         and a line under the costs saying its CPU figure holds it."""
         rs = [rounds("engine-nbd", [1000.0, 1000.0, 1000.0]),
               rounds("engine-tcmu", [900.0, 950.0, 1000.0], share=[0.5, 0.25, 0.75])]
-        comparelib.add_costs(rs)
-        lines = comparelib.table(rs).splitlines()
+        compare_rounds.add_costs(rs)
+        lines = compare_report.table(rs).splitlines()
         row = next(line for line in lines if line.startswith("| engine-tcmu | native |"))
         self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | 0.50 (0.25–0.75) |"), row)
         row = next(line for line in lines if line.startswith("| engine-nbd | native |"))
@@ -438,8 +451,8 @@ class Table(unittest.TestCase):
                          [0.5, 0.25, 0.75])
         # no engine-tcmu with a share: no line
         rs = [rounds("engine-nbd", [1000.0]), rounds("engine-tcmu", [900.0])]
-        comparelib.add_costs(rs)
-        self.assertNotIn("kernel's share, ", comparelib.table(rs))
+        compare_rounds.add_costs(rs)
+        self.assertNotIn("kernel's share, ", compare_report.table(rs))
 
     def test_parse_kernel_share(self):
         line = ("torus: tcmu: the kernel's share: {} ns of completion work per command over "
@@ -448,22 +461,22 @@ class Table(unittest.TestCase):
                 "notify write() in the kernel)\n")
         text = "fio-3.33\n" + line.format(800, 1000) + "other\n" + line.format(1200, 3000)
         # two jobs: (800*1000 + 1200*3000) ns over 4000 I/Os = 1.1 µs
-        self.assertAlmostEqual(comparelib.kernel_share(text, 4000), 1.1)
+        self.assertAlmostEqual(compare_run.kernel_share(text, 4000), 1.1)
         # split requests: per I/O, not per command
-        self.assertAlmostEqual(comparelib.kernel_share(line.format(500, 4000), 1000), 2.0)
-        self.assertIsNone(comparelib.kernel_share("torus: nbd: whatever\n", 4000))
-        self.assertIsNone(comparelib.kernel_share(line.format(500, 10), 0))
+        self.assertAlmostEqual(compare_run.kernel_share(line.format(500, 4000), 1000), 2.0)
+        self.assertIsNone(compare_run.kernel_share("torus: nbd: whatever\n", 4000))
+        self.assertIsNone(compare_run.kernel_share(line.format(500, 10), 0))
 
     def test_fmt(self):
-        self.assertEqual(comparelib.fmt(None), "–")
-        self.assertEqual(comparelib.fmt(12345.0), "12.3k")
-        self.assertEqual(comparelib.fmt(1.234, 2), "1.23")
-        self.assertEqual(comparelib.cell(2.0, [1.0, 3.0], True), "2.0 (1.0–3.0)")
-        self.assertEqual(comparelib.cell(2.0, [1.0, 3.0], False), "2.0")
-        self.assertEqual(comparelib.cell(None, None, True), "–")
-        self.assertEqual(comparelib.cell(0.5, [0.25, 1.0], True, digits=2, unit="x"),
+        self.assertEqual(compare_report.fmt(None), "–")
+        self.assertEqual(compare_report.fmt(12345.0), "12.3k")
+        self.assertEqual(compare_report.fmt(1.234, 2), "1.23")
+        self.assertEqual(compare_report.cell(2.0, [1.0, 3.0], True), "2.0 (1.0–3.0)")
+        self.assertEqual(compare_report.cell(2.0, [1.0, 3.0], False), "2.0")
+        self.assertEqual(compare_report.cell(None, None, True), "–")
+        self.assertEqual(compare_report.cell(0.5, [0.25, 1.0], True, digits=2, unit="x"),
                          "0.50x (0.25–1.00)")
-        self.assertEqual(comparelib.cell(-1.0, [-2.0, 3.0], True, form=comparelib.fmt_extra),
+        self.assertEqual(compare_report.cell(-1.0, [-2.0, 3.0], True, form=compare_report.fmt_extra),
                          "-1.0 (-2.0–+3.0)")
 
 
@@ -476,25 +489,25 @@ class Small(unittest.TestCase):
             comparelib.parse_size("4X")
 
     def test_resolve_fs(self):
-        jobs = os.path.join(comparelib.REPO, "jobs")
-        self.assertEqual(comparelib.resolve_fs("xfs", "/x.fio"), ("xfs", "--fs xfs"))
-        self.assertEqual(comparelib.resolve_fs("auto", "/tmp/mine.fio"), ("none", None))
-        fs, why = comparelib.resolve_fs("auto", os.path.join(jobs, "zerodisk-fs-randrw.fio"))
+        jobs = os.path.join(compare_job.REPO, "jobs")
+        self.assertEqual(compare_job.resolve_fs("xfs", "/x.fio"), ("xfs", "--fs xfs"))
+        self.assertEqual(compare_job.resolve_fs("auto", "/tmp/mine.fio"), ("none", None))
+        fs, why = compare_job.resolve_fs("auto", os.path.join(jobs, "zerodisk-fs-randrw.fio"))
         self.assertEqual(fs, "ext4")
         self.assertIn("zerodisk-fs-randrw is a filesystem test", why)
-        self.assertEqual(comparelib.resolve_fs("auto", os.path.join(jobs, "zerodisk-device.fio")),
+        self.assertEqual(compare_job.resolve_fs("auto", os.path.join(jobs, "zerodisk-device.fio")),
                          ("none", None))
 
     def test_guest_failure(self):
         self.assertEqual(
-            comparelib.guest_failure(125, ["x", "the guest did not start ...",
-                                           "2 boots hung: giving up (exit 125)"], "", 606),
+            compare_paths.guest_failure(125, ["x", "the guest did not start ...",
+                                              "2 boots hung: giving up (exit 125)"], "", 606),
             "the guest failed before the command ran (scripts/guest exit 125): the guest did "
             "not start ... / 2 boots hung: giving up (exit 125)")
-        self.assertEqual(comparelib.guest_failure(124, ["timed out after 606 s"], "", 606),
+        self.assertEqual(compare_paths.guest_failure(124, ["timed out after 606 s"], "", 606),
                          "scripts/guest timed out (exit 124, --timeout 606 s): "
                          "timed out after 606 s")
-        self.assertEqual(comparelib.guest_failure(1, ["ignored"], "boom\n", 606),
+        self.assertEqual(compare_paths.guest_failure(1, ["ignored"], "boom\n", 606),
                          "scripts/guest exited 1 without a result; it printed: boom")
 
     def test_list(self):
@@ -504,7 +517,7 @@ class Small(unittest.TestCase):
         with contextlib.redirect_stdout(out), self.assertRaises(SystemExit) as e:
             comparelib.parse_args(["--list"])
         self.assertEqual(e.exception.code, 0)
-        self.assertEqual(out.getvalue().split(), comparelib.NAMES)
+        self.assertEqual(out.getvalue().split(), compare_paths.NAMES)
 
     def test_help_says_rounds(self):
         import io
@@ -522,8 +535,8 @@ class Small(unittest.TestCase):
             self.assertIn(said, text)
 
     def test_help_lists_the_records(self):
-        text = comparelib.paths_text()
-        for p in comparelib.PATHS:
+        text = compare_paths.paths_text()
+        for p in compare_paths.PATHS:
             self.assertRegex(text, rf"(?m)^  {p.name} +{p.what.split()[0]}")
         self.assertIn("(natively or in the guest)", " ".join(text.split()))
         self.assertTrue(all(len(line) <= 78 for line in text.splitlines()), text)

@@ -5,6 +5,8 @@ the export it needs), the report's order and numbers, and which programs
 the chosen tests lack."""
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -15,6 +17,7 @@ SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 
+import compare_paths  # noqa: E402
 import docs_tests  # noqa: E402
 import rerunlib  # noqa: E402
 from docs_tests import KiB, MiB, GiB  # noqa: E402
@@ -115,8 +118,19 @@ class Report(unittest.TestCase):
                          "1500 (functional only)")
 
     def test_kernel_paths_are_compare_paths(self):
-        self.assertEqual(rerunlib.KERNEL_PATHS,
-                         ("kernel-loop", "kernel-nbd", "kernel-tcmu", "guest-virtio"))
+        """Every compare path that is not an engine's, those on this machine
+        first, straight from compare's PATHS: a new path needs no edit here
+        nor in rerunlib's --help, which lists them."""
+        kernel = [p for p in compare_paths.PATHS if not p.name.startswith("engine-")]
+        self.assertTrue(kernel)
+        self.assertEqual(sorted(rerunlib.KERNEL_PATHS), sorted(p.name for p in kernel))
+        where = [compare_paths.BY_NAME[n].where for n in rerunlib.KERNEL_PATHS]
+        self.assertEqual(where, sorted(where, key=lambda w: w != "host"))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            rerunlib.main(["--help"])
+        said = " ".join(out.getvalue().split())
+        self.assertIn("docs/compare.md: " + ", ".join(rerunlib.KERNEL_PATHS) + "), each", said)
 
 
 class Timeline(unittest.TestCase):

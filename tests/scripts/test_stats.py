@@ -23,6 +23,10 @@ class Summary(unittest.TestCase):
     def test_none_without_numbers(self):
         self.assertIsNone(stats.summary([None, True]))
 
+    def test_median_low_index(self):
+        self.assertEqual(stats.median_low_index([30.0, 10.0, 20.0]), 2)
+        self.assertEqual(stats.median_low_index([40.0, 10.0, 30.0, 20.0]), 3)
+
 
 class Spread(unittest.TestCase):
     def test_max_over_min(self):

@@ -94,11 +94,12 @@ class Buckets(unittest.TestCase):
 class Percentiles(unittest.TestCase):
     def test_nearest_rank(self):
         hist = {10: 50, 20: 49, 70: 1}          # 100 values
-        self.assertEqual(tk.percentile(hist, 100, 0.50), 10)
-        self.assertEqual(tk.percentile(hist, 100, 0.51), 20)
-        self.assertEqual(tk.percentile(hist, 100, 0.99), 20)
         lo, hi = tk.bucket_edges(70)
-        self.assertEqual(tk.percentile(hist, 100, 0.999), (lo + hi) / 2)
+        e = tk.phase_entry("x", "kernel", 100, 100 * 15, hist)
+        self.assertEqual((e["p50_us"], e["p99_us"], e["p99.9_us"]),
+                         (0.01, 0.02, round((lo + hi) / 2 / 1000, 3)))
+        self.assertEqual(tk.bucket_value(10), 10)
+        self.assertEqual(tk.bucket_value(70), (lo + hi) / 2)
 
     def test_entry(self):
         e = tk.phase_entry("reap", "kernel", 4, 4000, {100: 3, 102: 1})

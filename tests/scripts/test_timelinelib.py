@@ -25,10 +25,33 @@ import timelinelib as tl  # noqa: E402
 READ, WRITE = 0, 1
 
 
+# The engine's own phases as engines/timeline.c writes them in engine-N.json
+# (the timeline-engine test checks the engine's file itself).
+ENGINE_OWN = {
+    "engine-nbd": (("client submit", "client", "queued", "sent"),
+                   ("server and wire", "server-and-wire", "sent", "header"),
+                   ("payload", "wire", "header", "payload"),
+                   ("hand back", "client", "payload", "handed"),
+                   ("total", "total", "queued", "handed")),
+    "engine-tcmu": (("client submit", "client", "queued", "published"),
+                    ("handler and wake-ups", "server-and-wire", "published", "seen"),
+                    ("hand back", "client", "seen", "handed"),
+                    ("total", "total", "queued", "handed")),
+    "engine-libnbd": (("libnbd, server and wire", "server-and-wire", "queued", "callback"),
+                      ("hand back", "client", "callback", "handed"),
+                      ("total", "total", "queued", "handed")),
+}
+
+
 def write_rec(path, source, key, stamps, records, magic=b"TORUSTL1", version=1,
               rec_size=64, tail=b""):
     """A record file as timeline_rec.c writes it; RECORDS: (key, offset,
-    len, op, stream, [stamps...])."""
+    len, op, stream, [stamps...]). An engine's gets its engine-N.json
+    beside it, as the engine writes at the job's end."""
+    if source in ENGINE_OWN:
+        with open(path[:-len(".rec")] + ".json", "w") as f:
+            json.dump([{"name": n, "where": w, "from": a, "to": b, "count": 0}
+                       for n, w, a, b in ENGINE_OWN[source]], f)
     names = [s.encode() for s in stamps] + [b""] * (5 - len(stamps))
     head = struct.pack("=8sIIII32s32s" + "32s" * 5, magic, version, rec_size, len(stamps),
                        1234, source.encode(), key.encode(), *names)
@@ -118,11 +141,8 @@ class Header(Dir):
 
 
 class Figures(unittest.TestCase):
-    def test_nearest_rank(self):
-        vs = list(range(1, 101))
-        self.assertEqual([tl.nearest_rank(vs, p) for p in (50, 99, 99.9, 1, 0)],
-                         [50, 99, 100, 1, 1])
-        self.assertEqual(tl.nearest_rank([5], 99.9), 5)
+    def test_summary(self):
+        """Percentiles by nearest rank (stats.percentile)."""
         s = tl.summary("x", "client", [3000, 1000, 2000])
         self.assertEqual((s["count"], s["mean_us"], s["p50_us"], s["p99_us"], s["p99.9_us"]),
                          (3, 2.0, 2.0, 3.0, 3.0))
@@ -130,9 +150,10 @@ class Figures(unittest.TestCase):
 
 class Chains(unittest.TestCase):
     def test_every_form_is_a_chain(self):
-        for key, phases in tl.PHASES.items():
+        for path, server in list(tl.SERVER_PARTS) + [(e, None) for e in tl.ENGINES]:
+            phases, total, _ = tl.path_phases(ENGINE_OWN[path], path, server)
             names = tl.chain(phases)
-            self.assertEqual((names[0], names[-1]), ("queued", "handed"), key)
+            self.assertEqual((names[0], names[-1]), total[2:], (path, server))
         with self.assertRaisesRegex(ValueError, "does not start where the last ended"):
             tl.chain((("a", "client", "queued", "sent"), ("b", "wire", "header", "handed")))
 
@@ -160,14 +181,14 @@ class Join(Dir):
         self.assertEqual(r["unmatched_server"], 1)
         names = [p["name"] for p in r["phases"]]
         self.assertEqual(names, ["client submit", "wire out", "server queue", "storage",
-                                 "server reply", "wire back", "client complete", "total"])
+                                 "server reply", "wire back", "payload", "hand back", "total"])
         self.assertEqual([p["where"] for p in r["phases"]],
-                         ["client", "wire", "server", "server", "server", "wire", "client",
-                          "total"])
+                         ["client", "wire", "server", "server", "server", "wire", "wire",
+                          "client", "total"])
         means = {p["name"]: p["mean_us"] for p in r["phases"]}
         self.assertEqual(means, {"client submit": 1.0, "wire out": 1.0, "server queue": 1.0,
                                  "storage": 2.0, "server reply": 1.0, "wire back": 1.0,
-                                 "client complete": 1.0, "total": 8.0})
+                                 "payload": 0.5, "hand back": 0.5, "total": 8.0})
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]), 8.0)
         self.assertEqual(res["warnings"], [])
         self.assertEqual(r["negative"], {})
@@ -195,8 +216,8 @@ class Join(Dir):
         files = tl.read_dir(self.d)
         eng = [f for f in files if f.source == "engine-nbd"]
         srv = [f for f in files if f.source == "nbd-shim"]
-        names = tl.chain(tl.PHASES[("engine-nbd", "nbd-shim")])
-        chains, counts = tl.join(eng, srv, "engine-nbd", names)
+        phases, _, window = tl.path_phases(ENGINE_OWN["engine-nbd"], "engine-nbd", "nbd-shim")
+        chains, counts = tl.join(eng, srv, window, tl.chain(phases))
         self.assertEqual(counts["joined"], 10)
         got = {c[0]: c[2] for c in chains}             # queued -> received
         self.assertEqual((got[900], got[1400]), (500, 2000))
@@ -271,8 +292,26 @@ class Join(Dir):
         self.assertEqual([(p["name"], p["where"], p["mean_us"]) for p in r["phases"]],
                          [("client submit", "client", 1.0),
                           ("server and wire", "server-and-wire", 6.0),
-                          ("client complete", "client", 1.0), ("total", "total", 8.0)])
+                          ("payload", "wire", 0.5), ("hand back", "client", 0.5),
+                          ("total", "total", 8.0)])
         self.assertIn("no server records", tl.text_table(res))
+
+    def test_phases_are_the_engines(self):
+        """The engine names its phases in engine-N.json; without the file
+        (a job that did not end) the records alone name none."""
+        self.write_nbd([nbd_io(1, 0, 10_000)])
+        os.unlink(self.p("engine-1.json"))
+        with self.assertRaisesRegex(tl.TimelineError, "engine-1.json .*job again to its end"):
+            tl.analyse(self.d)
+        with open(self.p("engine-1.json"), "w") as f:
+            json.dump([{"name": "all", "where": "total"}], f)
+        with self.assertRaisesRegex(tl.TimelineError, "does not name its phases' stamps"):
+            tl.analyse(self.d)
+        other = (("client submit", "client", "queued", "header"),
+                 ("server and wire", "server-and-wire", "header", "payload"),
+                 ("total", "total", "queued", "payload"))
+        with self.assertRaisesRegex(tl.TimelineError, "SERVER_PARTS .* must follow"):
+            tl.path_phases(other, "engine-nbd", "nbd-shim")
 
     def test_incomplete_left_out(self):
         e, s = nbd_io(1, 0, 10_000)
@@ -312,7 +351,7 @@ class Join(Dir):
         self.assertEqual(r["join_rate"], 1.0)
         self.assertEqual([p["name"] for p in r["phases"]],
                          ["client submit", "wake-up out", "server queue", "storage",
-                          "server reply", "wake-up back", "client complete", "total"])
+                          "server reply", "wake-up back", "hand back", "total"])
         self.assertEqual(r["phases"][3]["mean_us"], (2.0 + 0.1) / 2)
         self.assertEqual(r["phases"][-1]["p99_us"], 11.0)
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
@@ -446,158 +485,6 @@ class Join(Dir):
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 2)
         self.assertIn("bad.rec is not a timeline record file", r.stderr)
-
-
-def phases(total_us, server=True):
-    """A phase summary of TOTAL_US per I/O split in two."""
-    def one(name, where, mean):
-        return {"name": name, "where": where, "count": 10, "mean_us": mean, "p50_us": mean,
-                "p99_us": 2 * mean, "p99.9_us": 3 * mean}
-    return [one("client submit", "client", total_us / 4),
-            one("storage" if server else "server and wire",
-                "server" if server else "server-and-wire", 3 * total_us / 4),
-            one("total", "total", total_us)]
-
-
-class FakeCtx:
-    """What CompareRun reads of compare's Context."""
-
-    def __init__(self, results):
-        self.results, self.round = results, 1
-
-    def out(self, name):
-        return os.path.join(self.results, name)
-
-    def rout(self, path, ext):
-        return self.out(f"{path}.r{self.round}.{ext}")
-
-
-class CompareRuns(Dir):
-    def test_engine_run(self):
-        ctx = FakeCtx(self.d)
-        servers = tl.servers_dir(ctx)
-        old = os.path.join(servers, "nbd-shim-9-1.rec")
-        write_rec(old, "nbd-shim", "nbd-cookie", NBD_SHIM, [])
-        run = tl.CompareRun(ctx, "engine-nbd")
-        self.assertEqual(run.job_options(), {"timeline": self.p("engine-nbd.r1.timeline"),
-                                             "lat_percentiles": "1"})
-        with run.around_fio({"device": None}):
-            # the run's engine and its connection's server file
-            e, s = nbd_io(1, 0, 10_000)
-            write_rec(os.path.join(run.dir, "engine-1.rec"), "engine-nbd", "nbd-cookie",
-                      ENGINE_NBD, [e])
-            write_rec(os.path.join(servers, "nbd-shim-9-2.rec"), "nbd-shim", "nbd-cookie",
-                      NBD_SHIM, [s])
-        t = run.result(None)
-        self.assertEqual((t["dir"], t["server"], t["join_rate"]),
-                         ("engine-nbd.r1.timeline", "nbd-shim", 1.0))
-        self.assertEqual(t["phases"][-1]["mean_us"], 8.0)
-        # only the file the run's connection wrote moved
-        self.assertEqual(os.listdir(servers), ["nbd-shim-9-1.rec"])
-        self.assertTrue(os.path.isfile(os.path.join(run.dir, "timeline.txt")))
-
-    def test_libnbd_is_an_engine_path(self):
-        ctx = FakeCtx(self.d)
-        servers = tl.servers_dir(ctx)
-        run = tl.CompareRun(ctx, "engine-libnbd")
-        self.assertEqual(run.job_options(), {"timeline": self.p("engine-libnbd.r1.timeline"),
-                                             "lat_percentiles": "1"})
-        with run.around_fio({"device": None}):
-            write_rec(os.path.join(run.dir, "engine-1.rec"), "engine-libnbd", "nbd-cookie",
-                      ENGINE_LIBNBD, [(1, 0, 4096, READ, 0, [10_000, 17_000, 18_000])])
-            write_rec(os.path.join(servers, "nbd-shim-9-2.rec"), "nbd-shim", "nbd-cookie",
-                      NBD_SHIM, [(1, 0, 4096, READ, 0, [12_000, 13_000, 15_000, 16_000])])
-        t = run.result(None)
-        self.assertEqual((t["source"], t["server"], t["join_rate"], t["phases"][-1]["mean_us"]),
-                         ("records", "nbd-shim", 1.0, 8.0))
-
-    def test_no_records(self):
-        run = tl.CompareRun(FakeCtx(self.d), "engine-tcmu")
-        with run.around_fio({}):
-            pass
-        self.assertIn("no timeline: timeline: no .rec files", run.result(None)["none"])
-
-    def test_kernel_path_not_traced(self):
-        run = tl.CompareRun(FakeCtx(self.d), "guest-virtio")
-        self.assertEqual(run.job_options(), {})
-        with run.around_fio({"device": "/dev/vda"}):
-            pass
-        self.assertRegex(run.result(None)["none"], "^no kernel timeline: ")
-
-
-class Compare(unittest.TestCase):
-    """compare --timeline's pieces that need no fio: the median round's
-    timeline, the report's section, the picture's bars."""
-
-    def result(self):
-        rounds = []
-        for i, tot in enumerate((30.0, 10.0, 20.0), 1):
-            t = {"dir": f"engine-nbd.r{i}.timeline", "source": "records", "server": "nbd-shim",
-                 "form": "merged", "records": 100, "incomplete": 0, "joined": 100,
-                 "join_rate": 1.0, "phases": phases(tot),
-                 "fio": {"lat_mean_us": tot, "total_mean_us": tot * 0.98, "ratio": 0.98,
-                         "within": True}}
-            rounds.append({"round": i, "figures": {"iops": 1000 * i, "timeline": t}})
-        return {"path": "engine-nbd", "status": "ok", "functional_only": False,
-                "rounds": rounds, "figures": {"iops": 2000, "timeline": rounds[0]},
-                "median_round": 2}
-
-    def test_median_round(self):
-        r = self.result()
-        tl.merge_rounds(r)
-        self.assertNotIn("timeline", r["figures"])
-        self.assertEqual(r["timeline"]["round"], 2)
-        self.assertEqual(r["timeline"]["phases"][-1]["mean_us"], 10.0)
-        self.assertEqual([x["timeline"]["phases"][-1]["mean_us"] for x in r["rounds"]],
-                         [30.0, 10.0, 20.0])
-        self.assertTrue(all("timeline" not in x["figures"] for x in r["rounds"]))
-
-    def test_report(self):
-        r = self.result()
-        tl.merge_rounds(r)
-        k = {"path": "kernel-nbd", "status": "ok", "functional_only": True,
-             "timeline": {"none": "no kernel timeline: bpftrace is missing"}}
-        low = {"path": "engine-tcmu", "status": "ok", "functional_only": False,
-               "timeline": dict(r["timeline"], server="tcmu-shim", joined=90,
-                                join_rate=0.9, fio=None)}
-        med = {"path": "engine-libnbd", "status": "ok", "functional_only": False,
-               "timeline": dict(r["timeline"], fio={
-                   "lat_mean_us": 12.0, "total_mean_us": 9.8, "ratio": 9.8 / 12.0,
-                   "fio_p50_us": [11.0, 12.5], "total_p50_us": 9.5, "within": False})}
-        text = "\n".join(tl.report_lines([r, k, low, med]))
-        self.assertIn("## Where the time goes", text)
-        self.assertIn("| path | phase | where | mean µs | p50 | p99 |", text)
-        self.assertIn("| engine-nbd | storage | server | 7.5 | 7.5 | 15.0 |", text)
-        self.assertIn("| engine-nbd | **total** | total | 10.0 | 10.0 | 20.0 |", text)
-        self.assertIn("- engine-nbd: 100 of 100 I/Os joined with their nbd-shim record "
-                      "(100.0%)", text)
-        self.assertIn("- engine-nbd: the phases' total 9.8 µs against fio's mean latency "
-                      "10.0 µs (-2.0%)", text)
-        self.assertNotIn("- engine-nbd: the phases' total 9.8 µs against fio's mean latency "
-                         "10.0 µs (-2.0%):", text)
-        self.assertIn("- engine-libnbd: the phases' total 9.8 µs against fio's mean latency "
-                      "12.0 µs (-18.3%); its median 9.5 µs against fio's clat and lat medians "
-                      "11.0 to 12.5 µs: NOT the same run's, or records are missing", text)
-        self.assertIn("- kernel-nbd: no kernel timeline: bpftrace is missing", text)
-        self.assertIn("(90.0%, BELOW 95%: the phases are of those only)", text)
-        self.assertEqual(tl.report_lines([{"path": "x", "status": "ok"}]), [])
-
-    def test_picture(self):
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            self.skipTest("matplotlib is missing (python3-matplotlib)")
-        r = self.result()
-        tl.merge_rounds(r)
-        fig, ax = plt.subplots()
-        self.assertTrue(tl.draw(ax, [r, {"path": "kernel-nbd", "status": "ok",
-                                         "timeline": {"none": "why"}}]))
-        self.assertEqual([t.get_text() for t in ax.get_yticklabels()], ["engine-nbd"])
-        self.assertEqual(len(ax.patches), 2)     # two phases, the total not drawn
-        self.assertFalse(tl.draw(ax, [{"path": "x", "status": "ok"}]))
-        plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -139,6 +139,11 @@ def main():
     summary = json.load(open(js))
     names = [(p["name"], p["where"]) for p in summary]
     check(names == phases, "phases", phases, names)
+    # each phase's stamps (scripts/timelinelib.py takes the phases from
+    # here): one after the other, the total from the first to the last
+    spans = [(p.get("from"), p.get("to")) for p in summary]
+    want = list(zip(stamps, stamps[1:])) + [(stamps[0], stamps[-1])]
+    check(spans == want, "phases' from and to", want, spans)
     for p in summary:
         for f in ("count", "mean_us", "p50_us", "p99_us", "p99.9_us"):
             check(f in p, f"phase {p['name']}: field", f, sorted(p))

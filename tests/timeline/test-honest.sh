@@ -57,7 +57,7 @@ start_nbdkit "$T/kit.sock" --filter=delay memory 64M rdelay=2ms
 uri="nbd+unix:///?socket=$T/kit.sock"
 run_timed "$T/kit" randread
 expect "$T/kit" "server and wire>1900" "server and wire<2800" \
-	"client submit<100" "client complete<100"
+	"client submit<100" "payload<100" "hand back<100"
 
 # nbd-shim: 1 ms on every operation on its store
 start_bg "$NBD_SHIM" --profile standard --backend memory --size 64M \

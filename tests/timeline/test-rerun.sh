@@ -31,7 +31,7 @@ for tid in ("torus-randrw-4k", "torus-randrw-4k-tcmu"):
     assert os.path.exists(os.path.join(res, tid + ".timeline", "timeline.json")), tid
 lu = tests["lustre-rand-direct"]
 assert [p["name"] for p in lu["timeline"]["phases"]] == \
-    ["client submit", "server and wire", "client complete", "total"], lu["timeline"]
+    ["client submit", "server and wire", "payload", "hand back", "total"], lu["timeline"]
 # rerun-documents --timeline sets lat_percentiles=1: held to fio's median
 assert "fio_p50_us" in lu["timeline"]["fio"] and lu["timeline"]["fio"]["within"], lu["timeline"]["fio"]
 md = open(os.path.join(res, "report.md")).read()
