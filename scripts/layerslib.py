@@ -1,7 +1,7 @@
 """The layers of the C tree, as the file `layers` at the top declares them:
 reading the declaration, checking every #include "..." against it, and
 drawing the graph that docs/architecture.md shows. scripts/layers is the
-command; the meson test "layers" (tests/meta/test_layers.py) runs check().
+command; the meson test "meta-layers" (tests/meta/test_layers.py) runs check().
 """
 
 import collections
@@ -206,7 +206,7 @@ def draw(layers):
 
 
 def doc_block(layers):
-    return BEGIN + "\n```\n" + draw(layers) + "```\n" + END
+    return BEGIN + "\n```text\n" + draw(layers) + "```\n" + END
 
 
 def doc_problem(src, layers):

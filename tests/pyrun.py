@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The one runner of the Python tests (meson registers each through it).
 
   pyrun.py FILE [ARGS...]
@@ -13,6 +13,9 @@ not list (scripts/skips.py reads the "SKIP:" line printed here).
 A test script (FILE does not import unittest, e.g. run-case.py or
 test_compare.py): run as __main__ with ARGS; it exits 77 itself when it
 skips.
+
+Debian's python3 runs the tests, not the first on PATH: it is the one
+scripts/deps.sh installs matplotlib for (python3-matplotlib).
 """
 
 import importlib.util

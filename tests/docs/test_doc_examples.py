@@ -2,8 +2,9 @@
 run here.
 
 Every fenced block with no language or `sh`/`bash` is an example, named by its file and its first
-line. Each is in RUN (run here) or in CANNOT (why not, and what runs it instead); one in neither
-fails the test, so a new example is classified when it is written. Examples written inline in the
+line (a picture or sample output is fenced as `text`). Each is in RUN (run here) or in CANNOT
+(why not, and what runs it instead); one in neither fails the test, so a new example is
+classified when it is written. Examples written inline in the
 text are in INLINE, checked to be in their doc and run.
 
 How an example runs: `bash -e` in a scratch directory laid out as the checkout after
@@ -105,15 +106,6 @@ CANNOT = {
         "fixed Redis ports and daemonized redis-servers: tests/shims runs the zeroos profile on private ones",
 }
 
-# Not commands: pictures and sample output.
-NOT_COMMANDS = {
-    ("docs/architecture.md", "fio ──ioengine ops──▶ engines/engine.c        fio glue: common options, job validation,"),
-    ("docs/architecture.md", "layer     folders (shared + its own)              uses"),
-    ("docs/architecture.md", "engine-nbd    fio + libtorus.so ──NBD──────────────────────────────────┐"),
-    ("docs/multi-host.md", "controller             load generators               storage"),
-    ("docs/tcmu.md", "torus: tcmu: the kernel's share: 276 ns of completion work per command over 16384 commands (...)"),
-    ("docs/tcmu.md", "tcmu-shim (--listen unix:PATH | --uio /dev/uioN) [--backend STORE]"),
-}
 
 # Commands written in the text: (doc, command).
 INLINE = [
@@ -221,11 +213,11 @@ class Classified(unittest.TestCase):
             for first, _ in examples(doc):
                 key = (doc, first)
                 found.add(key)
-                if key not in RUN and key not in CANNOT and key not in NOT_COMMANDS:
+                if key not in RUN and key not in CANNOT:
                     unknown.append(f"{doc}: {first}")
         self.assertEqual(unknown, [], "examples neither run nor listed as unable to run: add each "
-                         "to RUN, CANNOT (with the reason) or NOT_COMMANDS in " + __file__)
-        stale = [f"{d}: {f}" for d, f in list(RUN) + list(CANNOT) + list(NOT_COMMANDS)
+                         "to RUN or CANNOT (with the reason) in " + __file__)
+        stale = [f"{d}: {f}" for d, f in list(RUN) + list(CANNOT)
                  if (d, f) not in found]
         self.assertEqual(stale, [], "listed here but no longer in the docs: remove or update")
 

@@ -240,7 +240,7 @@ MUTATIONS = [
         file="storage/blockio.c",
         old='#include "blockio.h"\n',
         new='#include "blockio.h"\n#include "../bridges/backends.h"\n',
-        tests=["layers"],
+        tests=["meta-layers"],
         expect='storage/blockio.c:6: #include "../bridges/backends.h": storage may not include bridges',
     ),
 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers hold (the meson test "layers"): every #include "..." of the C
+"""The layers hold (the meson test "meta-layers"): every #include "..." of the C
 tree points down a layer or within its folder, as the file layers at the
 top declares, and docs/architecture.md shows the graph drawn from it;
 tcmu-runner's API that tcmu-shim gives plugins is defined in
