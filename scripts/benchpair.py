@@ -52,12 +52,12 @@ import platform
 import re
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
 import harness
+import stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -173,22 +173,10 @@ def figures(data, name="fio's output"):
     return s["cpu_us_per_io"], s["iops"]
 
 
-def spread(values):
-    """(median, min, max) of VALUES."""
-    values = list(values)
-    return statistics.median(values), min(values), max(values)
-
-
-def ratios(old, new):
-    """new/old for each round, from two equally long lists."""
-    if len(old) != len(new):
-        raise ValueError(f"{len(old)} old figures but {len(new)} new ones")
-    return [n / o for o, n in zip(old, new)]
-
-
 def summarize(results):
     """One row per case from RESULTS {label: {"old": [(cpu, iops)...],
-    "new": [...]}}: medians of each engine and new/old spreads."""
+    "new": [...]}}: medians of each engine and the new/old ratios of the
+    rounds as stats.Summary (median, min, max)."""
     rows = []
     for label, r in results.items():
         o, n = r["old"], r["new"]
@@ -197,15 +185,17 @@ def summarize(results):
         oc, ni = [x[0] for x in o], [x[1] for x in n]
         nc, oi = [x[0] for x in n], [x[1] for x in o]
         rows.append({"case": label, "rounds": min(len(o), len(n)),
-                     "cpu_old": statistics.median(oc), "cpu_new": statistics.median(nc),
-                     "cpu_ratio": spread(ratios(oc, nc)),
-                     "iops_old": statistics.median(oi), "iops_new": statistics.median(ni),
-                     "iops_ratio": spread(ratios(oi, ni))})
+                     "cpu_old": stats.summary(oc).median, "cpu_new": stats.summary(nc).median,
+                     "cpu_ratio": stats.summary(stats.paired_ratios(nc, oc)),
+                     "iops_old": stats.summary(oi).median, "iops_new": stats.summary(ni).median,
+                     "iops_ratio": stats.summary(stats.paired_ratios(ni, oi))})
     return rows
 
 
-def _spread_text(s):
-    return f"{s[0]:.3f} [{s[1]:.3f}-{s[2]:.3f}]"
+def _summary_text(s):
+    if s is None:
+        return "n/a"
+    return f"{s.median:.3f} [{s.min:.3f}-{s.max:.3f}]"
 
 
 def table(rows):
@@ -215,8 +205,8 @@ def table(rows):
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['cpu_old']:.2f} | {r['cpu_new']:.2f} | "
-                     f"{_spread_text(r['cpu_ratio'])} | {r['iops_old']:.0f} | "
-                     f"{r['iops_new']:.0f} | {_spread_text(r['iops_ratio'])} |")
+                     f"{_summary_text(r['cpu_ratio'])} | {r['iops_old']:.0f} | "
+                     f"{r['iops_new']:.0f} | {_summary_text(r['iops_ratio'])} |")
     return "\n".join(lines) + "\n"
 
 

@@ -943,13 +943,12 @@ def schedule(paths, rounds):
 
 
 def cpu_probe():
-    """scripts/benchlib.sh's CPU-speed probe: the milliseconds a fixed loop
-    takes (lower is faster), or None when it cannot run."""
+    """The bench's CPU-speed probe (bench_run.cpu_probe): the milliseconds
+    a fixed loop takes (lower is faster), or None when it cannot run."""
+    import bench_run
     try:
-        r = subprocess.run(["bash", "-c", 'repo=$1; . "$repo/scripts/benchlib.sh" && cpu_probe',
-                            "cpu_probe", REPO], capture_output=True, text=True, timeout=60)
-        return float(r.stdout.strip()) if r.returncode == 0 else None
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return bench_run.cpu_probe()
+    except OSError:
         return None
 
 
