@@ -46,7 +46,10 @@ server process's utime + stime (/proc/PID/stat, every thread) over the run
 
 The sections are the records of SECTIONS below (each its servers, its
 clients, its lean probe and its targets, in its run function); to add one,
-write its function and add its record.
+write its function and add its record. The NBD shim's sections are the
+group shims (--sections shims). The engine of two commits in paired runs
+is scripts/bench-builds (benchpair.py: it builds the commits first), whose
+statistics come from scripts/stats.py as these do.
 """
 
 import dataclasses
