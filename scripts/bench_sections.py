@@ -59,6 +59,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cli  # noqa: E402
 import bench_run  # noqa: E402
 import harness  # noqa: E402
 
@@ -539,7 +540,7 @@ class Section:
     """One bench section: a new section is one record here."""
     name: str
     group: str          # engine, shims, tcmu, or "" (run by name only)
-    needs: tuple        # programs: on $PATH, or bench_run.Options attributes
+    needs: tuple        # programs: on $PATH, or bench_cli.Options attributes
     run: object         # run(bench_run.Bench): declares, starts its servers, runs its rounds
     what: str           # one line, for --help
 
@@ -619,5 +620,5 @@ def sections_text():
 
 
 def main(argv=None):
-    return bench_run.main(sys.argv[1:] if argv is None else argv, SECTIONS, groups(),
+    return bench_cli.main(sys.argv[1:] if argv is None else argv, SECTIONS, groups(),
                           __doc__, sections_text())

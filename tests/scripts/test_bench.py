@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Unit tests of scripts/bench's modules without running a benchmark:
-bench_run.py (the options and their errors, the rotation of the clients,
+bench_cli.py (the options and their errors), bench_run.py (the rotation of the clients,
 the CPU-speed probe, the machine's busy share, a child's CPU time, the
 records a section makes) and bench_sections.py (the table: every section
 once, its groups, what it needs). The real run of one section is
@@ -16,12 +16,13 @@ import unittest
 SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "..", "..")
 sys.path.insert(0, os.path.join(SRC, "scripts"))
+import bench_cli  # noqa: E402
 import bench_run  # noqa: E402
 import bench_sections  # noqa: E402
 
 
 def options(*argv):
-    return bench_run.Options(list(argv), bench_sections.groups(), list(bench_sections.SECTIONS))
+    return bench_cli.Options(list(argv), bench_sections.groups(), list(bench_sections.SECTIONS))
 
 
 class Options(unittest.TestCase):
@@ -60,7 +61,7 @@ class Options(unittest.TestCase):
                           (["--runtime", "0"], "--runtime wants whole seconds"),
                           (["--size", "lots"], "not a size"),
                           (["--report", "/no/such/dir/page.md"], "give a file in an existing")]:
-            with self.assertRaisesRegex(bench_run.BenchError, msg):
+            with self.assertRaisesRegex(bench_cli.BenchError, msg):
                 options(*argv)
 
     def test_engine_from_build(self):
