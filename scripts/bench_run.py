@@ -390,9 +390,10 @@ class Bench:
                               out, out)
         ticks = self.server_ticks(server) - t0 if server is not None else None
         iops = None
-        for line in open(out):
-            if line.startswith("iops "):
-                iops = float(line.split()[1])
+        with open(out, errors="replace") as f:
+            for line in f:
+                if line.startswith("iops "):
+                    iops = float(line.split()[1])
         if rc != 0 or iops is None:
             self.client_died(f"{tail(out)}ring-client failed: {sid}, {label}, round {round_no}")
         self.lean_record(sid, label, round_no, iops, cpu_s, server, ticks)
