@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Helpers for scripts/bench.sh: build the report. fio's JSON is read by
-scripts/harness.py (`harness.py fio-summary FIO_JSON`, which bench.sh uses).
+"""The records of one `scripts/bench` run and its text report: what each
+section declared (its title, ratios, targets, spreads, lean probe) and
+every figure measured, kept in memory while it runs (bench_run.py adds
+them) and saved beside the report as JSON, from which perfreport.py
+renders the page again:
 
-  benchlib.py extract FIO_JSON
-      the same as harness.py fio-summary: "metric value" lines for one fio
-      run (read and write summed)
-  benchlib.py report RECORDS [--md FILE]
+  benchlib.py report RECORDS.json [--md FILE]
       print the per-section tables (medians over rounds, ratios, targets)
 
-RECORDS is a tab-separated file written by bench.sh, one record a line:
+A record is a tuple, its kind first (Records.add takes it; the JSON file
+is the list of them):
   header   key        value
   meta     key        value     (for the page of --report: perfreport.py)
-  section  ID         title     [bench.sh section]
+  section  ID         title     [bench section]
   probe    ID         label     what it is
       LABEL is the section's lean probe: the same transport driven by a
       client that does nothing else (pipe-probe, ring-client), no fio
@@ -22,21 +23,21 @@ RECORDS is a tab-separated file written by bench.sh, one record a line:
       NUM - DEN, the median of the rounds' own differences (what NUM
       adds per I/O: TLS's own cost, TLS - plain)
   spread   ID         metric  label   [op threshold [reference]]
-      the largest over the smallest of LABEL's rounds (a target when op
-      and threshold are given). With a reference label the target is
-      judged only where the reference's own spread meets it too: when
-      both miss, the verdict is NOT JUDGED (counted apart from PASS and
-      MISS)
+      stats.spread of LABEL's rounds (a target when op and threshold are
+      given). With a reference label the target is judged only where the
+      reference's own spread meets it too: when both miss, the verdict is
+      NOT JUDGED (counted apart from PASS and MISS)
+The statistics are scripts/stats.py's.
 """
 
 import collections
-import math
+import json
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import stats  # noqa: E402
 
 # metric -> (row title, format)
 METRICS = {
@@ -61,55 +62,22 @@ def fmt(metric, v):
     return f.format(v * scale)
 
 
-def paired_ratios(vals, num, den, metric):
-    """Each round's own NUM/DEN for METRIC when both ran every round, else
-    []."""
-    a = vals.get(num, {}).get(metric, [])
-    b = vals.get(den, {}).get(metric, [])
-    if a and len(a) == len(b) and all(b):
-        return [x / y for x, y in zip(a, b)]
-    return []
+def rounds_of(vals, label, metric):
+    """LABEL's rounds of METRIC in VALS ({label: {metric: [...]}})."""
+    return vals.get(label, {}).get(metric, [])
 
 
 def paired_ratio(vals, num, den, metric):
-    """NUM over DEN for METRIC: the median of the rounds' own ratios when
-    both ran every round (the two ran back to back, so they share the
-    machine's speed of the moment better than two medians do), else the
-    ratio of the medians; None when either is missing."""
-    rs = paired_ratios(vals, num, den, metric)
-    if rs:
-        return statistics.median(rs)
-    a = vals.get(num, {}).get(metric, [])
-    b = vals.get(den, {}).get(metric, [])
-    if not a or not b:
-        return None
-    mb = statistics.median(b)
-    return statistics.median(a) / mb if mb else None
-
-
-def median_interval(xs, level=0.95):
-    """(low, high): the rounds whose ranks bound the median at LEVEL, from
-    the binomial count of rounds either side of it (no assumption about
-    how the rounds are spread); None under 6 rounds. With few rounds it
-    is their min and max."""
-    n = len(xs)
-    if n < 6:
-        return None
-    xs = sorted(xs)
-    tail, k = 0.0, 0
-    # k: the largest with P(at most k-1 of n fair coin flips) <= (1-level)/2
-    while True:
-        tail += math.comb(n, k) / 2 ** n
-        if tail > (1 - level) / 2:
-            break
-        k += 1
-    return xs[k - 1], xs[n - k]
+    """NUM over DEN for METRIC (stats.ratio: the median of the rounds' own
+    ratios when both ran every round, else the ratio of the medians)."""
+    return stats.ratio(rounds_of(vals, num, metric), rounds_of(vals, den, metric))
 
 
 def interval_text(vals, num, den, metric):
     """" (95%: low–high)" for a target's ratio over six rounds or more
     (median_interval of the rounds' own ratios), else ""."""
-    ci = median_interval(paired_ratios(vals, num, den, metric))
+    ci = stats.median_interval(stats.paired_ratios(rounds_of(vals, num, metric),
+                                                   rounds_of(vals, den, metric)))
     return f" (95%: {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
 
 
@@ -136,24 +104,40 @@ def positive(values, label, metric):
     return [v for v in values.get(label, {}).get(metric, []) if v > 0]
 
 
-def spread(vs):
-    """The largest over the smallest, or None under two rounds."""
-    return max(vs) / min(vs) if len(vs) >= 2 else None
-
-
 def compare(v, op, threshold):
     return v <= threshold if op == "<=" else v >= threshold
 
 
 class Records:
-    """The records of one bench.sh run (see the module's doc). A section
-    measured in the free placement is named ID@free (split_sid)."""
+    """The records of one bench run (see the module's doc). A section
+    measured in the free placement is named ID@free (split_sid). .all is
+    every record in the order added (what save() writes)."""
 
-    def __init__(self):
+    def __init__(self, records=()):
         self.header, self.meta, self.order = [], {}, []
         self.titles, self.commands, self.probes = {}, {}, {}
         self.values, self.ratios, self.spreads = {}, {}, {}
         self.diffs = {}
+        self.all = []
+        for rec in records:
+            self.add(*rec)
+
+    def add(self, kind, *fields):
+        """One record (KIND and its fields, as in the module's doc);
+        ValueError names a malformed one."""
+        rec = (kind,) + tuple(str(f) if not isinstance(f, (int, float)) else f
+                              for f in fields)
+        try:
+            _add(self, [kind] + [str(f) for f in fields])
+        except (ValueError, IndexError):
+            raise ValueError(f"not a bench record: {rec!r}")
+        self.all.append(rec)
+
+    def save(self, path):
+        """Write the records to PATH as JSON (load() reads them back)."""
+        with open(path, "w") as f:
+            json.dump(self.all, f, indent=0)
+            f.write("\n")
 
 
 def split_sid(sid):
@@ -164,18 +148,26 @@ def split_sid(sid):
 
 
 def load(path):
-    """The Records of the file PATH; ValueError names a bad line."""
-    r = Records()
+    """The Records saved in the file PATH; ValueError names a bad one."""
     with open(path) as f:
-        for n, line in enumerate(f, 1):
-            try:
-                _load_line(r, line.rstrip("\n").split("\t"))
-            except (ValueError, IndexError):
-                raise ValueError(f"{path}:{n}: not a record bench.sh writes: {line.strip()!r}")
+        try:
+            recs = json.load(f)
+        except ValueError as e:
+            raise ValueError(f"{path}: not the records a bench run saves: {e}")
+    if not isinstance(recs, list):
+        raise ValueError(f"{path}: not the records a bench run saves (no list)")
+    r = Records()
+    for n, rec in enumerate(recs, 1):
+        if not isinstance(rec, list) or not rec:
+            raise ValueError(f"{path}: record {n}: not a record a bench run saves: {rec!r}")
+        try:
+            r.add(*rec)
+        except ValueError:
+            raise ValueError(f"{path}: record {n}: not a record a bench run saves: {rec!r}")
     return r
 
 
-def _load_line(r, rec):
+def _add(r, rec):
     kind, rest = rec[0], rec[1:]
     if kind == "header":
         r.header.append((rest[0], rest[1]))
@@ -209,8 +201,9 @@ def _load_line(r, rec):
         raise ValueError(kind)
 
 
-def report(path, md_path=None):
-    r = load(path)
+def report(r, md_path=None):
+    """Print the report of the Records R (and write it as markdown to
+    MD_PATH); the number of targets missed."""
     header, order, titles = r.header, r.order, r.titles
     values, ratios, spreads, diffs = r.values, r.ratios, r.spreads, r.diffs
 
@@ -268,7 +261,7 @@ def report(path, md_path=None):
             md.append(f"| {title} | " + " | ".join(cells) + f" | {'; '.join(mdr)} | {'; '.join(mdt)} |")
         for (m, label, op, thr, ref) in spreads.get(sid, []):
             vs = positive(values.get(sid, {}), label, m)
-            r = spread(vs)
+            r = stats.spread(vs)
             title = METRICS.get(m, (m,))[0]
             if r is None:
                 s = f"{label} {title} spread n/a (fewer than 2 rounds)"
@@ -276,7 +269,7 @@ def report(path, md_path=None):
                 s = f"{label} {title} spread (max/min over {len(vs)} rounds) {r:.2f}"
             if op:
                 verdict = "PASS" if r is not None and compare(r, op, thr) else "MISS"
-                rr = spread(positive(values.get(sid, {}), ref, m)) if ref else None
+                rr = stats.spread(positive(values.get(sid, {}), ref, m)) if ref else None
                 if verdict == "MISS" and rr is not None and not compare(rr, op, thr):
                     verdict = "NOT JUDGED"
                     s += f" (target {op} {thr:.2f} where {ref}'s is; {ref}'s own is {rr:.2f}: NOT JUDGED)"
@@ -306,13 +299,11 @@ def report(path, md_path=None):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] == "extract":
-        return harness.main(["fio-summary", argv[1]])
     if len(argv) >= 2 and argv[0] == "report":
         md = None
         if len(argv) >= 4 and argv[2] == "--md":
             md = argv[3]
-        report(argv[1], md)
+        report(load(argv[1]), md)
         return 0
     print(__doc__, file=sys.stderr)
     return 2

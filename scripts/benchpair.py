@@ -52,12 +52,14 @@ import platform
 import re
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
-import harness
+import fio_json
+import procs
+import servers
+import stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -169,26 +171,14 @@ def order(round_index):
 
 def figures(data, name="fio's output"):
     """(CPU per I/O in us, IOPS) of one fio run's JSON."""
-    s = harness.fio_summary(data, name)
+    s = fio_json.fio_summary(data, name)
     return s["cpu_us_per_io"], s["iops"]
-
-
-def spread(values):
-    """(median, min, max) of VALUES."""
-    values = list(values)
-    return statistics.median(values), min(values), max(values)
-
-
-def ratios(old, new):
-    """new/old for each round, from two equally long lists."""
-    if len(old) != len(new):
-        raise ValueError(f"{len(old)} old figures but {len(new)} new ones")
-    return [n / o for o, n in zip(old, new)]
 
 
 def summarize(results):
     """One row per case from RESULTS {label: {"old": [(cpu, iops)...],
-    "new": [...]}}: medians of each engine and new/old spreads."""
+    "new": [...]}}: medians of each engine and the new/old ratios of the
+    rounds as stats.Summary (median, min, max)."""
     rows = []
     for label, r in results.items():
         o, n = r["old"], r["new"]
@@ -197,15 +187,17 @@ def summarize(results):
         oc, ni = [x[0] for x in o], [x[1] for x in n]
         nc, oi = [x[0] for x in n], [x[1] for x in o]
         rows.append({"case": label, "rounds": min(len(o), len(n)),
-                     "cpu_old": statistics.median(oc), "cpu_new": statistics.median(nc),
-                     "cpu_ratio": spread(ratios(oc, nc)),
-                     "iops_old": statistics.median(oi), "iops_new": statistics.median(ni),
-                     "iops_ratio": spread(ratios(oi, ni))})
+                     "cpu_old": stats.summary(oc).median, "cpu_new": stats.summary(nc).median,
+                     "cpu_ratio": stats.summary(stats.paired_ratios(nc, oc)),
+                     "iops_old": stats.summary(oi).median, "iops_new": stats.summary(ni).median,
+                     "iops_ratio": stats.summary(stats.paired_ratios(ni, oi))})
     return rows
 
 
-def _spread_text(s):
-    return f"{s[0]:.3f} [{s[1]:.3f}-{s[2]:.3f}]"
+def _summary_text(s):
+    if s is None:
+        return "n/a"
+    return f"{s.median:.3f} [{s.min:.3f}-{s.max:.3f}]"
 
 
 def table(rows):
@@ -215,8 +207,8 @@ def table(rows):
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['cpu_old']:.2f} | {r['cpu_new']:.2f} | "
-                     f"{_spread_text(r['cpu_ratio'])} | {r['iops_old']:.0f} | "
-                     f"{r['iops_new']:.0f} | {_spread_text(r['iops_ratio'])} |")
+                     f"{_summary_text(r['cpu_ratio'])} | {r['iops_old']:.0f} | "
+                     f"{r['iops_new']:.0f} | {_summary_text(r['iops_ratio'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -398,7 +390,7 @@ def case_args(case, runtime):
 def run_case(engine, uri, case, runtime, pin):
     args = case_args(case, runtime) + ["--name=b", f"--ioengine=external:{engine}",
                                        f"--uri={uri}"]
-    run = harness.run_fio(args, pin=pin, timeout=runtime + 120)
+    run = fio_json.run_fio(args, pin=pin, timeout=runtime + 120)
     return figures(run.data, f"{case.label} with {engine}")
 
 
@@ -413,11 +405,11 @@ def together_args(engines, uri, case, runtime, tags):
 
 def run_together(engines, uri, case, runtime, pin, tags):
     """{tag: (CPU per I/O, IOPS)} of one fio run with every engine at once."""
-    run = harness.run_fio(together_args(engines, uri, case, runtime, tags), pin=pin,
+    run = fio_json.run_fio(together_args(engines, uri, case, runtime, tags), pin=pin,
                           timeout=runtime + 120)
     out = {}
     for tag in tags:
-        s = harness.fio_summary(run.data, f"{case.label}, job {tag}", jobname=tag)
+        s = fio_json.fio_summary(run.data, f"{case.label}, job {tag}", jobname=tag)
         out[tag] = s["cpu_us_per_io"], s["iops"]
     return out
 
@@ -473,10 +465,10 @@ def main(argv=None):
         try:
             log = os.path.join(tmp, "servers.log")
             if any(c.transport == "nbd" for c in args.case_list):
-                servers["nbd"] = harness.nbdkit("null", SERVER_SIZE, socket=f"{tmp}/nbd.sock",
+                servers["nbd"] = servers.nbdkit("null", SERVER_SIZE, socket=f"{tmp}/nbd.sock",
                                                 pin=server_cpu, log=log)
             if any(c.transport == "tcmu" for c in args.case_list):
-                servers["tcmu"] = harness.tcmu_shim(shim, f"{tmp}/tcmu.sock", backend="null",
+                servers["tcmu"] = servers.tcmu_shim(shim, f"{tmp}/tcmu.sock", backend="null",
                                                     size=SERVER_SIZE, pin=server_cpu, log=log)
             for r in range(args.rounds):
                 for case in args.case_list:
@@ -491,11 +483,11 @@ def main(argv=None):
                     print(f"round {r + 1} {case.label}: old {pair['old'][0]:.2f} us/IO "
                           f"{pair['old'][1]:.0f} IOPS; new {pair['new'][0]:.2f} us/IO "
                           f"{pair['new'][1]:.0f} IOPS", file=sys.stderr, flush=True)
-        except (harness.HarnessError, KeyboardInterrupt) as e:
+        except (procs.HarnessError, KeyboardInterrupt) as e:
             failed = str(e) or type(e).__name__
             print(f"bench-builds: stopped: {failed}", file=sys.stderr)
         finally:
-            harness.stop_all(servers.values())
+            servers.stop_all(servers.values())
     # a round cut short keeps only its complete pairs
     for r in results.values():
         n = min(len(r["old"]), len(r["new"]))

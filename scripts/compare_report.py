@@ -143,7 +143,7 @@ def probe_text(probes):
         return None
     when = ["before round 1"] + [f"after round {i}" for i in range(1, len(probes))]
     said = "; ".join(f"{w} {p:.0f} ms" for w, p in zip(when, probes) if p is not None)
-    return ("CPU-speed probe (scripts/benchlib.sh's cpu_probe: the milliseconds a fixed loop "
+    return ("CPU-speed probe (scripts/bench_run.py's cpu_probe: the milliseconds a fixed loop "
             f"takes, lower is faster; context for the spread, figures are not scaled by it): "
             f"{said}.")
 

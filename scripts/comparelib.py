@@ -33,7 +33,7 @@ it down. Each figure is the median of the rounds with its min-max; a ratio
 against another path is the median of each round's own ratio (the two runs
 of the same round) with its min-max. A path whose IOPS or mean latency
 moved more than 1.25x (max/min) between rounds is flagged in the table and
-the picture. scripts/benchlib.sh's CPU-speed probe runs before the first
+the picture. scripts/bench_run.py's CPU-speed probe runs before the first
 round and after each, as context for the spread.
 
 Latency: a job that turns fio's latency recording off (gtod_reduce=1,
@@ -107,13 +107,12 @@ def parse_size(text):
 
 
 def cpu_probe():
-    """scripts/benchlib.sh's CPU-speed probe: the milliseconds a fixed loop
-    takes (lower is faster), or None when it cannot run."""
+    """The bench's CPU-speed probe (bench_run.cpu_probe): the milliseconds
+    a fixed loop takes (lower is faster), or None when it cannot run."""
+    import bench_run
     try:
-        r = subprocess.run(["bash", "-c", 'repo=$1; . "$repo/scripts/benchlib.sh" && cpu_probe',
-                            "cpu_probe", REPO], capture_output=True, text=True, timeout=60)
-        return float(r.stdout.strip()) if r.returncode == 0 else None
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return bench_run.cpu_probe()
+    except OSError:
         return None
 
 

@@ -51,7 +51,7 @@ pkgs+=(python3-matplotlib groff-base libcmocka-dev libnbd-bin
 # namespaces for the multi-host test (iproute2).
 pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev valgrind iproute2)
 
-# transport=libnbd's TLS tests and bench.sh's TLS sections make
+# transport=libnbd's TLS tests and scripts/bench's TLS sections make
 # certificates and PSK files with certtool and psktool (scripts/harness.py;
 # libnbd-dev, above, builds the transport).
 pkgs+=(gnutls-bin)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The page of `scripts/bench.sh --report` (docs/performance.md by default),
-from the records of one run (benchlib.py describes them):
+"""The page of `scripts/bench --report` (docs/performance.md by default),
+from the records of one run (benchlib.py describes them; a run saves them
+beside its report as JSON):
 
-  perfreport.py RECORDS PAGE
+  perfreport.py RECORDS.json PAGE
 
 The page says when, where (CPU, cores, kernel, fio, the commit) and how
 (mode, rounds, the command) it was measured, then for each section its
@@ -15,11 +16,11 @@ re-runs it. render() builds the text; nothing here runs a benchmark.
 """
 
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import stats  # noqa: E402
 
 PLACES = ("pinned", "free")
 PLACE_TEXT = {
@@ -45,9 +46,10 @@ def ratio_range(vals, num, den, metric):
     round's own ratio when both ran every round, else the ratio of the
     medians with no range (min and max None); None when either is
     missing."""
-    rs = benchlib.paired_ratios(vals, num, den, metric)
+    rs = stats.paired_ratios(benchlib.rounds_of(vals, num, metric),
+                             benchlib.rounds_of(vals, den, metric))
     if rs:
-        return statistics.median(rs), min(rs), max(rs)
+        return tuple(stats.summary(rs))
     r = benchlib.paired_ratio(vals, num, den, metric)
     return (r, None, None) if r is not None else None
 
@@ -63,12 +65,13 @@ def ratio_text(r):
 
 def figure_text(metric, vs):
     """Median [min–max] of VS in METRIC's format."""
-    if not vs:
+    s = stats.summary(vs)
+    if s is None:
         return "–"
-    med = benchlib.fmt(metric, statistics.median(vs))
-    if len(vs) < 2 or min(vs) == max(vs):
+    med = benchlib.fmt(metric, s.median)
+    if len(vs) < 2 or s.min == s.max:
         return med
-    return f"{med} [{benchlib.fmt(metric, min(vs))}–{benchlib.fmt(metric, max(vs))}]"
+    return f"{med} [{benchlib.fmt(metric, s.min)}–{benchlib.fmt(metric, s.max)}]"
 
 
 def metric_title(metric):
@@ -80,7 +83,7 @@ def verdict(value, op, thr):
 
 
 class Section:
-    """One section of the page: its id, title, bench.sh section, and per
+    """One section of the page: its id, title, bench section, and per
     placement its values, ratios, spreads and probes."""
 
     def __init__(self, sid):
@@ -157,12 +160,13 @@ def ratio_rows(rec, s, places):
 
 def diff_text(metric, ds):
     """Median [min–max] of the differences DS, signed, in METRIC's format."""
-    if not ds:
+    s = stats.summary(ds)
+    if s is None:
         return "n/a"
-    med = benchlib.fmt_diff(metric, statistics.median(ds))
-    if len(ds) < 2 or min(ds) == max(ds):
+    med = benchlib.fmt_diff(metric, s.median)
+    if len(ds) < 2 or s.min == s.max:
         return med
-    return f"{med} [{benchlib.fmt_diff(metric, min(ds))}–{benchlib.fmt_diff(metric, max(ds))}]"
+    return f"{med} [{benchlib.fmt_diff(metric, s.min)}–{benchlib.fmt_diff(metric, s.max)}]"
 
 
 def diff_rows(rec, s, places):
@@ -193,13 +197,13 @@ def spread_rows(rec, s, places):
             cells, verdicts = {}, {}
             for p in places:
                 vals = rec.values.get(s.places[p], {})
-                sp = benchlib.spread(benchlib.positive(vals, label, m))
+                sp = stats.spread(benchlib.positive(vals, label, m))
                 cells[p] = "n/a" if sp is None else f"{sp:.2f}"
                 if op and sp is None:
                     verdicts[p] = "n/a"     # one round: no spread to judge
                 elif op:
                     v = verdict(sp, op, thr)
-                    rr = benchlib.spread(benchlib.positive(vals, ref, m)) if ref else None
+                    rr = stats.spread(benchlib.positive(vals, ref, m)) if ref else None
                     if v == "MISS" and rr is not None and not benchlib.compare(rr, op, thr):
                         v = "NOT JUDGED"
                     verdicts[p] = v
@@ -232,7 +236,7 @@ def server_bound(vals, num, den):
     both NUM and DEN in the values VALS of one placement."""
     for label in (num, den):
         pct = vals.get(label, {}).get("server_cpu_pct", [])
-        if not pct or statistics.median(pct) < SERVER_BOUND_PCT:
+        if not pct or stats.summary(pct).median < SERVER_BOUND_PCT:
             return False
     return True
 
@@ -247,7 +251,7 @@ def bound_note(rows):
 def section_text(rec, s, rerun):
     places = [p for p in PLACES if p in s.places]
     lines = [f"## {s.title} (`{s.sid}`)", ""]
-    cmd = f"scripts/bench.sh --sections {s.command} --placements {','.join(places)}"
+    cmd = f"scripts/bench --sections {s.command} --placements {','.join(places)}"
     lines.append(f"Re-run: `{cmd}{' ' + rerun if rerun else ''}`")
     lines.append("")
     for label, what in s.probes:
@@ -320,7 +324,7 @@ def mode_text(meta):
     runs = f"{rounds} round{'s' if rounds != '1' else ''} of {runtime} s per client"
     if meta.get("mode") == "quick":
         return (f"quick ({runs}): a smoke run, its figures noisy and without spread; "
-                "the full mode is `scripts/bench.sh --report`")
+                "the full mode is `scripts/bench --report`")
     return f"full ({runs})"
 
 
@@ -342,13 +346,13 @@ def render(rec):
     lines = [
         "# Performance",
         "",
-        "Written by `scripts/bench.sh --report`, which replaces this page each time it runs:",
+        "Written by `scripts/bench --report`, which replaces this page each time it runs:",
         "do not edit it, run the command. What was measured before, each figure with its",
         f"commit, date and command, and what the figures led to: [{HISTORY}]({HISTORY}).",
         "",
         "## This run",
         "",
-        f"- **Command**: `{m.get('command', 'scripts/bench.sh --report')}`",
+        f"- **Command**: `{m.get('command', 'scripts/bench --report')}`",
         f"- **Mode**: {mode_text(m)}",
         f"- **Date**: {m.get('started', '?')} to {m.get('finished', '?')}",
         f"- **Commit**: {m.get('commit', 'unknown')}",

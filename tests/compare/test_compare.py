@@ -125,7 +125,7 @@ def compare(tmp, name, paths, extra, timeout, rounds=1, seconds=2):
     probes = summary["speed_probe_ms"]
     if len(probes) != rounds + 1 or not all(p and p > 0 for p in probes):
         fail(f"{name}: the CPU-speed probe before and after each round: {probes}")
-    if "CPU-speed probe (scripts/benchlib.sh's cpu_probe" not in report:
+    if "CPU-speed probe (scripts/bench_run.py's cpu_probe" not in report:
         fail(f"{name}: report.md does not give the CPU-speed probe")
     line = ("The job turns fio's latency recording off (gtod_reduce=1); compare ran it with "
             "gtod_reduce=0, so that every path's latency is measured")

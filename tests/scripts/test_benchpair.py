@@ -136,12 +136,13 @@ class Logic(unittest.TestCase):
         with self.assertRaises(ValueError):
             benchpair.figures(data, "run 1")
 
-    def test_ratios_and_spread(self):
-        self.assertEqual(benchpair.ratios([2.0, 4.0, 5.0], [1.0, 4.0, 10.0]), [0.5, 1.0, 2.0])
-        self.assertEqual(benchpair.spread([2.0, 0.5, 1.0]), (1.0, 0.5, 2.0))
-        self.assertEqual(benchpair.spread([1.0, 3.0]), (2.0, 1.0, 3.0))
-        with self.assertRaises(ValueError):
-            benchpair.ratios([1.0], [1.0, 2.0])
+    def test_ratios_and_summary(self):
+        # new/old per round and their (median, min, max): scripts/stats.py's
+        rows = benchpair.summarize({"c": {"old": [(2.0, 1.0), (4.0, 1.0), (5.0, 1.0)],
+                                          "new": [(1.0, 1.0), (4.0, 3.0), (10.0, 1.0)]}})
+        self.assertEqual(rows[0]["cpu_ratio"], (1.0, 0.5, 2.0))
+        self.assertEqual(rows[0]["iops_ratio"], (1.0, 1.0, 3.0))
+        self.assertEqual(benchpair._summary_text(None), "n/a")
 
     def test_ratio_is_per_round_not_of_medians(self):
         rows = benchpair.summarize({"c": {"old": [(10.0, 100.0), (20.0, 50.0), (40.0, 25.0)],

@@ -326,13 +326,13 @@ class Rounds(unittest.TestCase):
         self.assertEqual(r["notes"], ["a", "b", "c"])
 
     def test_probe(self):
-        # scripts/benchlib.sh's own probe, run as compare runs it
+        # scripts/bench_run.py's own probe, run as compare runs it
         ms = comparelib.cpu_probe()
         self.assertIsInstance(ms, float)
         self.assertGreater(ms, 0)
         self.assertEqual(compare_report.probe_text([None, None]), None)
         text = compare_report.probe_text([400.0, 250.4, None])
-        self.assertIn("scripts/benchlib.sh's cpu_probe", text)
+        self.assertIn("scripts/bench_run.py's cpu_probe", text)
         self.assertTrue(text.endswith(": before round 1 400 ms; after round 1 250 ms."), text)
 
 

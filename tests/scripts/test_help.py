@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """--help answers before anything is installed or built: scripts/run.sh,
-test.sh, compare, rerun-documents, guest, bench-builds and timeline print their usage
+test.sh, compare, rerun-documents, guest, bench, bench-builds and timeline print their usage
 and exit 0 with every program they would install, build or start with
 (apt-get, sudo, meson, ninja, fio, qemu, ...) replaced by one that records
 its call and fails."""
@@ -25,6 +25,7 @@ COMMANDS = (
     (["scripts/compare", "--help"], "usage: compare"),
     (["scripts/rerun-documents", "--help"], "usage: rerun-documents"),
     (["scripts/guest", "--help"], "--boot-timeout S"),
+    (["scripts/bench", "--help"], "usage: scripts/bench"),
     (["scripts/bench-builds", "--help"], "usage: bench-builds"),
     (["scripts/timeline", "--help"], "usage: timeline"),
 )

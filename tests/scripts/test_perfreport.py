@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit tests of scripts/perfreport.py, the page of `scripts/bench.sh
+"""Unit tests of scripts/perfreport.py, the page of `scripts/bench
 --report`, rendered from recorded figures (no fio): the run's date,
 machine, mode and command; each section in both placements with its
 ratios (median [min-max] of the rounds' own), targets, lean probe, figures
@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(SRC, "scripts"))
 import benchlib  # noqa: E402
 import perfreport  # noqa: E402
 
-META = [("meta", "command", "scripts/bench.sh --report --quick"),
+META = [("meta", "command", "scripts/bench --report --quick"),
         ("meta", "rerun", "--rounds 3 --runtime 8 --size 8G"),
         ("meta", "mode", "full"), ("meta", "rounds", "3"), ("meta", "runtime", "8"),
         ("meta", "started", "2026-11-27 04:00 UTC"), ("meta", "finished", "2026-11-27 04:30 UTC"),
@@ -50,13 +50,16 @@ FREE = [((100e3, 150e3, 300e3), (10, 7)), ((100e3, 160e3, 320e3), (10, 8)),
 
 
 def render(records):
-    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
-        for rec in records:
-            f.write("\t".join(str(x) for x in rec) + "\n")
-    try:
-        return perfreport.render(benchlib.load(f.name))
-    finally:
-        os.unlink(f.name)
+    """The page of RECORDS, saved as a run saves them and loaded again (the
+    page a run writes and the one perfreport.py renders from the saved
+    records are the same)."""
+    rec = benchlib.Records(records)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "records.json")
+        rec.save(path)
+        page = perfreport.render(benchlib.load(path))
+    assert page == perfreport.render(rec)
+    return page
 
 
 class Page(unittest.TestCase):
@@ -68,7 +71,7 @@ class Page(unittest.TestCase):
         p = self.page
         self.assertTrue(p.startswith("# Performance\n"))
         self.assertIn("[performance-history.md](performance-history.md)", p)
-        self.assertIn("- **Command**: `scripts/bench.sh --report --quick`", p)
+        self.assertIn("- **Command**: `scripts/bench --report --quick`", p)
         self.assertIn("- **Mode**: full (3 rounds of 8 s per client)", p)
         self.assertIn("- **Date**: 2026-11-27 04:00 UTC to 2026-11-27 04:30 UTC", p)
         self.assertIn("- **Commit**: abc1234", p)
@@ -83,7 +86,7 @@ class Page(unittest.TestCase):
         p = self.page
         self.assertEqual(p.count("## 4 KiB randread QD16, nbdkit null, Unix socket "
                                  "(`randread4k_qd16`)"), 1)
-        self.assertIn("Re-run: `scripts/bench.sh --sections randread4k_qd16 --placements "
+        self.assertIn("Re-run: `scripts/bench --sections randread4k_qd16 --placements "
                       "pinned,free --rounds 3 --runtime 8 --size 8G`", p)
         self.assertIn("Lean probe (`probe`): pipe-probe over the Unix socket, 4 KiB reads at "
                       "QD16, no fio.", p)
@@ -174,7 +177,7 @@ class Modes(unittest.TestCase):
         # shim_docs records sections of other ids: the command names shim_docs
         p = render(META + section("shim_doc_torus4k", "pinned", PINNED, title="torus document",
                                   bench_section="shim_docs"))
-        self.assertIn("`scripts/bench.sh --sections shim_docs --placements pinned ", p)
+        self.assertIn("`scripts/bench --sections shim_docs --placements pinned ", p)
 
     def test_no_quiet_wait(self):
         meta = [m for m in META if m[1] != "busy"] + [("meta", "busy", "0 0 0")]
@@ -216,10 +219,10 @@ class Summary(unittest.TestCase):
 
 class BadRecords(unittest.TestCase):
     def test_bad_line_named(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
-            f.write("value\ts\tbuiltin\n")
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write('[["value", "s", "builtin"]]')
         try:
-            with self.assertRaisesRegex(ValueError, r":1: not a record bench.sh writes"):
+            with self.assertRaisesRegex(ValueError, r"record 1: not a record a bench run saves"):
                 benchlib.load(f.name)
         finally:
             os.unlink(f.name)

@@ -48,6 +48,13 @@ class Interval(unittest.TestCase):
         # P(X <= 2) of 12 flips = 0.0193 <= 0.025 < P(X <= 3): the 3rd and 10th
         self.assertEqual(stats.median_interval(range(1, 13)), (3, 10))
 
+    def test_ranks(self):
+        # the binomial ranks of the median's 95% interval (1-based), from
+        # test_benchlib.py, whose module had its own copy
+        for n, ranks in [(6, (1, 6)), (8, (1, 8)), (9, (2, 8)), (12, (3, 10)),
+                         (16, (4, 13)), (20, (6, 15)), (30, (10, 21))]:
+            self.assertEqual(stats.median_interval(list(range(n, 0, -1))), ranks, n)
+
 
 class Ratios(unittest.TestCase):
     def test_paired(self):
