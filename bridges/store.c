@@ -55,6 +55,15 @@ static const struct store_type *find(const char *arg)
 	return NULL;
 }
 
+/* A store without a parser takes no argument. */
+static int parse_none(const char *arg, char *err, size_t errlen)
+{
+	if (!arg)
+		return 0;
+	snprintf(err, errlen, "this store takes no argument (nothing after \":\")");
+	return -1;
+}
+
 void store_spec_free(struct store_spec *spec)
 {
 	free(spec->priv);
@@ -66,6 +75,7 @@ int store_parse(struct store_spec *spec, const char *arg, char *err,
 {
 	const struct store_type *t = find(arg);
 	const char *colon = strchr(arg, ':');
+	const char *val = colon ? colon + 1 : NULL;
 	char why[512];
 	void *priv;
 
@@ -80,7 +90,8 @@ int store_parse(struct store_spec *spec, const char *arg, char *err,
 		return -1;
 	}
 	why[0] = '\0';
-	if (t->parse(priv, colon ? colon + 1 : NULL, why, sizeof(why))) {
+	if (t->parse ? t->parse(priv, val, why, sizeof(why)) :
+	    parse_none(val, why, sizeof(why))) {
 		snprintf(err, errlen, "--backend %s: %s", arg,
 			 why[0] ? why : "bad argument");
 		free(priv);

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "store.h"
 #include "torus_util.h"
 
 struct memory {
@@ -108,3 +108,19 @@ struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen)
 	m->be.size = size;
 	return &m->be;
 }
+
+/* The registry's entry (store.c): needs --size. */
+static struct backend *memory_store_open(const void *priv,
+					 const struct store_params *p,
+					 char *err, size_t errlen)
+{
+	return backend_memory_open(p->size, err, errlen);
+}
+
+const struct store_type store_memory = {
+	.name = "memory",
+	.usage = "memory",
+	.help = "an anonymous mapping (needs --size)",
+	.flags = STORE_NEEDS_SIZE | STORE_TRIM_ZEROES | STORE_COPIES,
+	.open = memory_store_open,
+};

@@ -60,7 +60,8 @@ struct store_type {
 	size_t priv_size;		/* the parsed argument, zeroed first */
 	/*
 	 * @arg: what follows "NAME:" in --backend, NULL when there is no
-	 * colon. 0, or -1 with the reason (and the fix) in err.
+	 * colon. 0, or -1 with the reason (and the fix) in err. NULL: the
+	 * store takes no argument.
 	 */
 	int (*parse)(void *priv, const char *arg, char *err, size_t errlen);
 	/* --NAME VALUE of one of store_flags: 0 or -1 as parse. */
@@ -132,16 +133,6 @@ static inline bool store_write_cache(const struct store_spec *spec,
 				     const struct backend *be)
 {
 	return !spec->type->write_cache || spec->type->write_cache(be);
-}
-
-/* The parser of a store that takes no argument ("memory"). */
-static inline int store_parse_none(void *priv, const char *arg, char *err,
-				   size_t errlen)
-{
-	if (!arg)
-		return 0;
-	snprintf(err, errlen, "this store takes no argument (nothing after \":\")");
-	return -1;
 }
 
 /* "memory, null, file:PATH[,direct], ... or runner:SUBTYPE:CFG" */
