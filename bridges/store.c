@@ -80,19 +80,19 @@ int store_parse(struct store_spec *spec, const char *arg, char *err,
 	void *priv;
 
 	if (!t) {
-		snprintf(err, errlen, "--backend %s: no such store: use %s",
+		snprintf(err, errlen, "--store %s: no such store: use %s",
 			 arg, store_usages());
 		return -1;
 	}
 	priv = calloc(1, t->priv_size ? t->priv_size : 1);
 	if (!priv) {
-		snprintf(err, errlen, "--backend %s: out of memory", arg);
+		snprintf(err, errlen, "--store %s: out of memory", arg);
 		return -1;
 	}
 	why[0] = '\0';
 	if (t->parse ? t->parse(priv, val, why, sizeof(why)) :
 	    parse_none(val, why, sizeof(why))) {
-		snprintf(err, errlen, "--backend %s: %s", arg,
+		snprintf(err, errlen, "--store %s: %s", arg,
 			 why[0] ? why : "bad argument");
 		free(priv);
 		return -1;
@@ -123,7 +123,7 @@ int store_set_flag(struct store_spec *spec, const char *name,
 	char why[512];
 
 	if (!t || t != spec->type) {
-		snprintf(err, errlen, "--%s is only for --backend %s",
+		snprintf(err, errlen, "--%s is only for --store %s",
 			 name, t ? t->usage : "(no store)");
 		return -1;
 	}
@@ -136,7 +136,7 @@ int store_set_flag(struct store_spec *spec, const char *name,
 	return 0;
 }
 
-struct backend *store_open(const struct store_spec *spec,
+struct store *store_open(const struct store_spec *spec,
 			   const struct store_params *p, char *err,
 			   size_t errlen)
 {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The nbd store: a struct backend over an NBD export through the project's
- * client (client/nbd), one connection per backend (",conns=N": N), each
+ * The nbd store: a struct store over an NBD export through the project's
+ * client (client/nbd), one connection per store (",conns=N": N), each
  * synchronous call queueing, submitting and reaping until its requests
- * are back. backend_session() opens new connections, so two rings never
+ * are back. store_session() opens new connections, so two rings never
  * share one.
  *
- * Asynchronous requests (backend_ops.aio): as many in flight as the
+ * Asynchronous requests (store_ops.aio): as many in flight as the
  * caller asks, each cut into NBD requests (one per iovec and per the
  * server's largest request), sent from and received into the caller's
  * buffers. A request waits in the store, in order, while the client's
@@ -19,7 +19,7 @@
  * The connection made at open only checks the export and learns its size,
  * then closes: a server that takes one connection per volume (torus) must
  * not find it held when a ring's session connects. I/O through the
- * opened backend itself (a UIO device has no sessions) connects again.
+ * opened store itself (a UIO device has no sessions) connects again.
  *
  * The client's io_uring is SINGLE_ISSUER: only the thread that created it
  * may submit. A session is opened by the handler host and then used by
@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 #include "nbd_client.h"
 #include "nbd_connect.h"
 #include "nbd_uri.h"
@@ -56,7 +56,7 @@
 static const uint8_t zero_buf[NBD_BE_ZERO_BUF];
 
 struct nbd_be {
-	struct backend be;
+	struct store be;
 	char uri[4096];			/* as given, for messages and sessions */
 	char label[4200];		/* nbd_uri_label(), for the client */
 	unsigned int timeout_s;
@@ -72,22 +72,22 @@ struct nbd_be {
 
 	/* Asynchronous requests (see the top). */
 	unsigned int aio_depth;		/* 0: none opened */
-	struct backend_io *waiting, **waiting_tail;
-	struct backend_io *finished, **finished_tail;
+	struct store_io *waiting, **waiting_tail;
+	struct store_io *finished, **finished_tail;
 };
 
-/* The parameters of --backend nbd:URI[,conns=N]. */
+/* The parameters of --store nbd:URI[,conns=N]. */
 struct nbd_spec {
 	char uri[4096];
 	unsigned int conns;
 };
 
-static const struct backend_ops nbd_be_ops;
+static const struct store_ops nbd_be_ops;
 static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 				     unsigned int timeout_s, char *err,
 				     size_t errlen);
 
-static struct nbd_be *to_nbd(struct backend *be)
+static struct nbd_be *to_nbd(struct store *be)
 {
 	return container_of(be, struct nbd_be, be);
 }
@@ -98,7 +98,7 @@ static void hang_up(struct nbd_be *n)
 		nbd_disconnect(n->fds[--n->nfds]);
 }
 
-/* The opened backend's own connections, closed at open (see the top). */
+/* The opened store's own connections, closed at open (see the top). */
 static int redial(struct nbd_be *n)
 {
 	struct nbd_be *s;
@@ -126,7 +126,7 @@ static int redial(struct nbd_be *n)
 }
 
 /* A request of ours whose pieces are all back: for reap(). */
-static void io_finished(struct nbd_be *n, struct backend_io *io)
+static void io_finished(struct nbd_be *n, struct store_io *io)
 {
 	io->next = NULL;
 	*n->finished_tail = io;
@@ -140,7 +140,7 @@ static void io_finished(struct nbd_be *n, struct backend_io *io)
 static void xfer_done(void *arg, void *user, int error)
 {
 	struct nbd_be *n = arg;
-	struct backend_io *io = user;
+	struct store_io *io = user;
 
 	if (!io) {
 		n->sync_done++;
@@ -270,7 +270,7 @@ fail:
 	return ret;
 }
 
-static int nbd_be_pread(struct backend *be, void *buf, size_t len,
+static int nbd_be_pread(struct store *be, void *buf, size_t len,
 			uint64_t off)
 {
 	struct nbd_be *n = to_nbd(be);
@@ -278,7 +278,7 @@ static int nbd_be_pread(struct backend *be, void *buf, size_t len,
 	return nbd_be_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
 }
 
-static int nbd_be_pwrite(struct backend *be, const void *buf, size_t len,
+static int nbd_be_pwrite(struct store *be, const void *buf, size_t len,
 			 uint64_t off)
 {
 	struct nbd_be *n = to_nbd(be);
@@ -289,7 +289,7 @@ static int nbd_be_pwrite(struct backend *be, const void *buf, size_t len,
 			   n->max_req);
 }
 
-static int nbd_be_zero(struct backend *be, size_t len, uint64_t off)
+static int nbd_be_zero(struct store *be, size_t len, uint64_t off)
 {
 	struct nbd_be *n = to_nbd(be);
 
@@ -302,7 +302,7 @@ static int nbd_be_zero(struct backend *be, size_t len, uint64_t off)
 			   min_u64(n->max_req, sizeof(zero_buf)));
 }
 
-static int nbd_be_trim(struct backend *be, size_t len, uint64_t off)
+static int nbd_be_trim(struct store *be, size_t len, uint64_t off)
 {
 	struct nbd_be *n = to_nbd(be);
 
@@ -314,7 +314,7 @@ static int nbd_be_trim(struct backend *be, size_t len, uint64_t off)
 			   NBD_BE_MAX_ZERO);
 }
 
-static int nbd_be_flush(struct backend *be)
+static int nbd_be_flush(struct store *be)
 {
 	struct nbd_be *n = to_nbd(be);
 
@@ -333,37 +333,37 @@ static int nbd_be_flush(struct backend *be)
 enum { STAGE_MAIN, STAGE_FLUSH };
 
 /* The NBD command a request's stage sends, or a negative errno. */
-static int io_cmd(const struct nbd_be *n, const struct backend_io *io)
+static int io_cmd(const struct nbd_be *n, const struct store_io *io)
 {
 	uint32_t tf = n->exp.tflags;
 
-	if (io->stage == STAGE_FLUSH || io->op == BACKEND_IO_FLUSH)
+	if (io->stage == STAGE_FLUSH || io->op == STORE_IO_FLUSH)
 		return NBD_CMD_FLUSH;
-	if (io->op != BACKEND_IO_READ && (tf & NBD_FLAG_READ_ONLY))
+	if (io->op != STORE_IO_READ && (tf & NBD_FLAG_READ_ONLY))
 		return -EROFS;
 	switch (io->op) {
-	case BACKEND_IO_READ:
+	case STORE_IO_READ:
 		return NBD_CMD_READ;
-	case BACKEND_IO_WRITE:
+	case STORE_IO_WRITE:
 		return NBD_CMD_WRITE;
-	case BACKEND_IO_ZERO:
+	case STORE_IO_ZERO:
 		return tf & NBD_FLAG_SEND_WRITE_ZEROES ? NBD_CMD_WRITE_ZEROES :
 							 NBD_CMD_WRITE;
-	case BACKEND_IO_TRIM:
+	case STORE_IO_TRIM:
 		return tf & NBD_FLAG_SEND_TRIM ? NBD_CMD_TRIM : -EOPNOTSUPP;
 	}
 	return -EINVAL;
 }
 
 /* Bytes the stage moves (a flush counts one, for its one request). */
-static uint64_t io_need(const struct backend_io *io)
+static uint64_t io_need(const struct store_io *io)
 {
-	return io->stage == STAGE_FLUSH || io->op == BACKEND_IO_FLUSH ?
+	return io->stage == STAGE_FLUSH || io->op == STORE_IO_FLUSH ?
 	       1 : io->len;
 }
 
 /* The next piece at io->pos: where its data is, how long it may be. */
-static void *io_piece(const struct nbd_be *n, const struct backend_io *io,
+static void *io_piece(const struct nbd_be *n, const struct store_io *io,
 		      int cmd, uint32_t *len)
 {
 	uint64_t left = io->len - io->pos, at = io->pos;
@@ -377,7 +377,7 @@ static void *io_piece(const struct nbd_be *n, const struct backend_io *io,
 		*len = min_u64(left, NBD_BE_MAX_ZERO);
 		return NULL;
 	}
-	if (io->op == BACKEND_IO_ZERO) {
+	if (io->op == STORE_IO_ZERO) {
 		*len = min_u64(left, min_u64(n->max_req, sizeof(zero_buf)));
 		return (void *)zero_buf;
 	}
@@ -396,7 +396,7 @@ static void *io_piece(const struct nbd_be *n, const struct backend_io *io,
  * Queue the request's pieces: 1 when all went (or it failed), 0 when the
  * client has no slot free.
  */
-static int io_queue(struct nbd_be *n, struct backend_io *io)
+static int io_queue(struct nbd_be *n, struct store_io *io)
 {
 	int cmd = io_cmd(n, io), ret;
 	uint16_t flags = 0;
@@ -408,7 +408,7 @@ static int io_queue(struct nbd_be *n, struct backend_io *io)
 		io->pos = io_need(io);
 		return 1;
 	}
-	if (cmd == NBD_CMD_WRITE && (io->flags & BACKEND_IO_FUA) &&
+	if (cmd == NBD_CMD_WRITE && (io->flags & STORE_IO_FUA) &&
 	    (n->exp.tflags & NBD_FLAG_SEND_FUA))
 		flags = NBD_CMD_FLAG_FUA;
 	while (io->pos < io_need(io) && !io->error) {
@@ -437,7 +437,7 @@ static int io_queue(struct nbd_be *n, struct backend_io *io)
 /* Queue what waits, in order, while the client has slots. */
 static void pump(struct nbd_be *n)
 {
-	struct backend_io *io;
+	struct store_io *io;
 
 	while ((io = n->waiting)) {
 		if (!io_queue(n, io))
@@ -451,7 +451,7 @@ static void pump(struct nbd_be *n)
 	}
 }
 
-static void io_wait(struct nbd_be *n, struct backend_io *io)
+static void io_wait(struct nbd_be *n, struct store_io *io)
 {
 	io->next = NULL;
 	*n->waiting_tail = io;
@@ -459,12 +459,12 @@ static void io_wait(struct nbd_be *n, struct backend_io *io)
 }
 
 /* The next stage of a request whose pieces are back, or its done(). */
-static int io_settle(struct nbd_be *n, struct backend_io *io)
+static int io_settle(struct nbd_be *n, struct store_io *io)
 {
 	int cmd;
 
 	if (!io->error && io->stage == STAGE_MAIN &&
-	    io->op == BACKEND_IO_WRITE && (io->flags & BACKEND_IO_FUA) &&
+	    io->op == STORE_IO_WRITE && (io->flags & STORE_IO_FUA) &&
 	    !(n->exp.tflags & NBD_FLAG_SEND_FUA) &&
 	    (n->exp.tflags & NBD_FLAG_SEND_FLUSH)) {
 		io->stage = STAGE_FLUSH;
@@ -472,7 +472,7 @@ static int io_settle(struct nbd_be *n, struct backend_io *io)
 		io_wait(n, io);
 		return 0;
 	}
-	if (io->error && !(io->op == BACKEND_IO_TRIM &&
+	if (io->error && !(io->op == STORE_IO_TRIM &&
 			   io->error == -EOPNOTSUPP)) {
 		cmd = io_cmd(n, io);
 		xfer_err(n, cmd < 0 ? NBD_CMD_WRITE : cmd, io->len, io->off,
@@ -482,7 +482,7 @@ static int io_settle(struct nbd_be *n, struct backend_io *io)
 	return 1;
 }
 
-static int nbd_aio_open(struct backend *be, unsigned int depth)
+static int nbd_aio_open(struct store *be, unsigned int depth)
 {
 	struct nbd_be *n = to_nbd(be);
 	int ret;
@@ -499,7 +499,7 @@ static int nbd_aio_open(struct backend *be, unsigned int depth)
 	return nbd_client_fd(n->client);
 }
 
-static void nbd_aio_submit(struct backend *be, struct backend_io *io)
+static void nbd_aio_submit(struct store *be, struct store_io *io)
 {
 	struct nbd_be *n = to_nbd(be);
 
@@ -508,7 +508,7 @@ static void nbd_aio_submit(struct backend *be, struct backend_io *io)
 	io->stage = STAGE_MAIN;
 	io->error = 0;
 	/* A server without flush has nothing to flush (as nbd_be_flush). */
-	if (io->op == BACKEND_IO_FLUSH &&
+	if (io->op == STORE_IO_FLUSH &&
 	    !(n->exp.tflags & NBD_FLAG_SEND_FLUSH)) {
 		io_finished(n, io);
 		return;
@@ -516,7 +516,7 @@ static void nbd_aio_submit(struct backend *be, struct backend_io *io)
 	io_wait(n, io);
 }
 
-static void nbd_aio_commit(struct backend *be)
+static void nbd_aio_commit(struct store *be)
 {
 	struct nbd_be *n = to_nbd(be);
 
@@ -524,10 +524,10 @@ static void nbd_aio_commit(struct backend *be)
 	nbd_client_send_all(n->client);
 }
 
-static int nbd_aio_reap(struct backend *be)
+static int nbd_aio_reap(struct store *be)
 {
 	struct nbd_be *n = to_nbd(be);
-	struct backend_io *io, *next;
+	struct store_io *io, *next;
 	int got, done = 0;
 
 	got = nbd_client_reap(n->client, 0, NULL);
@@ -548,10 +548,10 @@ static int nbd_aio_reap(struct backend *be)
 	return done;
 }
 
-static void nbd_aio_cancel(struct backend *be, int err)
+static void nbd_aio_cancel(struct store *be, int err)
 {
 	struct nbd_be *n = to_nbd(be);
-	struct backend_io *io;
+	struct store_io *io;
 
 	nbd_client_cancel(n->client, -err);
 	/* What had not gone out yet fails too. */
@@ -572,7 +572,7 @@ static void nbd_aio_cancel(struct backend *be, int err)
 	n->finished_tail = &n->finished;
 }
 
-static const struct backend_aio_ops nbd_aio_ops = {
+static const struct store_aio_ops nbd_aio_ops = {
 	.open = nbd_aio_open,
 	.submit = nbd_aio_submit,
 	.commit = nbd_aio_commit,
@@ -582,14 +582,14 @@ static const struct backend_aio_ops nbd_aio_ops = {
 
 /* ---- opening ---- */
 
-static bool nbd_can_trim(const struct backend *be)
+static bool nbd_can_trim(const struct store *be)
 {
 	const struct nbd_be *n = container_of(be, struct nbd_be, be);
 
 	return n->exp.tflags & NBD_FLAG_SEND_TRIM;
 }
 
-static void nbd_be_close(struct backend *be)
+static void nbd_be_close(struct store *be)
 {
 	struct nbd_be *n = to_nbd(be);
 
@@ -672,7 +672,7 @@ fail:
 }
 
 /* Each ring gets connections of its own to the same export. */
-static struct backend *nbd_be_session(struct backend *be, char *err,
+static struct store *nbd_be_session(struct store *be, char *err,
 				      size_t errlen)
 {
 	struct nbd_be *n = to_nbd(be), *s;
@@ -690,7 +690,7 @@ static struct backend *nbd_be_session(struct backend *be, char *err,
 	return &s->be;
 }
 
-static const struct backend_ops nbd_be_ops = {
+static const struct store_ops nbd_be_ops = {
 	.name = "nbd",
 	.pread = nbd_be_pread,
 	.pwrite = nbd_be_pwrite,
@@ -702,7 +702,7 @@ static const struct backend_ops nbd_be_ops = {
 	.aio = &nbd_aio_ops,
 };
 
-static struct backend *nbd_store_open_conns(const char *uri,
+static struct store *nbd_store_open_conns(const char *uri,
 					    unsigned int conns,
 					    unsigned int timeout_s, char *err,
 					    size_t errlen)
@@ -722,7 +722,7 @@ static struct backend *nbd_store_open_conns(const char *uri,
 	return &n->be;
 }
 
-struct backend *nbd_store_open(const char *uri, unsigned int timeout_s,
+struct store *nbd_store_open(const char *uri, unsigned int timeout_s,
 			       char *err, size_t errlen)
 {
 	return nbd_store_open_conns(uri, 1, timeout_s, err, errlen);
@@ -767,7 +767,7 @@ static int nbd_parse(void *priv, const char *arg, char *err, size_t errlen)
 	return nbd_uri_parse(spec->uri, &u, err, errlen) ? -1 : 0;
 }
 
-static struct backend *nbd_open(const void *priv,
+static struct store *nbd_open(const void *priv,
 				const struct store_params *p, char *err,
 				size_t errlen)
 {

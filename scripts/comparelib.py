@@ -1,6 +1,6 @@
 """scripts/compare: run one fio job through every path to the same storage and compare them.
 
-  scripts/compare JOB.fio [--uri URI | --backend SPEC] [--size SIZE]
+  scripts/compare JOB.fio [--uri URI | --store SPEC] [--size SIZE]
                   [--paths LIST] [--results DIR] [--seconds N]
                   [--kernel auto|native|guest] [--engine-in-guest]
                   [--fs auto|none|ext4|xfs] [--mount-options OPTS]
@@ -15,7 +15,7 @@ is one record of PATHS in compare_paths.py, which --help lists):
 
 The target: --uri names an NBD server to use; otherwise one server is
 started for all paths: the project's nbd-shim --profile standard with
---backend SPEC (memory by default; null, file:PATH) and --size (default
+--store SPEC (memory by default; null, file:PATH) and --size (default
 256M), on a private Unix socket (nbdkit memory when nbd-shim is not built).
 
 The job is the user's: each path runs a copy of it with ioengine, filename,
@@ -125,7 +125,7 @@ def parse_args(argv):
     t = ap.add_mutually_exclusive_group()
     t.add_argument("--uri", help="an NBD server to use (nbd://HOST[:PORT]/NAME, "
                    "nbd+unix:///NAME?socket=PATH) instead of starting one")
-    t.add_argument("--backend", help="the started server's store: memory (default), null, "
+    t.add_argument("--store", help="the started server's store: memory (default), null, "
                    "file:PATH")
     ap.add_argument("--size", type=parse_size, default=256 * 2**20,
                     help="the started server's size (default 256M)")

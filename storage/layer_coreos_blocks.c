@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "blockio.h"
 #include "blockmath.h"
 #include "torus_util.h"
@@ -36,9 +36,9 @@ struct tb_saved {
 };
 
 struct coreos_blocks {
-	struct backend be;
-	struct backend *child;
-	struct backend *raw;		/* child without shaping, not owned */
+	struct store be;
+	struct store *child;
+	struct store *raw;		/* child without shaping, not owned */
 	struct blk_store blocks;	/* whole blocks of child, for reads */
 	uint8_t *buf;			/* one block, for writes */
 	struct tb_saved *saved;		/* open addressing, a power of 2 */
@@ -48,7 +48,7 @@ struct coreos_blocks {
 
 #define TB_SAVED_MIN	64
 
-static struct coreos_blocks *to_tb(struct backend *be)
+static struct coreos_blocks *to_tb(struct store *be)
 {
 	return container_of(be, struct coreos_blocks, be);
 }
@@ -57,7 +57,7 @@ static int tb_get(void *ctx, uint64_t block, uint8_t *buf)
 {
 	struct coreos_blocks *t = ctx;
 
-	return backend_pread(t->child, buf, t->blocks.bs, block * t->blocks.bs);
+	return store_pread(t->child, buf, t->blocks.bs, block * t->blocks.bs);
 }
 
 static int tb_put(void *ctx, uint64_t block, const uint8_t *buf)
@@ -65,8 +65,8 @@ static int tb_put(void *ctx, uint64_t block, const uint8_t *buf)
 	struct coreos_blocks *t = ctx;
 	uint64_t off = block * t->blocks.bs;
 
-	return buf ? backend_pwrite(t->child, buf, t->blocks.bs, off) :
-		     backend_zero(t->child, t->blocks.bs, off);
+	return buf ? store_pwrite(t->child, buf, t->blocks.bs, off) :
+		     store_zero(t->child, t->blocks.bs, off);
 }
 
 static const struct blk_store_ops tb_store_ops = {
@@ -162,7 +162,7 @@ static void saved_clear(struct coreos_blocks *t)
 	t->saved_n = 0;
 }
 
-static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int tb_pread(struct store *be, void *buf, size_t len, uint64_t off)
 {
 	struct coreos_blocks *t = to_tb(be);
 	int ret;
@@ -194,7 +194,7 @@ static int tb_write_locked(struct coreos_blocks *t, const uint8_t *data,
 		if (!whole)
 			ret = tb_get(t, s.block, t->buf);
 		else if (first)
-			ret = backend_pread(t->raw, t->buf, bs,
+			ret = store_pread(t->raw, t->buf, bs,
 					    s.block * bs);
 		if (!ret && first)
 			ret = saved_add(t, s.block, t->buf);
@@ -227,14 +227,14 @@ static int tb_write(struct coreos_blocks *t, const uint8_t *data, size_t len,
 	return ret;
 }
 
-static int tb_pwrite(struct backend *be, const void *buf, size_t len,
+static int tb_pwrite(struct store *be, const void *buf, size_t len,
 		     uint64_t off)
 {
 	return tb_write(to_tb(be), buf, len, off);
 }
 
 /* Not reachable from the torus profile (no WRITE_ZEROES); kept exact. */
-static int tb_zero(struct backend *be, size_t len, uint64_t off)
+static int tb_zero(struct store *be, size_t len, uint64_t off)
 {
 	return tb_write(to_tb(be), NULL, len, off);
 }
@@ -243,7 +243,7 @@ static int tb_zero(struct backend *be, size_t len, uint64_t off)
  * Whole blocks only. A block written since the last flush gets back its
  * content of then; the others are cleared, runs of them at once.
  */
-static int tb_trim(struct backend *be, size_t len, uint64_t off)
+static int tb_trim(struct store *be, size_t len, uint64_t off)
 {
 	struct coreos_blocks *t = to_tb(be);
 	uint64_t first, end, b, run;
@@ -258,39 +258,39 @@ static int tb_trim(struct backend *be, size_t len, uint64_t off)
 		if (!sv)
 			continue;
 		if (run < b) {
-			err = backend_zero(t->child, (b - run) * bs, run * bs);
+			err = store_zero(t->child, (b - run) * bs, run * bs);
 			ret = ret ? ret : err;
 		}
-		err = sv->old ? backend_pwrite(t->child, sv->old, bs, b * bs) :
-				backend_zero(t->child, bs, b * bs);
+		err = sv->old ? store_pwrite(t->child, sv->old, bs, b * bs) :
+				store_zero(t->child, bs, b * bs);
 		ret = ret ? ret : err;
 		run = b + 1;
 	}
 	if (run < end) {
-		err = backend_zero(t->child, (end - run) * bs, run * bs);
+		err = store_zero(t->child, (end - run) * bs, run * bs);
 		ret = ret ? ret : err;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
-static int tb_flush(struct backend *be)
+static int tb_flush(struct store *be)
 {
 	struct coreos_blocks *t = to_tb(be);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	ret = backend_flush(t->child);
+	ret = store_flush(t->child);
 	saved_clear(t);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
-static void tb_close(struct backend *be)
+static void tb_close(struct store *be)
 {
 	struct coreos_blocks *t = to_tb(be);
 
-	backend_close(t->child);
+	store_close(t->child);
 	saved_clear(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t->blocks.scratch);
@@ -298,7 +298,7 @@ static void tb_close(struct backend *be)
 	free(t);
 }
 
-static const struct backend_ops coreos_blocks_ops = {
+static const struct store_ops coreos_blocks_ops = {
 	.name = "torus-blocks",
 	.pread = tb_pread,
 	.pwrite = tb_pwrite,
@@ -309,7 +309,7 @@ static const struct backend_ops coreos_blocks_ops = {
 };
 
 /* The child's size must be a multiple of block_size (torus requires it). */
-struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
+struct store *coreos_blocks_open(struct store *child, struct store *raw,
 				  uint32_t block_size, char *err,
 				  size_t errlen)
 {
@@ -345,6 +345,6 @@ struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
 	t->be.size = child->size;
 	return &t->be;
 fail:
-	backend_close(child);
+	store_close(child);
 	return NULL;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tcmu-runner store: a struct backend over one of tcmu-runner's
+ * The tcmu-runner store: a struct store over one of tcmu-runner's
  * handler plugins, loaded unmodified (plugin.c), on a device this host
  * fakes (runner_dev.h, plugin_api.c). Here: opening the device, and the
  * synchronous operations, one command at a time under a lock, its struct
@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 #include "plugin.h"
 #include "runner_aio.h"
 #include "runner_dev.h"
@@ -159,13 +159,13 @@ static int rw(struct runner_be *r, bool write, void *buf, size_t len,
 	return sts;
 }
 
-static int runner_pread(struct backend *be, void *buf, size_t len,
+static int runner_pread(struct store *be, void *buf, size_t len,
 			uint64_t off)
 {
 	return rw(to_runner(be), false, buf, len, off);
 }
 
-static int runner_pwrite(struct backend *be, const void *buf, size_t len,
+static int runner_pwrite(struct store *be, const void *buf, size_t len,
 			 uint64_t off)
 {
 	/* Handlers take a mutable iovec; they only read a write's data. */
@@ -173,7 +173,7 @@ static int runner_pwrite(struct backend *be, const void *buf, size_t len,
 }
 
 /* No handler here has WRITE SAME for zeroes alone: write them. */
-static int runner_zero(struct backend *be, size_t len, uint64_t off)
+static int runner_zero(struct store *be, size_t len, uint64_t off)
 {
 	struct runner_be *r = to_runner(be);
 	size_t n;
@@ -190,7 +190,7 @@ static int runner_zero(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int runner_trim(struct backend *be, size_t len, uint64_t off)
+static int runner_trim(struct store *be, size_t len, uint64_t off)
 {
 	struct runner_be *r = to_runner(be);
 	struct tcmur_cmd *c;
@@ -209,7 +209,7 @@ static int runner_trim(struct backend *be, size_t len, uint64_t off)
 	return sts;
 }
 
-static int runner_flush(struct backend *be)
+static int runner_flush(struct store *be)
 {
 	struct runner_be *r = to_runner(be);
 	struct tcmur_cmd *c;
@@ -235,36 +235,36 @@ static int runner_flush(struct backend *be)
 	return sts;
 }
 
-static const struct backend_ops runner_sess_ops;
+static const struct store_ops runner_sess_ops;
 
 /* A session forwards to the device; only its asynchronous state is its own. */
-static int sess_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int sess_pread(struct store *be, void *buf, size_t len, uint64_t off)
 {
 	return runner_pread(&runner_port(be, NULL)->be, buf, len, off);
 }
 
-static int sess_pwrite(struct backend *be, const void *buf, size_t len,
+static int sess_pwrite(struct store *be, const void *buf, size_t len,
 		       uint64_t off)
 {
 	return runner_pwrite(&runner_port(be, NULL)->be, buf, len, off);
 }
 
-static int sess_zero(struct backend *be, size_t len, uint64_t off)
+static int sess_zero(struct store *be, size_t len, uint64_t off)
 {
 	return runner_zero(&runner_port(be, NULL)->be, len, off);
 }
 
-static int sess_trim(struct backend *be, size_t len, uint64_t off)
+static int sess_trim(struct store *be, size_t len, uint64_t off)
 {
 	return runner_trim(&runner_port(be, NULL)->be, len, off);
 }
 
-static int sess_flush(struct backend *be)
+static int sess_flush(struct store *be)
 {
 	return runner_flush(&runner_port(be, NULL)->be);
 }
 
-static void sess_close(struct backend *be)
+static void sess_close(struct store *be)
 {
 	struct runner_aio **aio;
 
@@ -273,7 +273,7 @@ static void sess_close(struct backend *be)
 	free((char *)be - offsetof(struct runner_sess, be));
 }
 
-static const struct backend_ops runner_sess_ops = {
+static const struct store_ops runner_sess_ops = {
 	.name = "tcmu-runner",
 	.pread = sess_pread,
 	.pwrite = sess_pwrite,
@@ -285,7 +285,7 @@ static const struct backend_ops runner_sess_ops = {
 };
 
 /* Each ring its own handle, so that each has its own commands in flight. */
-static struct backend *runner_session(struct backend *be, char *err, size_t errlen)
+static struct store *runner_session(struct store *be, char *err, size_t errlen)
 {
 	struct runner_sess *sess = calloc(1, sizeof(*sess));
 
@@ -300,14 +300,14 @@ static struct backend *runner_session(struct backend *be, char *err, size_t errl
 	return &sess->be;
 }
 
-bool runner_store_write_cache(const struct backend *be)
+bool runner_store_write_cache(const struct store *be)
 {
-	struct runner_be *r = runner_port((struct backend *)be, NULL);
+	struct runner_be *r = runner_port((struct store *)be, NULL);
 
 	return r->dev.write_cache;
 }
 
-static void runner_close(struct backend *be)
+static void runner_close(struct store *be)
 {
 	struct runner_be *r = to_runner(be);
 
@@ -324,7 +324,7 @@ static void runner_close(struct backend *be)
 	free(r);
 }
 
-static const struct backend_ops runner_ops = {
+static const struct store_ops runner_ops = {
 	.name = "tcmu-runner",
 	.pread = runner_pread,
 	.pwrite = runner_pwrite,
@@ -458,7 +458,7 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 	return 0;
 }
 
-struct backend *runner_store_open(const char *handler, const char *dir,
+struct store *runner_store_open(const char *handler, const char *dir,
 				  const char *cfg, uint64_t size,
 				  uint32_t block_size, char *err,
 				  size_t errlen)

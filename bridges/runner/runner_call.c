@@ -15,11 +15,11 @@
 #include "storage_log.h"
 #include "torus_be.h"
 
-struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio)
+struct runner_be *runner_port(struct store *be, struct runner_aio ***aio)
 {
 	struct runner_sess *sess;
 
-	/* The device opens sessions (backend_session()); a session, none. */
+	/* The device opens sessions (store_session()); a session, none. */
 	if (be->ops->session) {
 		if (aio)
 			*aio = &to_runner(be)->aio;

@@ -15,14 +15,14 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "runner_dev.h"
 
 struct runner_aio;
 struct runner_wq;
 
 struct runner_be {
-	struct backend be;
+	struct store be;
 	struct tcmu_device dev;
 	struct tcmur_handler *h;
 	char label[4200];		/* "qcow//tmp/x.qcow2", for messages */
@@ -46,21 +46,21 @@ struct runner_be {
 	pthread_mutex_t call_lock;
 	sem_t calls;
 	struct runner_wq *wq;		/* nr_threads > 0, once at depth */
-	/* Asynchronous requests on this backend itself (no session). */
+	/* Asynchronous requests on this store itself (no session). */
 	struct runner_aio *aio;
 };
 
 /*
- * A ring's own handle on the device (backend_session()): the same
+ * A ring's own handle on the device (store_session()): the same
  * plugin device, with asynchronous state of its own.
  */
 struct runner_sess {
-	struct backend be;
+	struct store be;
 	struct runner_be *r;
 	struct runner_aio *aio;
 };
 
-static inline struct runner_be *to_runner(struct backend *be)
+static inline struct runner_be *to_runner(struct store *be)
 {
 	return (struct runner_be *)((char *)be -
 				    offsetof(struct runner_be, be));
@@ -70,7 +70,7 @@ static inline struct runner_be *to_runner(struct backend *be)
 #define CDB10_MAX_BLOCKS	0xffffu
 
 /* The device and the asynchronous state behind @be (store or session). */
-struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio);
+struct runner_be *runner_port(struct store *be, struct runner_aio ***aio);
 
 /* One line naming the device, the request and @sense; the errno. */
 int runner_report(struct runner_be *r, const char *what, size_t len,

@@ -24,7 +24,7 @@ static const char usage_head[] =
 "\n"
 "SYNOPSIS\n"
 "    nbd-shim --profile torus|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
-"             [--export NAME] [--size SIZE] [--backend STORE]\n"
+"             [--export NAME] [--size SIZE] [--store STORE]\n"
 "             [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--plugin-dir DIR]\n"
 "             [--replicas R] [--latency-us N] [--bandwidth RATE]\n"
 "             [--shape-at WHERE] [--block-size N] [--advertise-trim]\n"
@@ -67,10 +67,10 @@ static const char usage_head[] =
 "        The export's size, with an optional K, M, G, T suffix (powers of\n"
 "        1024). Required unless the store has a size of its own (a file's,\n"
 "        an NBD export's). torus needs a multiple of its block size.\n"
-"    --backend STORE\n"
+"    --store STORE\n"
 "        Where data lives, the same stores as tcmu-shim's:\n";
 
-static const char usage_backend_tail[] =
+static const char usage_store_tail[] =
 "        With --replicas R > 1 (memory, null and file only), file uses\n"
 "        PATH.0 .. PATH.R-1. redis and nbd give each connection its own\n"
 "        session, which only --profile zeroos takes (default: memory)\n";
@@ -123,22 +123,22 @@ static const char usage_tail[] =
 "    nbd-shim --profile torus --size 1G --replicas 2 --bandwidth 1gbit \\\n"
 "             --shape-at storage\n"
 "    nbd-shim --profile zeroos --listen unix:/tmp/z.sock --size 2000M \\\n"
-"             --backend redis:127.0.0.1:6379,127.0.0.1:6380 \\\n"
+"             --store redis:127.0.0.1:6379,127.0.0.1:6380 \\\n"
 "             --redis-meta 127.0.0.1:6381\n"
-"    nbd-shim --profile standard --backend null --size 1T\n";
+"    nbd-shim --profile standard --store null --size 1T\n";
 
 static void usage(void)
 {
 	fputs(usage_head, stdout);
 	store_help(stdout);
-	fputs(usage_backend_tail, stdout);
+	fputs(usage_store_tail, stdout);
 	store_flags_help(stdout);
 	fputs(usage_tail, stdout);
 }
 
 enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_SOCKET, OPT_EXPORT, OPT_SIZE,
-	OPT_BACKEND, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
+	OPT_STORE, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
 	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_TIMELINE,
 	OPT_PIDFILE, OPT_VERSION, OPT_HELP,
@@ -150,7 +150,7 @@ static const struct option base_options[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "size", required_argument, NULL, OPT_SIZE },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "store", required_argument, NULL, OPT_STORE },
 	{ "replicas", required_argument, NULL, OPT_REPLICAS },
 	{ "latency-us", required_argument, NULL, OPT_LATENCY },
 	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
@@ -170,7 +170,7 @@ static const struct option base_options[] = {
 static int args_check(struct shim_config *cfg)
 {
 	const struct profile *prof = cfg->profile;
-	const struct store_spec *st = &cfg->backend;
+	const struct store_spec *st = &cfg->store;
 
 	if (!prof)
 		return shim_bad("--profile is required (%s)",
@@ -184,20 +184,20 @@ static int args_check(struct shim_config *cfg)
 	if (!cfg->block_size)
 		cfg->block_size = prof->default_block_size;
 	if (store_has(st, STORE_SESSIONS) && prof != &profile_zeroos)
-		return shim_bad("--backend %s is only for --profile zeroos (the one profile that gives each connection a session of its own)",
+		return shim_bad("--store %s is only for --profile zeroos (the one profile that gives each connection a session of its own)",
 				st->arg);
 	if (cfg->advertise_trim && prof != &profile_zeroos)
 		return shim_bad("--advertise-trim is only for --profile zeroos%s", "");
 	if (cfg->replicas > 1 && prof != &profile_torus)
 		return shim_bad("--replicas is only for --profile torus%s", "");
 	if (cfg->replicas > 1 && !store_has(st, STORE_COPIES))
-		return shim_bad("--replicas needs a store whose copies are separate data (memory, null or file:PATH), not --backend %s",
+		return shim_bad("--replicas needs a store whose copies are separate data (memory, null or file:PATH), not --store %s",
 				st->arg);
 	if (!cfg->size && store_has(st, STORE_NEEDS_SIZE))
-		return shim_bad("--size is required with the %s backend",
+		return shim_bad("--size is required with the %s store",
 				st->type->name);
 	if (cfg->size && store_has(st, STORE_OWN_SIZE))
-		return shim_bad("--size does not apply to --backend %s: the store's size is the export's",
+		return shim_bad("--size does not apply to --store %s: the store's size is the export's",
 				st->arg);
 	if (!cfg->size && cfg->replicas > 1)
 		return shim_bad("--size is required with --replicas%s", "");
@@ -220,7 +220,7 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	parse_listen("tcp:127.0.0.1:10809", &cfg->listen);
-	if (shim_store_parse(&cfg->backend, "memory"))
+	if (shim_store_parse(&cfg->store, "memory"))
 		return -1;
 	cfg->replicas = 1;
 	cfg->poll_us = -1;
@@ -257,8 +257,8 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return shim_bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
 						optarg);
 			break;
-		case OPT_BACKEND:
-			if (shim_store_parse(&cfg->backend, optarg))
+		case OPT_STORE:
+			if (shim_store_parse(&cfg->store, optarg))
 				return -1;
 			break;
 		case OPT_REPLICAS:
@@ -325,8 +325,8 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	}
 	if (optind < argc)
 		return shim_bad("unexpected argument: %s", argv[optind]);
-	/* the stores' flags may come before --backend */
-	if (shim_store_apply(&cfg->backend, &sf))
+	/* the stores' flags may come before --store */
+	if (shim_store_apply(&cfg->store, &sf))
 		return -1;
 	return args_check(cfg);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Builds the export's backend stack from the configuration: the layers a
- * profile wants over the store --backend names (storage/store.h).
+ * Builds the export's store stack from the configuration: the layers a
+ * profile wants over the store --store names (storage/store.h).
  *
  *   torus     torus blocks (RMW) -> [shaped] -> [replicate R] -> R copies
  *   zeroos    [shaped] -> any store (redis: 0-Disk's layout)
@@ -20,8 +20,8 @@
 /* Largest request the zeroos and standard profiles advertise. */
 #define EXPORT_MAX_BLOCK	(32u << 20)
 
-/* Copy @copy (-1: the only one) of the store --backend names. */
-static struct backend *open_store(const struct shim_config *cfg, int copy,
+/* Copy @copy (-1: the only one) of the store --store names. */
+static struct store *open_store(const struct shim_config *cfg, int copy,
 				  char *err, size_t errlen)
 {
 	struct store_params p = {
@@ -34,11 +34,11 @@ static struct backend *open_store(const struct shim_config *cfg, int copy,
 		.copy = copy,
 	};
 
-	return store_open(&cfg->backend, &p, err, errlen);
+	return store_open(&cfg->store, &p, err, errlen);
 }
 
 /* Storage shaping wraps the stores; writes to R replicas count R times. */
-static struct backend *maybe_shaped(struct backend *be,
+static struct store *maybe_shaped(struct store *be,
 				    const struct shim_config *cfg,
 				    struct shaper *sh, unsigned int factor,
 				    char *err, size_t errlen)
@@ -49,11 +49,11 @@ static struct backend *maybe_shaped(struct backend *be,
 }
 
 /* torus: R replicas, the store's copies 0 .. R-1 when R > 1. */
-static struct backend *open_torus(const struct shim_config *cfg,
+static struct store *open_torus(const struct shim_config *cfg,
 				  struct shaper *sh, char *err, size_t errlen)
 {
-	struct backend *rep[64];
-	struct backend *be, *raw;
+	struct store *rep[64];
+	struct store *be, *raw;
 	int i;
 
 	for (i = 0; i < cfg->replicas; i++) {
@@ -61,7 +61,7 @@ static struct backend *open_torus(const struct shim_config *cfg,
 				    errlen);
 		if (!rep[i]) {
 			while (i--)
-				backend_close(rep[i]);
+				store_close(rep[i]);
 			return NULL;
 		}
 	}
@@ -104,9 +104,9 @@ int export_open(struct export *e, const struct shim_config *cfg,
 
 void export_close(struct export *e)
 {
-	if (e->be && backend_flush(e->be))
+	if (e->be && store_flush(e->be))
 		fprintf(stderr, "nbd-shim: flushing the export on exit failed\n");
-	backend_close(e->be);
+	store_close(e->be);
 	e->be = NULL;
 	pthread_mutex_destroy(&e->lock);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The one export a shim serves: its name, size, block sizes, the backend
+ * The one export a shim serves: its name, size, block sizes, the store
  * stack, and the lock torus takes per volume.
  */
 #ifndef SHIM_EXPORT_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "nbd_wire.h"
 
 struct shim_config;
@@ -19,7 +19,7 @@ struct shim_config;
 struct export {
 	char name[NBD_MAX_STRING + 1];
 	uint64_t size;
-	struct backend *be;
+	struct store *be;
 	uint32_t min_block, pref_block, max_block;
 	uint16_t extra_tflags;		/* zeroos --advertise-trim */
 	pthread_mutex_t lock;
@@ -29,7 +29,7 @@ struct export {
 struct shaper;
 
 /*
- * Builds the backend stack the profile calls for; with --shape-at storage,
+ * Builds the store stack the profile calls for; with --shape-at storage,
  * sh shapes the operations on the stores.
  */
 int export_open(struct export *e, const struct shim_config *cfg,

@@ -9,11 +9,11 @@
  * - READ, WRITE, FLUSH, TRIM, WRITE_ZEROES with FUA, DISC; multi-conn;
  *   structured replies for READ when agreed;
  * - replies batched: one send per receive, reads pointing straight into
- *   the memory or null backend.
+ *   the memory or null store.
  */
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "peer.h"
 #include "export.h"
 #include "negotiate.h"
@@ -165,7 +165,7 @@ static int std_check(struct peer *c, const struct nbd_request *req)
 static int std_request(struct peer *c, const struct nbd_request *req,
 		       const uint8_t *payload)
 {
-	struct backend *be = c->exp->be;
+	struct store *be = c->exp->be;
 	int ret = 0;
 
 	switch (req->type) {
@@ -178,27 +178,27 @@ static int std_request(struct peer *c, const struct nbd_request *req,
 	case NBD_CMD_WRITE:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = backend_pwrite(be, payload, req->length, req->offset);
+		ret = store_pwrite(be, payload, req->length, req->offset);
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = backend_zero(be, req->length, req->offset);
+		ret = store_zero(be, req->length, req->offset);
 		break;
 	case NBD_CMD_TRIM:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = backend_trim(be, req->length, req->offset);
+		ret = store_trim(be, req->length, req->offset);
 		break;
 	case NBD_CMD_FLUSH:
-		ret = backend_flush(be);
+		ret = store_flush(be);
 		break;
 	case NBD_CMD_DISC:
-		backend_flush(be);
+		store_flush(be);
 		return REQ_DISC;
 	}
 	if (!ret && (req->flags & NBD_CMD_FLAG_FUA))
-		ret = backend_flush(be);
+		ret = store_flush(be);
 	if (ret) {
 		shim_info("%s: %s offset %llu length %u: %s", c->peer,
 			  nbd_cmd_name(req->type),

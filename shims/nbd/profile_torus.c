@@ -19,7 +19,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "peer.h"
 #include "export.h"
 #include "negotiate.h"
@@ -146,7 +146,7 @@ static int torus_read(struct peer *c, const struct nbd_request *req)
 	if (!p)
 		return REQ_CLOSE;
 	if (in_range(c, req))
-		err = backend_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN,
+		err = store_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN,
 				    req->length, req->offset);
 	if (err)
 		memset(p + NBD_SIMPLE_REPLY_LEN, 0, req->length);
@@ -157,7 +157,7 @@ static int torus_read(struct peer *c, const struct nbd_request *req)
 static int torus_request(struct peer *c, const struct nbd_request *req,
 			 const uint8_t *payload)
 {
-	struct backend *be = c->exp->be;
+	struct store *be = c->exp->be;
 	uint32_t error = 0;
 	int ret;
 
@@ -166,26 +166,26 @@ static int torus_request(struct peer *c, const struct nbd_request *req,
 		return torus_read(c, req);
 	case NBD_CMD_WRITE:
 		if (!in_range(c, req) ||
-		    backend_pwrite(be, payload, req->length, req->offset))
+		    store_pwrite(be, payload, req->length, req->offset))
 			error = NBD_EIO;
 		break;
 	case NBD_CMD_TRIM:
 		/* errors are only logged; trim is followed by a sync */
 		if (in_range(c, req)) {
-			ret = backend_trim(be, req->length, req->offset);
+			ret = store_trim(be, req->length, req->offset);
 			if (ret)
 				shim_info("%s: trim error: %s", c->peer,
 					  strerror(-ret));
 		}
 		/* fall through */
 	case NBD_CMD_FLUSH:
-		ret = backend_flush(be);
+		ret = store_flush(be);
 		if (ret)
 			shim_info("%s: sync error: %s", c->peer,
 				  strerror(-ret));
 		break;
 	case NBD_CMD_DISC:
-		backend_flush(be);
+		store_flush(be);
 		return REQ_DISC;
 	}
 	return reply_simple(c, req->cookie, error) ? REQ_CLOSE : REQ_NEXT;

@@ -164,7 +164,7 @@ static void server_remove(struct server *s, struct peer_node *n)
 }
 
 /*
- * The connection's own backend (zeroos over Redis: its block map) goes
+ * The connection's own store (zeroos over Redis: its block map) goes
  * with it, unflushed as 0-Disk's, unless the server is stopping: 0-Disk
  * flushes every vdisk on SIGTERM.
  */
@@ -175,9 +175,9 @@ static void peer_detach(struct server *s, struct peer *c)
 	pthread_mutex_lock(&s->lock);
 	stopping = s->stopping;
 	pthread_mutex_unlock(&s->lock);
-	if (stopping && backend_flush(c->be))
+	if (stopping && store_flush(c->be))
 		shim_err("%s: flushing on shutdown failed", c->peer);
-	backend_close(c->be);
+	store_close(c->be);
 	c->be = NULL;
 }
 

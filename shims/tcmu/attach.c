@@ -43,7 +43,7 @@ struct shared_ring {
 	int fds[TCMU_SHARED_NFDS];	/* region, kick, creator's done, state */
 	uint8_t *region;
 	uint64_t region_size;
-	struct backend *sess, *be;
+	struct store *sess, *be;
 	struct ring ring;
 	struct ring_peers peers;
 	int socks[RING_PEERS_MAX];	/* shut down if the ring fails */
@@ -226,14 +226,14 @@ static void socket_event(struct client *c)
 }
 
 static void serve(struct client *c, const struct scsi_target *t,
-		  struct backend *be)
+		  struct store *be)
 {
 	char err[256] = "";
-	struct backend *sess;
+	struct store *sess;
 	struct ring ring;
 	int ret;
 
-	sess = backend_session(be, err, sizeof(err));
+	sess = store_session(be, err, sizeof(err));
 	if (!sess) {
 		refuse(c, EIO, err);
 		return;
@@ -263,7 +263,7 @@ static void serve(struct client *c, const struct scsi_target *t,
 	ring_free(&ring);
 out:
 	if (sess != be)
-		backend_close(sess);
+		store_close(sess);
 }
 
 /* The reply to a shared request, with the ring's fds when it joins. */
@@ -335,7 +335,7 @@ static void *shared_thread(void *arg)
 	unsigned int i;
 	int ret = -EIO;
 
-	sr->sess = backend_session(sr->be, err, sizeof(err));
+	sr->sess = store_session(sr->be, err, sizeof(err));
 	if (sr->sess)
 		ret = ring_init(&sr->ring, sr->name, sr->region,
 				sr->region_size, sr->t, sr->sess, err,
@@ -371,13 +371,13 @@ static void *shared_thread(void *arg)
 	ring_free(&sr->ring);
 out:
 	if (sr->sess && sr->sess != sr->be)
-		backend_close(sr->sess);
+		store_close(sr->sess);
 	return NULL;
 }
 
 /* A new shared ring from this client's fds: 0, or -1 after refusing. */
 static int shared_create(struct client *c, const struct scsi_target *t,
-			 struct backend *be, struct shared_ring **out)
+			 struct store *be, struct shared_ring **out)
 {
 	struct shared_ring *sr = calloc(1, sizeof(*sr));
 	int i;
@@ -436,7 +436,7 @@ static void wait_gone(struct client *c)
  * out stops the ring.
  */
 static void serve_shared(struct client *c, const struct scsi_target *t,
-			 struct backend *be)
+			 struct store *be)
 {
 	struct shared_ring *sr;
 	unsigned int i, n;
@@ -520,7 +520,7 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 }
 
 void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
-		  const struct scsi_target *t, struct backend *be)
+		  const struct scsi_target *t, struct store *be)
 {
 	uint8_t buf[TCMU_ATTACH_REQ_LEN];
 	struct client c = { .sock = sock };

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 {
 	static struct shim_config cfg;
 	static struct scsi_target target;
-	struct backend *be;
+	struct store *be;
 	char err[512] = "";
 	uint64_t size;
 	struct store_caps caps;
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 			     caps.lbprz, unit_id(&cfg))) {
 		shim_err("the store's %llu bytes do not make a device of %u-byte blocks",
 			 (unsigned long long)size, cfg.block_size);
-		backend_close(be);
+		store_close(be);
 		return 1;
 	}
 	target.thin = caps.thin;
@@ -85,9 +85,9 @@ int main(int argc, char **argv)
 		ret = server_run(&cfg, &target, be, sigfd);
 	else
 		ret = uio_run(&cfg, &target, be, sigfd);
-	if (backend_flush(be))
+	if (store_flush(be))
 		shim_err("flushing the store on exit failed");
-	backend_close(be);
+	store_close(be);
 	if (cfg.pidfile)
 		unlink(cfg.pidfile);
 	close(sigfd);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The store behind the device, from --backend: any store of the registry
+ * The store behind the device, from --store: any store of the registry
  * (storage/store.h), checked to hold at least one block.
  */
 #include <stdio.h>
 
 #include "shim.h"
 
-struct backend *store_open_device(const struct shim_config *cfg,
+struct store *store_open_device(const struct shim_config *cfg,
 				  struct store_caps *caps, char *err,
 				  size_t errlen)
 {
@@ -19,7 +19,7 @@ struct backend *store_open_device(const struct shim_config *cfg,
 		.name = "default",
 		.copy = -1,
 	};
-	struct backend *be = store_open(&cfg->store, &p, err, errlen);
+	struct store *be = store_open(&cfg->store, &p, err, errlen);
 
 	if (!be)
 		return NULL;
@@ -38,10 +38,10 @@ struct backend *store_open_device(const struct shim_config *cfg,
 	caps->write_cache = store_write_cache(&cfg->store, be);
 	if (be->size < cfg->block_size) {
 		snprintf(err, errlen,
-			 "--backend %s: the store holds %llu bytes, less than one %u-byte block",
+			 "--store %s: the store holds %llu bytes, less than one %u-byte block",
 			 cfg->store.arg, (unsigned long long)be->size,
 			 cfg->block_size);
-		backend_close(be);
+		store_close(be);
 		return NULL;
 	}
 	return be;

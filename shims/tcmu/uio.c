@@ -64,7 +64,7 @@ static bool uio_removed(const char *dev)
 }
 
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
-	    struct backend *be, int sigfd)
+	    struct store *be, int sigfd)
 {
 	char copy[256], *dev, name[256], sizebuf[64], err[256];
 	struct signalfd_siginfo si;
@@ -113,7 +113,7 @@ int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 	ring.wait_fd = ring.notify_fd = fd;
 	if (cfg->pidfile && write_pidfile(cfg->pidfile))
 		goto out_ring;
-	shim_info("serving %s (%s, %llu-byte region; %llu blocks of %u bytes, backend %s)",
+	shim_info("serving %s (%s, %llu-byte region; %llu blocks of %u bytes, store %s)",
 		  name, cfg->uio_path, size, (unsigned long long)t->nr_blocks,
 		  t->block_size, cfg->store.arg);
 

@@ -46,8 +46,8 @@ RUN = {
         why="the second line against an nbdkit the test starts at the example's socket"),
     ("README.md", "qemu-img create -f qcow2 /tmp/disk.qcow2 1G"): {},
     ("docs/tcmu.md", "fio --ioengine=external:./libtorus.so --transport=tcmu jobs/randrw.fio"): {},
-    ("docs/tcmu.md", "build/shims/tcmu/tcmu-shim --listen unix:/tmp/tcmu.sock --backend memory --size 4G &"): {},
-    ("docs/timeline.md", "build/shims/nbd/nbd-shim --profile standard --backend memory --size 1G --listen unix:/tmp/s.sock --timeline /tmp/tl &"): {},
+    ("docs/tcmu.md", "build/shims/tcmu/tcmu-shim --listen unix:/tmp/tcmu.sock --store memory --size 4G &"): {},
+    ("docs/timeline.md", "build/shims/nbd/nbd-shim --profile standard --store memory --size 1G --listen unix:/tmp/s.sock --timeline /tmp/tl &"): {},
     ("docs/libnbd.md", "mkdir -p pki/server pki/client && cd pki"): {},
     ("docs/libnbd.md", "psktool -u alice -p keys.psk"): {},
 }
@@ -66,9 +66,9 @@ CANNOT = {
         "installs into the system: tests/install runs it into a DESTDIR",
     ("docs/compare.md", "TORUS_SIZE=200M scripts/compare jobs/randrw.fio --seconds 10       # default server, all paths"):
         "placeholders (my.fio, storage1) and guest paths: tests/compare runs compare",
-    ("docs/documents.md", "nbd-shim --profile torus --export torus --backend memory --replicas 2 --bandwidth 1gbit \\"):
+    ("docs/documents.md", "nbd-shim --profile torus --export torus --store memory --replicas 2 --bandwidth 1gbit \\"):
         "placeholders (<port>, <largest scaled test>): scripts/rerun-documents runs it (jobs-rerun-documents)",
-    ("docs/documents.md", "tcmu-shim --socket <dir>/tcmu-torus.sock --backend nbd:nbd://127.0.0.1:<port>/torus"):
+    ("docs/documents.md", "tcmu-shim --socket <dir>/tcmu-torus.sock --store nbd:nbd://127.0.0.1:<port>/torus"):
         "placeholders (<dir>, <port>, <job>): scripts/rerun-documents runs it",
     ("docs/documents.md", "nbd-shim --profile zeroos --export default --size <largest scaled test> \\"):
         "placeholders (<p1>...<p9>, <port>): scripts/rerun-documents runs it",

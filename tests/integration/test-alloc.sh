@@ -59,7 +59,7 @@ one_run() {
 	local rw=$1 ios=$2 sock=$T/alloc.sock pid rc uri="nbd+unix:///?socket=$T/null.sock"
 	if [ "$TRANSPORT" = tcmu ]; then
 		ALLOC_COUNT_OUT=$T/$rw-$ios.shim LD_PRELOAD=$COUNTER \
-			"$TCMU_SHIM" --socket "$sock" --backend memory --size 64M \
+			"$TCMU_SHIM" --socket "$sock" --store memory --size 64M \
 			2>"$T/shim.log" &
 		pid=$!
 		_bg_pids+=("$pid")

@@ -14,7 +14,7 @@ export TORUS_SIZE=8M TORUS_RUNTIME=2
 cd "$T" || fail "cd $T"
 
 start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/torus.sock" --size 64M \
-	--backend memory --replicas 2
+	--store memory --replicas 2
 wait_socket "$T/torus.sock"
 uri="nbd+unix:///torus?socket=$T/torus.sock"
 
@@ -27,9 +27,9 @@ echo "ok: the torus jobs run against the torus shim"
 
 [ -x "$TCMU_SHIM" ] || skip "no handler host at $TCMU_SHIM (ninja -C build)"
 start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/torus2.sock" --size 64M \
-	--backend memory --replicas 2 --bandwidth 1gbit
+	--store memory --replicas 2 --bandwidth 1gbit
 wait_socket "$T/torus2.sock"
-start_tcmu_shim "$T/tcmu.sock" --backend "nbd:nbd+unix:///torus?socket=$T/torus2.sock"
+start_tcmu_shim "$T/tcmu.sock" --store "nbd:nbd+unix:///torus?socket=$T/torus2.sock"
 uri="tcmu+unix:///?socket=$T/tcmu.sock"
 expect_fio_ok --uri="$uri" --verify=crc32c "$J/torus-ddwrite.fio"
 expect_fio_ok --uri="$uri" "$J/torus-ddreadback.fio"

@@ -91,8 +91,8 @@ class Defaults(unittest.TestCase):
         self.assertEqual(mancheck.help_default('Bytes (default: 8M'), (None, None))
 
     def test_whitespace_joined(self):
-        self.assertEqual(mancheck.split_default('the  --backend\n servers'),
-                         ('the --backend servers', None))
+        self.assertEqual(mancheck.split_default('the  --store\n servers'),
+                         ('the --store servers', None))
 
 
 class Parsers(unittest.TestCase):

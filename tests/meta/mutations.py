@@ -41,7 +41,7 @@ MUTATIONS = [
     Mutation(
         name="file-flush-noop",
         why="the file store's flush does nothing (no fdatasync)",
-        file="storage/backend_file.c",
+        file="storage/store_file.c",
         old="\treturn fdatasync(to_file(be)->fd) ? -errno : 0;\n",
         new="\treturn 0;\n",
         tests=["engine-crash-nbd", "engine-crash-tcmu"],
@@ -239,9 +239,9 @@ MUTATIONS = [
         why="storage/ includes a header of bridges/, the layer above it (it still builds: the path is relative)",
         file="storage/blockio.c",
         old='#include "blockio.h"\n',
-        new='#include "blockio.h"\n#include "../bridges/backends.h"\n',
+        new='#include "blockio.h"\n#include "../bridges/protocol_stores.h"\n',
         tests=["meta-layers"],
-        expect='storage/blockio.c:6: #include "../bridges/backends.h": storage may not include bridges',
+        expect='storage/blockio.c:6: #include "../bridges/protocol_stores.h": storage may not include bridges',
     ),
 ]
 

@@ -26,7 +26,7 @@ diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 # both shims list the same stores (one registry, storage/store.h) and the
 # same store flags
 stores() {
-	"$1" --help | sed -n '/^    --backend STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
+	"$1" --help | sed -n '/^    --store STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
 		awk '{print $1}'
 	"$1" --help | grep -oE '^    --(redis-meta|vdisk|plugin-dir) '
 }
@@ -52,32 +52,32 @@ bad_args() {
 
 bad_args '--profile is required' --size 1M
 bad_args '--profile nbdkit: use torus, zeroos or standard' --profile nbdkit
-bad_args '--size is required with the memory backend' --profile standard
+bad_args '--size is required with the memory store' --profile standard
 bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
-bad_args '--backend redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
-bad_args '--backend nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --backend nbd:nbd://127.0.0.1
-bad_args '--backend tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG' --profile standard --size 1M --backend tape
-bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --backend runner:qcow:/x.qcow2 --size 1M
-bad_args '--plugin-dir is only for --backend runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
+bad_args '--store redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --store redis:127.0.0.1:1
+bad_args '--store nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --store nbd:nbd://127.0.0.1
+bad_args '--store tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG' --profile standard --size 1M --store tape
+bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --store runner:qcow:/x.qcow2 --size 1M
+bad_args '--plugin-dir is only for --store runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
 bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2
 bad_args 'multiple of the block size for torus' --profile torus --size 1000K
 bad_args 'torus refuses empty volume names' --profile torus --size 1M --export ''
-bad_args '--redis-meta is only for --backend redis:' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
+bad_args '--redis-meta is only for --store redis:' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
 bad_args '--bandwidth fast' --profile standard --size 1M --bandwidth fast
 bad_args 'unknown option or missing value: --frobnicate' --profile standard --frobnicate
 bad_args 'unexpected argument: extra' --profile standard --size 1M extra
 
 # errors found when starting: exit 1 with the cause
 : >"$T/empty"
-"$NBD_SHIM" --profile standard --backend file:"$T/empty" >"$T/out" 2>&1
+"$NBD_SHIM" --profile standard --store file:"$T/empty" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
-"$NBD_SHIM" --profile standard --backend file:"$T/missing" >"$T/out" 2>&1
-[ $? -eq 1 ] && grep -qF "file backend: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
+"$NBD_SHIM" --profile standard --store file:"$T/missing" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -qF "file store: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
 	{ cat "$T/out" >&2; fail "a missing file without --size must fail clearly"; }
 [ ! -e "$T/missing" ] || fail "a refused file:$T/missing was left behind"
-"$NBD_SHIM" --profile zeroos --size 1M --backend redis:127.0.0.1:1 >"$T/out" 2>&1
+"$NBD_SHIM" --profile zeroos --size 1M --store redis:127.0.0.1:1 >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:1' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an unreachable redis must fail clearly"; }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # nbd-shim under valgrind memcheck, every profile (torus, zeroos, standard):
 # the engine runs a short fio verify job against it (writes, flushes, reads;
-# trims where the profile has them; a file backend and torus replication too),
+# trims where the profile has them; a file store and torus replication too),
 # the shim is stopped with SIGTERM as a service manager would, and valgrind
 # must report no error and no definitely lost block, and the shim must exit 0.
 # A sanitized build (TORUS_SANITIZE=1) skips it: valgrind cannot run an
@@ -65,7 +65,7 @@ verify() {
 }
 
 for profile in torus zeroos standard; do
-	vg_shim "$profile" "$profile" --size 16M --backend memory
+	vg_shim "$profile" "$profile" --size 16M --store memory
 	verify "$profile-4k" --bs=4k
 	verify "$profile-mixed" --bsrange=512-128k --blockalign=512 --offset=1M --conns=1
 	case $profile in
@@ -76,11 +76,11 @@ for profile in torus zeroos standard; do
 	vg_stop "$profile"
 done
 
-vg_shim standard-file standard --size 16M --backend "file:$T/std.img"
+vg_shim standard-file standard --size 16M --store "file:$T/std.img"
 verify standard-file --bs=16k --fua=1
 vg_stop standard-file
 
-vg_shim torus-replicas torus --size 16M --replicas 2 --backend "file:$T/rep"
+vg_shim torus-replicas torus --size 16M --replicas 2 --store "file:$T/rep"
 verify torus-replicas --bsrange=1k-256k --blockalign=1k
 vg_stop torus-replicas
 echo "PASS"

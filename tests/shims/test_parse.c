@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Command line value parsers of nbd-shim (shims/nbd/parse.c), server
- * addresses (storage/hostport.c) and --backend (bridges/store.c).
+ * addresses (storage/hostport.c) and --store (bridges/store.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,8 +80,8 @@ static void test_listen(void **state)
 	assert_int_equal(parse_listen("/tmp/x.sock", &a), -1);
 }
 
-/* --backend through the store registry (storage/store.h), as both shims. */
-static void test_backend(void **state)
+/* --store through the store registry (storage/store.h), as both shims. */
+static void test_store(void **state)
 {
 	struct store_spec b = { 0 };
 	char err[1024];
@@ -104,22 +104,22 @@ static void test_backend(void **state)
 
 	/* a failed parse keeps what was there */
 	assert_int_equal(store_parse(&b, "redis:", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend redis:: use redis:HOST:PORT[,HOST:PORT...] (at most 64 servers)");
+	assert_string_equal(err, "--store redis:: use redis:HOST:PORT[,HOST:PORT...] (at most 64 servers)");
 	assert_string_equal(b.type->name, "runner");
 	assert_int_equal(store_parse(&b, "redis:a:1,", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "file:", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend file:: no path: use file:PATH[,direct]");
+	assert_string_equal(err, "--store file:: no path: use file:PATH[,direct]");
 	assert_int_equal(store_parse(&b, "file:,direct", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "memory:1G", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend memory:1G: this store takes no argument (nothing after \":\")");
+	assert_string_equal(err, "--store memory:1G: this store takes no argument (nothing after \":\")");
 	assert_int_equal(store_parse(&b, "nbd:", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "runner:qcow", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "disk", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend disk: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG");
+	assert_string_equal(err, "--store disk: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG");
 
 	/* the stores' flags: only for their own store */
 	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1", err, sizeof(err)), -1);
-	assert_string_equal(err, "--redis-meta is only for --backend redis:HOST:PORT[,HOST:PORT...]");
+	assert_string_equal(err, "--redis-meta is only for --store redis:HOST:PORT[,HOST:PORT...]");
 	assert_int_equal(store_set_flag(&b, "plugin-dir", "/tmp", err, sizeof(err)), 0);
 	assert_int_equal(store_parse(&b, "redis:a", err, sizeof(err)), 0);
 	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1,n", err, sizeof(err)), 0);
@@ -163,7 +163,7 @@ int main(void)
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_listen),
-		cmocka_unit_test(test_backend),
+		cmocka_unit_test(test_store),
 		cmocka_unit_test(test_hostport_list),
 		cmocka_unit_test(test_uint),
 	};

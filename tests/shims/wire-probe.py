@@ -360,7 +360,7 @@ def torus_sync_fails(shim):
     env["LD_PRELOAD"] = f"{asan}:{lib}" if asan else lib
     tmp = tempfile.mkdtemp(prefix="wire-probe.")
     img = os.path.join(tmp, "torus.img")
-    srv = Shim(shim, "torus", "--size", "4M", "--backend", "file:" + img,
+    srv = Shim(shim, "torus", "--size", "4M", "--store", "file:" + img,
                env=env)
     c = srv.client()
     c.greeting()

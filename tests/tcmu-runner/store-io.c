@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * store-io: drives the nbd and runner stores (bridges/backends.h)
+ * store-io: drives the nbd and runner stores (bridges/protocol_stores.h)
  * directly, without a ring: opens one, runs the steps given, and says
  * what differs. The tests then check the image with qemu-io / qemu-img.
  *
@@ -8,7 +8,7 @@
  *     STORE: nbd:URI | runner:SUBTYPE:CFG
  *     STEP:  size | write:OFF:LEN:BYTE | read:OFF:LEN:BYTE (checks every
  *            byte) | zero:OFF:LEN | trim:OFF:LEN | flush |
- *            session (the next steps use backend_session(), in a new thread)
+ *            session (the next steps use store_session(), in a new thread)
  *
  * Exit 0 when every step did what it should, 1 otherwise (with a line on
  * stderr saying expected and actual), 2 on bad usage.
@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 
 struct run {
-	struct backend *be;
+	struct store *be;
 	char **steps;
 	int nsteps;
 	uint8_t *buf;
@@ -47,7 +47,7 @@ static int parse(const char *s, const char *name, uint64_t *v, int n)
 	return 0;
 }
 
-static int step(struct backend *be, const char *s, uint8_t *buf)
+static int step(struct store *be, const char *s, uint8_t *buf)
 {
 	uint64_t v[3];
 	size_t i;
@@ -58,7 +58,7 @@ static int step(struct backend *be, const char *s, uint8_t *buf)
 		return 0;
 	}
 	if (!strcmp(s, "flush")) {
-		ret = backend_flush(be);
+		ret = store_flush(be);
 		goto done;
 	}
 	if (!strncmp(s, "write:", 6) || !strncmp(s, "read:", 5)) {
@@ -70,11 +70,11 @@ static int step(struct backend *be, const char *s, uint8_t *buf)
 		}
 		if (s[0] == 'w') {
 			memset(buf, (int)v[2], v[1]);
-			ret = backend_pwrite(be, buf, v[1], v[0]);
+			ret = store_pwrite(be, buf, v[1], v[0]);
 			goto done;
 		}
 		memset(buf, ~(int)v[2], v[1]);
-		ret = backend_pread(be, buf, v[1], v[0]);
+		ret = store_pread(be, buf, v[1], v[0]);
 		if (ret)
 			goto done;
 		for (i = 0; i < v[1]; i++)
@@ -89,8 +89,8 @@ static int step(struct backend *be, const char *s, uint8_t *buf)
 	if (!strncmp(s, "zero:", 5) || !strncmp(s, "trim:", 5)) {
 		if (parse(s, "zero/trim", v, 2))
 			return -1;
-		ret = s[0] == 'z' ? backend_zero(be, v[1], v[0]) :
-				    backend_trim(be, v[1], v[0]);
+		ret = s[0] == 'z' ? store_zero(be, v[1], v[0]) :
+				    store_trim(be, v[1], v[0]);
 		goto done;
 	}
 	fprintf(stderr, "store-io: unknown step '%s'\n", s);
@@ -110,7 +110,7 @@ static int run_session(struct run *r, int from)
 	char err[1024];
 	pthread_t t;
 
-	s.be = backend_session(r->be, err, sizeof(err));
+	s.be = store_session(r->be, err, sizeof(err));
 	if (!s.be) {
 		fprintf(stderr, "store-io: session: %s\n", err);
 		return -1;
@@ -121,7 +121,7 @@ static int run_session(struct run *r, int from)
 		return -1;
 	pthread_join(t, NULL);
 	if (s.be != r->be)
-		backend_close(s.be);
+		store_close(s.be);
 	return s.ret;
 }
 
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	r.steps = argv + optind + 1;
 	r.nsteps = argc - optind - 1;
 	run_steps(&r);
-	backend_close(r.be);
+	store_close(r.be);
 	free(r.buf);
 	free(spec);
 	return r.ret ? 1 : 0;

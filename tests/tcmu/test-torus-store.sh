@@ -14,9 +14,9 @@ require "$FIO"
 
 # 8 Mbit/s: a 256 KiB write takes a quarter of a second
 start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/n.sock" --size 64M \
-	--backend memory --replicas 2 --bandwidth 8mbit
+	--store memory --replicas 2 --bandwidth 8mbit
 wait_socket "$T/n.sock"
-start_tcmu_shim "$T/t.sock" --backend "nbd:nbd+unix:///torus?socket=$T/n.sock"
+start_tcmu_shim "$T/t.sock" --store "nbd:nbd+unix:///torus?socket=$T/n.sock"
 uri="tcmu+unix:///?socket=$T/t.sock"
 
 # probe ring, job ring; three times over

@@ -2,7 +2,7 @@
 /*
  * The handler host's SCSI target (shims/tcmu/scsi_target.c), byte by byte:
  * every reply it builds, every check it makes, the data it moves between
- * scattered buffers and a fake backend, and the sense it returns; and
+ * scattered buffers and a fake store, and the sense it returns; and
  * that its asynchronous path (scsi_prepare, scsi_finish) answers as
  * scsi_execute() does.
  */
@@ -23,10 +23,10 @@
 #define NR_BLOCKS	2048u		/* 1 MiB */
 #define MAX_XFER	(64u << 10)
 
-/* ---- a backend that records what it is asked ---- */
+/* ---- a store that records what it is asked ---- */
 
 struct fake {
-	struct backend be;
+	struct store be;
 	uint8_t *data;
 	bool peek;
 	int fail_read, fail_write, fail_flush, fail_trim;
@@ -35,12 +35,12 @@ struct fake {
 	uint64_t zero_off, zero_len;
 };
 
-static struct fake *to_fake(struct backend *be)
+static struct fake *to_fake(struct store *be)
 {
 	return (struct fake *)be;
 }
 
-static int f_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int f_pread(struct store *be, void *buf, size_t len, uint64_t off)
 {
 	struct fake *f = to_fake(be);
 
@@ -51,7 +51,7 @@ static int f_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_pwrite(struct backend *be, const void *buf, size_t len,
+static int f_pwrite(struct store *be, const void *buf, size_t len,
 		    uint64_t off)
 {
 	struct fake *f = to_fake(be);
@@ -64,7 +64,7 @@ static int f_pwrite(struct backend *be, const void *buf, size_t len,
 	return 0;
 }
 
-static int f_zero(struct backend *be, size_t len, uint64_t off)
+static int f_zero(struct store *be, size_t len, uint64_t off)
 {
 	struct fake *f = to_fake(be);
 
@@ -75,7 +75,7 @@ static int f_zero(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_trim(struct backend *be, size_t len, uint64_t off)
+static int f_trim(struct store *be, size_t len, uint64_t off)
 {
 	struct fake *f = to_fake(be);
 
@@ -90,7 +90,7 @@ static int f_trim(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_flush(struct backend *be)
+static int f_flush(struct store *be)
 {
 	struct fake *f = to_fake(be);
 
@@ -98,18 +98,18 @@ static int f_flush(struct backend *be)
 	return f->fail_flush;
 }
 
-static const void *f_peek(struct backend *be, size_t len, uint64_t off)
+static const void *f_peek(struct store *be, size_t len, uint64_t off)
 {
 	struct fake *f = to_fake(be);
 
 	return f->peek ? f->data + off : NULL;
 }
 
-static void f_close(struct backend *be)
+static void f_close(struct store *be)
 {
 }
 
-static const struct backend_ops fake_ops = {
+static const struct store_ops fake_ops = {
 	.name = "fake",
 	.pread = f_pread,
 	.pwrite = f_pwrite,
@@ -417,7 +417,7 @@ static void test_read_capacity_large(void **state)
 	uint8_t cdb[16] = { SCSI_READ_CAPACITY_10 };
 	struct scsi_reply *r;
 
-	/* 2^32 + 1 blocks: (10) cannot say it; the backend is never read. */
+	/* 2^32 + 1 blocks: (10) cannot say it; the store is never read. */
 	setup_with(state, (1ull << 32) + 1, false);
 	e = *state;
 	r = run(e, cdb, 10, 8);
@@ -662,7 +662,7 @@ static void test_rw_checks(void **state)
 	assert_int_equal(e->fake.writes, 0);
 }
 
-static void test_backend_errors(void **state)
+static void test_store_errors(void **state)
 {
 	struct env *e = *state;
 	uint8_t cdb[16];
@@ -1045,47 +1045,47 @@ static void test_unknown_and_tur(void **state)
 
 /* ---- the asynchronous path: the same replies as scsi_execute() ---- */
 
-/* The store's part, played synchronously on the fake backend. */
-static int fake_io(struct env *e, const struct backend_io *io)
+/* The store's part, played synchronously on the fake store. */
+static int fake_io(struct env *e, const struct store_io *io)
 {
 	static uint8_t tmp[MAX_XFER];
-	struct backend *be = &e->fake.be;
+	struct store *be = &e->fake.be;
 	size_t done = 0;
 	uint32_t i;
 	int ret;
 
 	switch (io->op) {
-	case BACKEND_IO_READ:
-		ret = backend_pread(be, tmp, io->len, io->off);
+	case STORE_IO_READ:
+		ret = store_pread(be, tmp, io->len, io->off);
 		for (i = 0; !ret && i < io->iov_cnt; i++) {
 			memcpy(io->iov[i].iov_base, tmp + done,
 			       io->iov[i].iov_len);
 			done += io->iov[i].iov_len;
 		}
 		return ret;
-	case BACKEND_IO_WRITE:
+	case STORE_IO_WRITE:
 		for (i = 0; i < io->iov_cnt && done < io->len; i++) {
 			memcpy(tmp + done, io->iov[i].iov_base,
 			       io->iov[i].iov_len);
 			done += io->iov[i].iov_len;
 		}
-		ret = backend_pwrite(be, tmp, io->len, io->off);
-		if (!ret && (io->flags & BACKEND_IO_FUA))
-			ret = backend_flush(be);
+		ret = store_pwrite(be, tmp, io->len, io->off);
+		if (!ret && (io->flags & STORE_IO_FUA))
+			ret = store_flush(be);
 		return ret;
-	case BACKEND_IO_FLUSH:
-		return backend_flush(be);
-	case BACKEND_IO_ZERO:
-		return backend_zero(be, io->len, io->off);
-	case BACKEND_IO_TRIM:
-		return backend_trim(be, io->len, io->off);
+	case STORE_IO_FLUSH:
+		return store_flush(be);
+	case STORE_IO_ZERO:
+		return store_zero(be, io->len, io->off);
+	case STORE_IO_TRIM:
+		return store_trim(be, io->len, io->off);
 	}
 	return -EINVAL;
 }
 
 /*
  * @cdb through scsi_prepare()/scsi_finish() and through scsi_execute(),
- * from the same data: the replies and the backend's data are the same.
+ * from the same data: the replies and the store's data are the same.
  * Returns what the asynchronous path planned.
  */
 static enum scsi_plan same_reply(struct env *e, const uint8_t *cdb,
@@ -1223,7 +1223,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_read_one_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scattered_buffers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rw_checks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_backend_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmap_limits, setup, teardown),

@@ -76,7 +76,7 @@ server nbd held --profile standard --size 64M --latency-us 2000 --timeline "$T/h
 server nbd slow --profile standard --size 64M --latency-us 1000 --shape-at storage \
 	--timeline "$T/slow"
 server tcmu mem --size 64M --timeline "$T/mem"
-server tcmu nbd --backend "nbd:nbd+unix:///?socket=$T/slow.sock" --timeline "$T/nbd"
+server tcmu nbd --store "nbd:nbd+unix:///?socket=$T/slow.sock" --timeline "$T/nbd"
 
 # One fio for all: the trims (TRIM; UNMAP) after the verify jobs.
 nbd="nbd+unix:///?socket=$T"

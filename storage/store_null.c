@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The null backend: reads return zeroes, writes are dropped. Replies point
+ * The null store: reads return zeroes, writes are dropped. Replies point
  * into one read-only anonymous mapping of zeroes as large as the biggest
  * request, so nothing is copied or allocated per request.
  */
@@ -17,43 +17,43 @@
 #define NULL_ZERO_LEN	(64u << 20)
 
 struct null_be {
-	struct backend be;
+	struct store be;
 	const uint8_t *zeroes;
 };
 
-static struct null_be *to_null(struct backend *be)
+static struct null_be *to_null(struct store *be)
 {
 	return container_of(be, struct null_be, be);
 }
 
-static int null_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int null_pread(struct store *be, void *buf, size_t len, uint64_t off)
 {
 	memset(buf, 0, len);
 	return 0;
 }
 
-static int null_pwrite(struct backend *be, const void *buf, size_t len,
+static int null_pwrite(struct store *be, const void *buf, size_t len,
 		       uint64_t off)
 {
 	return 0;
 }
 
-static int null_zero(struct backend *be, size_t len, uint64_t off)
+static int null_zero(struct store *be, size_t len, uint64_t off)
 {
 	return 0;
 }
 
-static int null_flush(struct backend *be)
+static int null_flush(struct store *be)
 {
 	return 0;
 }
 
-static const void *null_peek(struct backend *be, size_t len, uint64_t off)
+static const void *null_peek(struct store *be, size_t len, uint64_t off)
 {
 	return len <= NULL_ZERO_LEN ? to_null(be)->zeroes : NULL;
 }
 
-static void null_close(struct backend *be)
+static void null_close(struct store *be)
 {
 	struct null_be *n = to_null(be);
 
@@ -61,7 +61,7 @@ static void null_close(struct backend *be)
 	free(n);
 }
 
-static const struct backend_ops null_ops = {
+static const struct store_ops null_ops = {
 	.name = "null",
 	.pread = null_pread,
 	.pwrite = null_pwrite,
@@ -72,20 +72,20 @@ static const struct backend_ops null_ops = {
 	.close = null_close,
 };
 
-struct backend *backend_null_open(uint64_t size, char *err, size_t errlen)
+struct store *store_null_open(uint64_t size, char *err, size_t errlen)
 {
 	struct null_be *n;
 	void *z;
 
 	n = calloc(1, sizeof(*n));
 	if (!n) {
-		snprintf(err, errlen, "null backend: out of memory");
+		snprintf(err, errlen, "null store: out of memory");
 		return NULL;
 	}
 	z = mmap(NULL, NULL_ZERO_LEN, PROT_READ,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (z == MAP_FAILED) {
-		snprintf(err, errlen, "null backend: cannot map zeroes: %s",
+		snprintf(err, errlen, "null store: cannot map zeroes: %s",
 			 strerror(errno));
 		free(n);
 		return NULL;
@@ -97,11 +97,11 @@ struct backend *backend_null_open(uint64_t size, char *err, size_t errlen)
 }
 
 /* The registry's entry (store.c): needs --size. */
-static struct backend *null_store_open(const void *priv,
+static struct store *null_store_open(const void *priv,
 				       const struct store_params *p,
 				       char *err, size_t errlen)
 {
-	return backend_null_open(p->size, err, errlen);
+	return store_null_open(p->size, err, errlen);
 }
 
 const struct store_type store_null = {

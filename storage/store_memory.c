@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The memory backend: one anonymous mapping of the export's size. Pages are
+ * The memory store: one anonymous mapping of the export's size. Pages are
  * only allocated when written; reads of untouched pages see the kernel's
  * zero page. Replies point straight into the mapping (peek).
  */
@@ -15,24 +15,24 @@
 #include "torus_util.h"
 
 struct memory {
-	struct backend be;
+	struct store be;
 	uint8_t *base;
 	size_t page;
 };
 
-static struct memory *to_memory(struct backend *be)
+static struct memory *to_memory(struct store *be)
 {
 	return container_of(be, struct memory, be);
 }
 
-static int memory_pread(struct backend *be, void *buf, size_t len,
+static int memory_pread(struct store *be, void *buf, size_t len,
 			uint64_t off)
 {
 	memcpy(buf, to_memory(be)->base + off, len);
 	return 0;
 }
 
-static int memory_pwrite(struct backend *be, const void *buf, size_t len,
+static int memory_pwrite(struct store *be, const void *buf, size_t len,
 			 uint64_t off)
 {
 	memcpy(to_memory(be)->base + off, buf, len);
@@ -40,7 +40,7 @@ static int memory_pwrite(struct backend *be, const void *buf, size_t len,
 }
 
 /* Whole pages are given back to the kernel; the edges are cleared. */
-static int memory_zero(struct backend *be, size_t len, uint64_t off)
+static int memory_zero(struct store *be, size_t len, uint64_t off)
 {
 	struct memory *m = to_memory(be);
 	uint64_t first = (off + m->page - 1) & ~(uint64_t)(m->page - 1);
@@ -57,17 +57,17 @@ static int memory_zero(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int memory_flush(struct backend *be)
+static int memory_flush(struct store *be)
 {
 	return 0;
 }
 
-static const void *memory_peek(struct backend *be, size_t len, uint64_t off)
+static const void *memory_peek(struct store *be, size_t len, uint64_t off)
 {
 	return to_memory(be)->base + off;
 }
 
-static void memory_close(struct backend *be)
+static void memory_close(struct store *be)
 {
 	struct memory *m = to_memory(be);
 
@@ -75,7 +75,7 @@ static void memory_close(struct backend *be)
 	free(m);
 }
 
-static const struct backend_ops memory_ops = {
+static const struct store_ops memory_ops = {
 	.name = "memory",
 	.pread = memory_pread,
 	.pwrite = memory_pwrite,
@@ -86,19 +86,19 @@ static const struct backend_ops memory_ops = {
 	.close = memory_close,
 };
 
-struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen)
+struct store *store_memory_open(uint64_t size, char *err, size_t errlen)
 {
 	struct memory *m;
 
 	m = calloc(1, sizeof(*m));
 	if (!m) {
-		snprintf(err, errlen, "memory backend: out of memory");
+		snprintf(err, errlen, "memory store: out of memory");
 		return NULL;
 	}
 	m->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m->base == MAP_FAILED) {
-		snprintf(err, errlen, "memory backend: cannot map %llu bytes: %s",
+		snprintf(err, errlen, "memory store: cannot map %llu bytes: %s",
 			 (unsigned long long)size, strerror(errno));
 		free(m);
 		return NULL;
@@ -110,11 +110,11 @@ struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen)
 }
 
 /* The registry's entry (store.c): needs --size. */
-static struct backend *memory_store_open(const void *priv,
+static struct store *memory_store_open(const void *priv,
 					 const struct store_params *p,
 					 char *err, size_t errlen)
 {
-	return backend_memory_open(p->size, err, errlen);
+	return store_memory_open(p->size, err, errlen);
 }
 
 const struct store_type store_memory = {

@@ -1,51 +1,51 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Storage behind an export. A backend is a table of operations over a byte
- * range [0, size); layers (replication, torus blocks) are backends over
- * other backends. Every operation returns 0 or a negative errno.
+ * Storage behind an export. A store is a table of operations over a byte
+ * range [0, size); layers (replication, torus blocks) are stores over
+ * other stores. Every operation returns 0 or a negative errno.
  *
  * Operations may be called from several connection threads at once; a
- * backend that cannot allow that (Redis, torus blocks) locks inside.
+ * store that cannot allow that (Redis, torus blocks) locks inside.
  */
-#ifndef TORUS_STORAGE_BACKEND_H
-#define TORUS_STORAGE_BACKEND_H
+#ifndef TORUS_STORAGE_STORE_OPS_H
+#define TORUS_STORAGE_STORE_OPS_H
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
-struct backend;
-struct backend_aio_ops;
+struct store;
+struct store_aio_ops;
 
-struct backend_ops {
+struct store_ops {
 	const char *name;
-	int (*pread)(struct backend *be, void *buf, size_t len, uint64_t off);
-	int (*pwrite)(struct backend *be, const void *buf, size_t len,
+	int (*pread)(struct store *be, void *buf, size_t len, uint64_t off);
+	int (*pwrite)(struct store *be, const void *buf, size_t len,
 		      uint64_t off);
-	int (*zero)(struct backend *be, size_t len, uint64_t off);
-	int (*trim)(struct backend *be, size_t len, uint64_t off);
-	int (*flush)(struct backend *be);
+	int (*zero)(struct store *be, size_t len, uint64_t off);
+	int (*trim)(struct store *be, size_t len, uint64_t off);
+	int (*flush)(struct store *be);
 	/*
 	 * Optional: the bytes [off, off + len) in memory, for replies sent
 	 * without a copy (memory, null). NULL when not available.
 	 */
-	const void *(*peek)(struct backend *be, size_t len, uint64_t off);
+	const void *(*peek)(struct store *be, size_t len, uint64_t off);
 	/*
-	 * Optional: a new backend over the same data for one connection,
+	 * Optional: a new store over the same data for one connection,
 	 * with state of its own (the Redis layout: its own copy of the block
 	 * map, as each 0-Disk connection has), closed by the caller. NULL
-	 * here means the backend is shared as it is.
+	 * here means the store is shared as it is.
 	 */
-	struct backend *(*session)(struct backend *be, char *err,
+	struct store *(*session)(struct store *be, char *err,
 				   size_t errlen);
-	void (*close)(struct backend *be);
-	/* Optional: requests started without waiting (see backend_io). */
-	const struct backend_aio_ops *aio;
+	void (*close)(struct store *be);
+	/* Optional: requests started without waiting (see store_io). */
+	const struct store_aio_ops *aio;
 };
 
-struct backend {
-	const struct backend_ops *ops;
+struct store {
+	const struct store_ops *ops;
 	uint64_t size;
 };
 
@@ -56,24 +56,24 @@ struct backend {
  * thread, so a store fed by other threads (a plugin's completion
  * callbacks) hands them over and says so through its fd. The data stays
  * in the caller's iovecs until done(): no copy is made that the store
- * does not need. A store offers this in backend_ops.aio; the synchronous
- * operations still work on the same backend, also while requests are in
+ * does not need. A store offers this in store_ops.aio; the synchronous
+ * operations still work on the same store, also while requests are in
  * flight.
  */
-enum backend_io_op {
-	BACKEND_IO_READ,
-	BACKEND_IO_WRITE,		/* durable before done() with _FUA */
-	BACKEND_IO_FLUSH,
-	BACKEND_IO_ZERO,		/* no data: len bytes read back as 0 */
-	BACKEND_IO_TRIM,
+enum store_io_op {
+	STORE_IO_READ,
+	STORE_IO_WRITE,		/* durable before done() with _FUA */
+	STORE_IO_FLUSH,
+	STORE_IO_ZERO,		/* no data: len bytes read back as 0 */
+	STORE_IO_TRIM,
 };
 
-#define BACKEND_IO_FUA		(1u << 0)
+#define STORE_IO_FUA		(1u << 0)
 
-struct backend_io {
+struct store_io {
 	/* The caller's. */
-	uint8_t op;			/* enum backend_io_op */
-	uint8_t flags;			/* BACKEND_IO_* */
+	uint8_t op;			/* enum store_io_op */
+	uint8_t flags;			/* STORE_IO_* */
 	uint64_t off, len;
 	const struct iovec *iov;	/* READ, WRITE: len bytes in all */
 	uint32_t iov_cnt;
@@ -85,40 +85,40 @@ struct backend_io {
 	const uint8_t *cdb;
 	uint32_t cdb_max;		/* bytes readable at cdb */
 	/* 0 or a negative errno, as the synchronous operations return. */
-	void (*done)(struct backend_io *io, int err);
+	void (*done)(struct store_io *io, int err);
 
 	/* The store's while the request is its own. */
-	struct backend_io *next;
+	struct store_io *next;
 	uint64_t pos;			/* bytes handed on so far */
 	uint32_t parts;			/* pieces in flight */
 	uint8_t stage;
 	int error;
 };
 
-struct backend_aio_ops {
+struct store_aio_ops {
 	/*
 	 * Called once, by the thread that will submit and reap: room for
 	 * @depth requests in flight. Returns an fd that polls readable
 	 * when reap() has work, or a negative errno (then use the
 	 * synchronous operations).
 	 */
-	int (*open)(struct backend *be, unsigned int depth);
+	int (*open)(struct store *be, unsigned int depth);
 	/* Take @io; it may wait in the store until commit(). Never fails. */
-	void (*submit)(struct backend *be, struct backend_io *io);
+	void (*submit)(struct store *be, struct store_io *io);
 	/* Send what was submitted. */
-	void (*commit)(struct backend *be);
+	void (*commit)(struct store *be);
 	/*
 	 * Finish what has finished (done() for each), send what is due, and
 	 * never wait. Call it when the fd polls readable, and at least every
-	 * BACKEND_AIO_TICK_MS while requests are in flight (the store's
+	 * STORE_AIO_TICK_MS while requests are in flight (the store's
 	 * timeouts). Returns how many completed.
 	 */
-	int (*reap)(struct backend *be);
+	int (*reap)(struct store *be);
 	/* Fail everything in flight with @err (done() for each): stopping. */
-	void (*cancel)(struct backend *be, int err);
+	void (*cancel)(struct store *be, int err);
 };
 
-#define BACKEND_AIO_TICK_MS	250
+#define STORE_AIO_TICK_MS	250
 
 #define REDIS_MAX_SERVERS	64
 
@@ -137,21 +137,21 @@ struct redis_spec {
 };
 
 /*
- * The raw stores (each offered by --backend through store.h). size 0 for backend_file_open means "take the file's
+ * The raw stores (each offered by --store through store.h). size 0 for store_file_open means "take the file's
  * size". Errors are written to err (one line, no prefix).
  */
-struct backend *backend_memory_open(uint64_t size, char *err, size_t errlen);
-struct backend *backend_null_open(uint64_t size, char *err, size_t errlen);
-struct backend *backend_file_open(const char *path, uint64_t size,
+struct store *store_memory_open(uint64_t size, char *err, size_t errlen);
+struct store *store_null_open(uint64_t size, char *err, size_t errlen);
+struct store *store_file_open(const char *path, uint64_t size,
 				  char *err, size_t errlen);
 /*
- * BACKEND_FILE_DIRECT: open with O_DIRECT (no page cache). The alignment
+ * STORE_FILE_DIRECT: open with O_DIRECT (no page cache). The alignment
  * the file system wants is asked at open (statx); I/O that misses it goes
  * through an aligned bounce buffer (read-modify-write for a partial
  * block), so any caller still works, if slower.
  */
-#define BACKEND_FILE_DIRECT	(1u << 0)
-struct backend *backend_file_open_flags(const char *path, uint64_t size,
+#define STORE_FILE_DIRECT	(1u << 0)
+struct store *store_file_open_flags(const char *path, uint64_t size,
 					unsigned int flags, char *err,
 					size_t errlen);
 
@@ -161,102 +161,102 @@ struct redis_params {
 	uint32_t block_size;
 	uint64_t size;
 };
-struct backend *backend_redis_open(const struct redis_params *p,
+struct store *store_redis_open(const struct redis_params *p,
 				   char *err, size_t errlen);
 
-/* Layers. They own (and close) the backends they are given. */
-struct backend *replicate_open(struct backend **children, int n,
+/* Layers. They own (and close) the stores they are given. */
+struct store *replicate_open(struct store **children, int n,
 			       char *err, size_t errlen);
 /*
  * raw: the same data as child without the storage shaping above it (or
  * child itself), for reads torus would not make (see layer_coreos_blocks.c).
  */
-struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
+struct store *coreos_blocks_open(struct store *child, struct store *raw,
 				  uint32_t block_size, char *err,
 				  size_t errlen);
 struct shaper;
-struct backend *shaped_open(struct backend *child, struct shaper *sh,
+struct store *shaped_open(struct store *child, struct shaper *sh,
 			    unsigned int write_factor, char *err,
 			    size_t errlen);
 
-static inline int backend_pread(struct backend *be, void *buf, size_t len,
+static inline int store_pread(struct store *be, void *buf, size_t len,
 				uint64_t off)
 {
 	return be->ops->pread(be, buf, len, off);
 }
 
-static inline int backend_pwrite(struct backend *be, const void *buf,
+static inline int store_pwrite(struct store *be, const void *buf,
 				 size_t len, uint64_t off)
 {
 	return be->ops->pwrite(be, buf, len, off);
 }
 
-static inline int backend_zero(struct backend *be, size_t len, uint64_t off)
+static inline int store_zero(struct store *be, size_t len, uint64_t off)
 {
 	return be->ops->zero(be, len, off);
 }
 
-static inline int backend_trim(struct backend *be, size_t len, uint64_t off)
+static inline int store_trim(struct store *be, size_t len, uint64_t off)
 {
 	return be->ops->trim(be, len, off);
 }
 
-static inline int backend_flush(struct backend *be)
+static inline int store_flush(struct store *be)
 {
 	return be->ops->flush(be);
 }
 
-static inline const void *backend_peek(struct backend *be, size_t len,
+static inline const void *store_peek(struct store *be, size_t len,
 				       uint64_t off)
 {
 	return be->ops->peek ? be->ops->peek(be, len, off) : NULL;
 }
 
 /*
- * The backend a connection should use: be itself when it is shared, else
- * a new one of its own (see backend_ops.session); NULL on failure, with
+ * The store a connection should use: be itself when it is shared, else
+ * a new one of its own (see store_ops.session); NULL on failure, with
  * the reason in err.
  */
-static inline struct backend *backend_session(struct backend *be, char *err,
+static inline struct store *store_session(struct store *be, char *err,
 					      size_t errlen)
 {
 	return be->ops->session ? be->ops->session(be, err, errlen) : be;
 }
 
 /*
- * Asynchronous requests on @be (see backend_aio_ops): its fd, or
+ * Asynchronous requests on @be (see store_aio_ops): its fd, or
  * -EOPNOTSUPP when it has none.
  */
-static inline int backend_aio_open(struct backend *be, unsigned int depth)
+static inline int store_aio_open(struct store *be, unsigned int depth)
 {
 	return be->ops->aio ? be->ops->aio->open(be, depth) : -EOPNOTSUPP;
 }
 
-static inline void backend_aio_submit(struct backend *be,
-				      struct backend_io *io)
+static inline void store_aio_submit(struct store *be,
+				      struct store_io *io)
 {
 	be->ops->aio->submit(be, io);
 }
 
-static inline void backend_aio_commit(struct backend *be)
+static inline void store_aio_commit(struct store *be)
 {
 	be->ops->aio->commit(be);
 }
 
-static inline int backend_aio_reap(struct backend *be)
+static inline int store_aio_reap(struct store *be)
 {
 	return be->ops->aio->reap(be);
 }
 
-static inline void backend_aio_cancel(struct backend *be, int err)
+static inline void store_aio_cancel(struct store *be, int err)
 {
 	be->ops->aio->cancel(be, err);
 }
 
-static inline void backend_close(struct backend *be)
+static inline void store_close(struct store *be)
 {
 	if (be)
 		be->ops->close(be);
 }
 
-#endif /* TORUS_STORAGE_BACKEND_H */
+#endif /* TORUS_STORAGE_STORE_OPS_H */

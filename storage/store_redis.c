@@ -8,17 +8,17 @@
  * written back on FLUSH (also on FUA and DISC), after which the cache is
  * emptied, as 0-Disk's LBA does.
  *
- * Each connection gets a backend of its own (redis_session), with its own
+ * Each connection gets a store of its own (redis_session), with its own
  * servers' connections and its own copy of the block map, as each 0-Disk
- * connection builds its own backend: a connection does not see the map
+ * connection builds its own store: a connection does not see the map
  * entries another has not flushed, nor, while it holds a sector, those
  * flushed since it loaded it; and flushing a sector writes its whole copy
- * over what others flushed. Closing does not flush (0-Disk's backend does
+ * over what others flushed. Closing does not flush (0-Disk's store does
  * not), so a client that goes away without FLUSH or DISC loses its map
  * changes; the server flushes every connection on SIGTERM as 0-Disk does.
  *
  * Unaligned I/O is read-merge-write of whole blocks. One mutex per
- * backend: hiredis contexts are not thread-safe.
+ * store: hiredis contexts are not thread-safe.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +38,7 @@
 #include "torus_util.h"
 
 struct redis_be {
-	struct backend be;
+	struct store be;
 	pthread_mutex_t lock;
 	int nstore;
 	redisContext *store[REDIS_MAX_SERVERS];
@@ -59,7 +59,7 @@ struct redis_be {
 	char *vdisk;
 };
 
-static struct redis_be *to_redis(struct backend *be)
+static struct redis_be *to_redis(struct store *be)
 {
 	return container_of(be, struct redis_be, be);
 }
@@ -72,7 +72,7 @@ static redisContext *redis_connect(const struct redis_addr *a, char *err,
 
 	c = redisConnectWithTimeout(a->host, a->port, tv);
 	if (!c || c->err) {
-		snprintf(err, errlen, "redis backend: cannot connect to %s:%d: %s",
+		snprintf(err, errlen, "redis store: cannot connect to %s:%d: %s",
 			 a->host, a->port, c ? c->errstr : "out of memory");
 		if (c)
 			redisFree(c);
@@ -248,7 +248,7 @@ static const struct blk_store_ops redis_store_ops = {
 	.put = redis_block_put,
 };
 
-static int redis_pread(struct backend *be, void *buf, size_t len,
+static int redis_pread(struct store *be, void *buf, size_t len,
 		       uint64_t off)
 {
 	struct redis_be *r = to_redis(be);
@@ -272,13 +272,13 @@ static int redis_write(struct redis_be *r, const uint8_t *data, size_t len,
 	return ret;
 }
 
-static int redis_pwrite(struct backend *be, const void *buf, size_t len,
+static int redis_pwrite(struct store *be, const void *buf, size_t len,
 			uint64_t off)
 {
 	return redis_write(to_redis(be), buf, len, off);
 }
 
-static int redis_zero(struct backend *be, size_t len, uint64_t off)
+static int redis_zero(struct store *be, size_t len, uint64_t off)
 {
 	return redis_write(to_redis(be), NULL, len, off);
 }
@@ -345,7 +345,7 @@ static int redis_flush_locked(struct redis_be *r)
 	return ret;
 }
 
-static int redis_flush(struct backend *be)
+static int redis_flush(struct store *be)
 {
 	struct redis_be *r = to_redis(be);
 	int ret;
@@ -356,8 +356,8 @@ static int redis_flush(struct backend *be)
 	return ret;
 }
 
-/* No write-back: 0-Disk's backend does not flush when it is closed. */
-static void redis_close(struct backend *be)
+/* No write-back: 0-Disk's store does not flush when it is closed. */
+static void redis_close(struct store *be)
 {
 	struct redis_be *r = to_redis(be);
 	uint64_t i;
@@ -380,15 +380,15 @@ static void redis_close(struct backend *be)
 	free(r);
 }
 
-static struct backend *redis_open(const struct redis_params *p,
+static struct store *redis_open(const struct redis_params *p,
 				  bool connect_now, char *err, size_t errlen);
 
 /*
- * A connection's own backend: same volume, own connections and map. They
+ * A connection's own store: same volume, own connections and map. They
  * connect on first use, as 0-Disk's pools dial when asked: a vdisk whose
  * servers are down can still be chosen, its I/O fails.
  */
-static struct backend *redis_session(struct backend *be, char *err,
+static struct store *redis_session(struct store *be, char *err,
 				     size_t errlen)
 {
 	struct redis_be *r = to_redis(be);
@@ -402,7 +402,7 @@ static struct backend *redis_session(struct backend *be, char *err,
 	return redis_open(&p, false, err, errlen);
 }
 
-static const struct backend_ops redis_ops = {
+static const struct store_ops redis_ops = {
 	.name = "redis",
 	.pread = redis_pread,
 	.pwrite = redis_pwrite,
@@ -413,7 +413,7 @@ static const struct backend_ops redis_ops = {
 	.close = redis_close,
 };
 
-static struct backend *redis_open(const struct redis_params *p,
+static struct store *redis_open(const struct redis_params *p,
 				  bool connect_now, char *err, size_t errlen)
 {
 	const struct redis_spec *spec = p->spec;
@@ -423,13 +423,13 @@ static struct backend *redis_open(const struct redis_params *p,
 
 	if (!p->block_size || p->size % p->block_size) {
 		snprintf(err, errlen,
-			 "redis backend: the size (%llu) must be a multiple of the block size (%u): change --size or --block-size",
+			 "redis store: the size (%llu) must be a multiple of the block size (%u): change --size or --block-size",
 			 (unsigned long long)p->size, p->block_size);
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		snprintf(err, errlen, "redis backend: out of memory");
+		snprintf(err, errlen, "redis store: out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&r->lock, NULL);
@@ -446,7 +446,7 @@ static struct backend *redis_open(const struct redis_params *p,
 	zero = calloc(1, r->blocks.bs);
 	if (!r->sector || !r->dirty || !r->loaded || !r->blocks.scratch ||
 	    !r->vdisk || !zero) {
-		snprintf(err, errlen, "redis backend: out of memory");
+		snprintf(err, errlen, "redis store: out of memory");
 		free(zero);
 		goto fail;
 	}
@@ -483,8 +483,8 @@ fail:
 	return NULL;
 }
 
-/* The export's backend: its servers must answer now (exit 1 if not). */
-struct backend *backend_redis_open(const struct redis_params *p,
+/* The export's store: its servers must answer now (exit 1 if not). */
+struct store *store_redis_open(const struct redis_params *p,
 				   char *err, size_t errlen)
 {
 	return redis_open(p, true, err, errlen);
@@ -530,7 +530,7 @@ static int redis_set_flag(void *priv, const char *name, const char *value,
 	return 0;
 }
 
-static struct backend *redis_store_open(const void *priv,
+static struct store *redis_store_open(const void *priv,
 					const struct store_params *p,
 					char *err, size_t errlen)
 {
@@ -542,7 +542,7 @@ static struct backend *redis_store_open(const void *priv,
 		.size = p->size,
 	};
 
-	return backend_redis_open(&rp, err, errlen);
+	return store_redis_open(&rp, err, errlen);
 }
 
 static const struct store_flag redis_flags[] = {
@@ -552,7 +552,7 @@ static const struct store_flag redis_flags[] = {
 		.help = "redis: the metadata servers holding lba:<vdisk>, sector S on\n"
 			"server S % M of the M listed, as 0-Disk of 2017 kept \"8\n"
 			"storage + 1 metadata\"",
-		.dflt = "the --backend redis: servers",
+		.dflt = "the --store redis: servers",
 	},
 	{
 		.name = "vdisk",

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The file backend: pread/pwrite on a regular file or a block device.
+ * The file store: pread/pwrite on a regular file or a block device.
  * FLUSH is fdatasync; TRIM punches a hole; WRITE_ZEROES uses ZERO_RANGE,
  * then PUNCH_HOLE, then plain writes, whichever the file system takes.
  *
- * With BACKEND_FILE_DIRECT the file is opened O_DIRECT. I/O whose buffer,
+ * With STORE_FILE_DIRECT the file is opened O_DIRECT. I/O whose buffer,
  * offset or length misses the file system's alignment is bounced: reads
  * through an aligned span, writes of partial blocks as read-modify-write
  * under a lock that aligned writes share, so that no write lands between
@@ -28,14 +28,14 @@
 #include "torus_util.h"
 
 struct file_be {
-	struct backend be;
+	struct store be;
 	int fd;
 	bool direct;
 	uint32_t align;		/* O_DIRECT: buffers, offsets, lengths */
 	pthread_rwlock_t rmw;	/* held alone by read-modify-write */
 };
 
-static struct file_be *to_file(struct backend *be)
+static struct file_be *to_file(struct store *be)
 {
 	return container_of(be, struct file_be, be);
 }
@@ -100,7 +100,7 @@ static void *span_get(const struct file_be *f, size_t len, uint64_t off,
 	return buf;
 }
 
-static int file_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int file_pread(struct store *be, void *buf, size_t len, uint64_t off)
 {
 	struct file_be *f = to_file(be);
 	uint64_t start;
@@ -151,7 +151,7 @@ static int direct_pwrite_bounced(struct file_be *f, const void *buf,
 	return ret;
 }
 
-static int file_pwrite(struct backend *be, const void *buf, size_t len,
+static int file_pwrite(struct store *be, const void *buf, size_t len,
 		       uint64_t off)
 {
 	struct file_be *f = to_file(be);
@@ -168,7 +168,7 @@ static int file_pwrite(struct backend *be, const void *buf, size_t len,
 	return ret;
 }
 
-static int file_write_zeroes(struct backend *be, size_t len, uint64_t off)
+static int file_write_zeroes(struct store *be, size_t len, uint64_t off)
 {
 	static const uint8_t zeroes[65536];
 	size_t n;
@@ -185,7 +185,7 @@ static int file_write_zeroes(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int file_zero(struct backend *be, size_t len, uint64_t off)
+static int file_zero(struct store *be, size_t len, uint64_t off)
 {
 	int fd = to_file(be)->fd;
 
@@ -198,7 +198,7 @@ static int file_zero(struct backend *be, size_t len, uint64_t off)
 	return file_write_zeroes(be, len, off);
 }
 
-static int file_trim(struct backend *be, size_t len, uint64_t off)
+static int file_trim(struct store *be, size_t len, uint64_t off)
 {
 	int fd = to_file(be)->fd;
 
@@ -211,12 +211,12 @@ static int file_trim(struct backend *be, size_t len, uint64_t off)
 	return -errno;
 }
 
-static int file_flush(struct backend *be)
+static int file_flush(struct store *be)
 {
 	return fdatasync(to_file(be)->fd) ? -errno : 0;
 }
 
-static void file_close(struct backend *be)
+static void file_close(struct store *be)
 {
 	struct file_be *f = to_file(be);
 
@@ -226,7 +226,7 @@ static void file_close(struct backend *be)
 	free(f);
 }
 
-static const struct backend_ops file_ops = {
+static const struct store_ops file_ops = {
 	.name = "file",
 	.pread = file_pread,
 	.pwrite = file_pwrite,
@@ -261,7 +261,7 @@ static int direct_setup(struct file_be *f, const char *path, bool blkdev,
 	if (!dio_align(f->fd, &mem, &off)) {
 		if (!off) {
 			snprintf(err, errlen,
-				 "file backend: %s cannot do direct I/O (its file system says so); drop \",direct\"",
+				 "file store: %s cannot do direct I/O (its file system says so); drop \",direct\"",
 				 path);
 			return -1;
 		}
@@ -281,11 +281,11 @@ static int direct_setup(struct file_be *f, const char *path, bool blkdev,
  * exist. Otherwise a smaller regular file is extended (sparsely) to size,
  * and a missing one made, and removed again if the open then fails.
  */
-struct backend *backend_file_open_flags(const char *path, uint64_t size,
+struct store *store_file_open_flags(const char *path, uint64_t size,
 					unsigned int flags, char *err,
 					size_t errlen)
 {
-	bool direct = flags & BACKEND_FILE_DIRECT, created = false;
+	bool direct = flags & STORE_FILE_DIRECT, created = false;
 	int oflags = O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0);
 	struct file_be *f;
 	struct stat st;
@@ -295,7 +295,7 @@ struct backend *backend_file_open_flags(const char *path, uint64_t size,
 	fd = open(path, oflags);
 	if (fd < 0 && errno == ENOENT && !size) {
 		snprintf(err, errlen,
-			 "file backend: %s does not exist; name an existing file, or give --size to make it (sparse)",
+			 "file store: %s does not exist; name an existing file, or give --size to make it (sparse)",
 			 path);
 		return NULL;
 	}
@@ -304,7 +304,7 @@ struct backend *backend_file_open_flags(const char *path, uint64_t size,
 		created = fd >= 0;
 	}
 	if (fd < 0) {
-		snprintf(err, errlen, "file backend: cannot open %s%s: %s%s",
+		snprintf(err, errlen, "file store: cannot open %s%s: %s%s",
 			 path, direct ? " with O_DIRECT" : "", strerror(errno),
 			 direct && errno == EINVAL ?
 			 " (the file system has no direct I/O; drop \",direct\")" : "");
@@ -312,32 +312,32 @@ struct backend *backend_file_open_flags(const char *path, uint64_t size,
 	}
 	ret = file_size(fd, &cur);
 	if (ret) {
-		snprintf(err, errlen, "file backend: cannot stat %s: %s",
+		snprintf(err, errlen, "file store: cannot stat %s: %s",
 			 path, strerror(-ret));
 		goto fail;
 	}
 	if (size == 0) {
 		if (cur == 0) {
 			snprintf(err, errlen,
-				 "file backend: %s is empty; give --size", path);
+				 "file store: %s is empty; give --size", path);
 			goto fail;
 		}
 		size = cur;
 	} else if (cur < size && ftruncate(fd, size)) {
-		snprintf(err, errlen, "file backend: cannot extend %s to %llu bytes: %s",
+		snprintf(err, errlen, "file store: cannot extend %s to %llu bytes: %s",
 			 path, (unsigned long long)size, strerror(errno));
 		goto fail;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
-		snprintf(err, errlen, "file backend: out of memory");
+		snprintf(err, errlen, "file store: out of memory");
 		goto fail;
 	}
 	f->fd = fd;
 	f->be.ops = &file_ops;
 	f->be.size = size;
 	if (direct && fstat(fd, &st)) {
-		snprintf(err, errlen, "file backend: cannot stat %s: %s",
+		snprintf(err, errlen, "file store: cannot stat %s: %s",
 			 path, strerror(errno));
 		free(f);
 		goto fail;
@@ -355,10 +355,10 @@ fail:
 	return NULL;
 }
 
-struct backend *backend_file_open(const char *path, uint64_t size,
+struct store *store_file_open(const char *path, uint64_t size,
 				  char *err, size_t errlen)
 {
-	return backend_file_open_flags(path, size, 0, err, errlen);
+	return store_file_open_flags(path, size, 0, err, errlen);
 }
 
 /*
@@ -395,7 +395,7 @@ static int file_parse(void *priv, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
-static struct backend *file_store_open(const void *priv,
+static struct store *file_store_open(const void *priv,
 				       const struct store_params *p,
 				       char *err, size_t errlen)
 {
@@ -406,8 +406,8 @@ static struct backend *file_store_open(const void *priv,
 		snprintf(path, sizeof(path), "%s.%d", fs->path, p->copy);
 	else
 		snprintf(path, sizeof(path), "%s", fs->path);
-	return backend_file_open_flags(path, p->size,
-				       fs->direct ? BACKEND_FILE_DIRECT : 0,
+	return store_file_open_flags(path, p->size,
+				       fs->direct ? STORE_FILE_DIRECT : 0,
 				       err, errlen);
 }
 
