@@ -127,6 +127,7 @@ def parse_args(argv):
                    "nbd+unix:///NAME?socket=PATH) instead of starting one")
     t.add_argument("--store", help="the started server's store: memory (default), null, "
                    "file:PATH")
+    t.add_argument("--backend", dest="store", help=argparse.SUPPRESS)  # old spelling of --store
     ap.add_argument("--size", type=parse_size, default=256 * 2**20,
                     help="the started server's size (default 256M)")
     ap.add_argument("--paths", default=",".join(NAMES),

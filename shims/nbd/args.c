@@ -76,6 +76,7 @@ static const char usage_store_tail[] =
 "        session, which only --profile zeroos takes (default: memory)\n";
 
 static const char usage_tail[] =
+"    --backend STORE (old spelling)\n        Warns, then does what --store does.\n"
 "    --replicas R\n"
 "        torus: keep R copies, every write to all (default: 1)\n"
 "    --latency-us N\n"
@@ -138,7 +139,7 @@ static void usage(void)
 
 enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_SOCKET, OPT_EXPORT, OPT_SIZE,
-	OPT_STORE, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
+	OPT_STORE, OPT_OLD_BACKEND, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
 	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_TIMELINE,
 	OPT_PIDFILE, OPT_VERSION, OPT_HELP,
@@ -151,6 +152,7 @@ static const struct option base_options[] = {
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "store", required_argument, NULL, OPT_STORE },
+	{ "backend", required_argument, NULL, OPT_OLD_BACKEND },
 	{ "replicas", required_argument, NULL, OPT_REPLICAS },
 	{ "latency-us", required_argument, NULL, OPT_LATENCY },
 	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
@@ -257,6 +259,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return shim_bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
 						optarg);
 			break;
+		case OPT_OLD_BACKEND:
+			shim_deprecated("--backend", "--store");
+			/* fall through */
 		case OPT_STORE:
 			if (shim_store_parse(&cfg->store, optarg))
 				return -1;

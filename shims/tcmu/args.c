@@ -57,6 +57,7 @@ static const char usage_store_tail[] =
 "        (default: memory)\n";
 
 static const char usage_tail[] =
+"    --backend STORE (old spelling)\n        Warns, then does what --store does.\n"
 "    --size SIZE\n"
 "        The device's size, with an optional K, M, G, T suffix (powers of\n"
 "        1024); a multiple of the block size. Required by memory, null\n"
@@ -108,7 +109,7 @@ static void usage(void)
 }
 
 enum {
-	OPT_LISTEN = 256, OPT_SOCKET, OPT_UIO, OPT_STORE, OPT_SIZE,
+	OPT_LISTEN = 256, OPT_SOCKET, OPT_UIO, OPT_STORE, OPT_OLD_BACKEND, OPT_SIZE,
 	OPT_BLOCK_SIZE, OPT_MAX_COMMAND_DATA, OPT_MAX_TRANSFER, OPT_PIDFILE,
 	OPT_LOG, OPT_TIMEOUT, OPT_TIMELINE, OPT_VERSION, OPT_HELP,
 };
@@ -118,6 +119,7 @@ static const struct option base_options[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "uio", required_argument, NULL, OPT_UIO },
 	{ "store", required_argument, NULL, OPT_STORE },
+	{ "backend", required_argument, NULL, OPT_OLD_BACKEND },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "max-command-data", required_argument, NULL, OPT_MAX_COMMAND_DATA },
@@ -205,6 +207,9 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 						optarg);
 			cfg->uio_path = optarg;
 			break;
+		case OPT_OLD_BACKEND:
+			shim_deprecated("--backend", "--store");
+			/* fall through */
 		case OPT_STORE:
 			if (shim_store_parse(&cfg->store, optarg))
 				return -1;

@@ -53,6 +53,9 @@ bad_args() {
 bad_args '--profile is required' --size 1M
 bad_args '--profile nbdkit: use torus, zeroos or standard' --profile nbdkit
 bad_args '--size is required with the memory store' --profile standard
+# --backend, the old spelling of --store, warns and works as --store
+bad_args 'nbd-shim: --backend is deprecated: use --store' --profile standard --backend tape
+bad_args '--store tape: no such store' --profile standard --backend tape # is deprecated
 bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
 bad_args '--store redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --store redis:127.0.0.1:1

@@ -46,6 +46,9 @@ bad_args "tcmu-shim: --max-transfer is deprecated: use --max-command-data (the e
 	--socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
 bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
 bad_args '--store tape: no such store: use memory, null' --socket "$T/s" --store tape
+# --backend, the old spelling of --store, warns and works as --store
+bad_args 'tcmu-shim: --backend is deprecated: use --store' --socket "$T/s" --backend tape
+bad_args '--store tape: no such store' --socket "$T/s" --backend tape # is deprecated
 bad_args '--size does not apply to --store nbd:' --socket "$T/s" --store nbd:nbd://127.0.0.1 --size 1M
 bad_args '--plugin-dir is only for --store runner:' --socket "$T/s" --size 1M --plugin-dir /tmp
 bad_args 'unknown option or missing value: --frobnicate' --socket "$T/s" --frobnicate
