@@ -664,6 +664,7 @@ static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 		n->max_req = n->exp.max_block;
 	n->be.ops = &nbd_be_ops;
 	n->be.size = n->exp.size;
+	n->be.read_only = n->exp.tflags & NBD_FLAG_READ_ONLY;
 	return n;
 fail:
 	hang_up(n);

@@ -343,6 +343,7 @@ struct store *coreos_blocks_open(struct store *child, struct store *raw,
 	t->blocks.bs = block_size;
 	t->be.ops = &coreos_blocks_ops;
 	t->be.size = child->size;
+	t->be.read_only = child->read_only;
 	return &t->be;
 fail:
 	store_close(child);

@@ -132,6 +132,7 @@ struct store *replicate_open(struct store **children, int n,
 	r->n = n;
 	r->be.ops = &replicate_ops;
 	r->be.size = children[0]->size;
+	r->be.read_only = children[0]->read_only;
 	return &r->be;
 fail:
 	for (i = 0; i < n; i++)

@@ -119,5 +119,6 @@ struct store *shaped_open(struct store *child, struct shaper *sh,
 	s->write_factor = write_factor;
 	s->be.ops = &shaped_ops;
 	s->be.size = child->size;
+	s->be.read_only = child->read_only;
 	return &s->be;
 }

@@ -4,6 +4,9 @@
  * FLUSH is fdatasync; TRIM punches a hole; WRITE_ZEROES uses ZERO_RANGE,
  * then PUNCH_HOLE, then plain writes, whichever the file system takes.
  *
+ * With STORE_FILE_RO the file is opened read-only and the store says so
+ * (store.read_only): it is neither created nor extended.
+ *
  * With STORE_FILE_DIRECT the file is opened O_DIRECT. I/O whose buffer,
  * offset or length misses the file system's alignment is bounced: reads
  * through an aligned span, writes of partial blocks as read-modify-write
@@ -286,13 +289,21 @@ struct store *store_file_open_flags(const char *path, uint64_t size,
 					size_t errlen)
 {
 	bool direct = flags & STORE_FILE_DIRECT, created = false;
-	int oflags = O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0);
+	bool ro = flags & STORE_FILE_RO;
+	int oflags = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+		     (direct ? O_DIRECT : 0);
 	struct file_be *f;
 	struct stat st;
 	uint64_t cur;
 	int fd, ret;
 
 	fd = open(path, oflags);
+	if (fd < 0 && errno == ENOENT && ro) {
+		snprintf(err, errlen,
+			 "file store: %s does not exist, and \",ro\" does not make it; name an existing file",
+			 path);
+		return NULL;
+	}
 	if (fd < 0 && errno == ENOENT && !size) {
 		snprintf(err, errlen,
 			 "file store: %s does not exist; name an existing file, or give --size to make it (sparse)",
@@ -318,11 +329,18 @@ struct store *store_file_open_flags(const char *path, uint64_t size,
 	}
 	if (size == 0) {
 		if (cur == 0) {
-			snprintf(err, errlen,
+			snprintf(err, errlen, ro ?
+				 "file store: %s is empty, and \",ro\" serves it as it is; fill it first or drop \",ro\"" :
 				 "file store: %s is empty; give --size", path);
 			goto fail;
 		}
 		size = cur;
+	} else if (cur < size && ro) {
+		snprintf(err, errlen,
+			 "file store: %s holds %llu bytes, less than --size %llu, and \",ro\" does not extend it; lower --size or drop it",
+			 path, (unsigned long long)cur,
+			 (unsigned long long)size);
+		goto fail;
 	} else if (cur < size && ftruncate(fd, size)) {
 		snprintf(err, errlen, "file store: cannot extend %s to %llu bytes: %s",
 			 path, (unsigned long long)size, strerror(errno));
@@ -336,6 +354,7 @@ struct store *store_file_open_flags(const char *path, uint64_t size,
 	f->fd = fd;
 	f->be.ops = &file_ops;
 	f->be.size = size;
+	f->be.read_only = ro;
 	if (direct && fstat(fd, &st)) {
 		snprintf(err, errlen, "file store: cannot stat %s: %s",
 			 path, strerror(errno));
@@ -362,13 +381,14 @@ struct store *store_file_open(const char *path, uint64_t size,
 }
 
 /*
- * The registry's entry (store.c): "file:PATH[,direct]", O_DIRECT when
- * ",direct" ends the argument. Copies (nbd-shim's --replicas) are
- * PATH.0 .. PATH.R-1.
+ * The registry's entry (store.c): "file:PATH[,direct][,ro]", O_DIRECT
+ * with ",direct", read-only with ",ro" (either order). Copies (nbd-shim's
+ * --replicas) are PATH.0 .. PATH.R-1.
  */
 struct file_spec {
 	char path[4096];
 	bool direct;
+	bool ro;
 };
 
 static int file_parse(void *priv, const char *arg, char *err, size_t errlen)
@@ -376,13 +396,20 @@ static int file_parse(void *priv, const char *arg, char *err, size_t errlen)
 	struct file_spec *fs = priv;
 	size_t n = arg ? strlen(arg) : 0;
 
-	/* ",direct" at the end is the option, not the file's name */
-	if (n >= 7 && !strcmp(arg + n - 7, ",direct")) {
-		fs->direct = true;
-		n -= 7;
+	/* ",direct" and ",ro" at the end are options, not the file's name */
+	for (;;) {
+		if (n >= 7 && !strncmp(arg + n - 7, ",direct", 7)) {
+			fs->direct = true;
+			n -= 7;
+		} else if (n >= 3 && !strncmp(arg + n - 3, ",ro", 3)) {
+			fs->ro = true;
+			n -= 3;
+		} else {
+			break;
+		}
 	}
 	if (!n) {
-		snprintf(err, errlen, "no path: use file:PATH[,direct]");
+		snprintf(err, errlen, "no path: use file:PATH[,direct][,ro]");
 		return -1;
 	}
 	if (n >= sizeof(fs->path)) {
@@ -407,15 +434,17 @@ static struct store *file_store_open(const void *priv,
 	else
 		snprintf(path, sizeof(path), "%s", fs->path);
 	return store_file_open_flags(path, p->size,
-				       fs->direct ? STORE_FILE_DIRECT : 0,
+				       (fs->direct ? STORE_FILE_DIRECT : 0) |
+				       (fs->ro ? STORE_FILE_RO : 0),
 				       err, errlen);
 }
 
 const struct store_type store_file = {
 	.name = "file",
-	.usage = "file:PATH[,direct]",
+	.usage = "file:PATH[,direct][,ro]",
 	.help = "a file or block device, with O_DIRECT when\n"
-		"\",direct\" follows; its size unless --size",
+		"\",direct\" follows, read-only with \",ro\"; its\n"
+		"size unless --size",
 	.flags = STORE_COPIES,
 	.priv_size = sizeof(struct file_spec),
 	.parse = file_parse,

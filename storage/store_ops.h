@@ -11,6 +11,7 @@
 #define TORUS_STORAGE_STORE_OPS_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -47,6 +48,13 @@ struct store_ops {
 struct store {
 	const struct store_ops *ops;
 	uint64_t size;
+	/*
+	 * Set by the opener (file:PATH,ro, a read-only NBD export) and
+	 * copied by layers: writes, zeroes and trims fail with -EROFS here,
+	 * before the store sees them, and the shims say so to initiators
+	 * (NBD_FLAG_READ_ONLY, MODE SENSE's WP) and refuse them up front.
+	 */
+	bool read_only;
 };
 
 /*
@@ -151,6 +159,8 @@ struct store *store_file_open(const char *path, uint64_t size,
  * block), so any caller still works, if slower.
  */
 #define STORE_FILE_DIRECT	(1u << 0)
+/* STORE_FILE_RO: open read-only, never created nor extended (store.read_only). */
+#define STORE_FILE_RO		(1u << 1)
 struct store *store_file_open_flags(const char *path, uint64_t size,
 					unsigned int flags, char *err,
 					size_t errlen);
@@ -188,16 +198,22 @@ static inline int store_pread(struct store *be, void *buf, size_t len,
 static inline int store_pwrite(struct store *be, const void *buf,
 				 size_t len, uint64_t off)
 {
+	if (be->read_only)
+		return -EROFS;
 	return be->ops->pwrite(be, buf, len, off);
 }
 
 static inline int store_zero(struct store *be, size_t len, uint64_t off)
 {
+	if (be->read_only)
+		return -EROFS;
 	return be->ops->zero(be, len, off);
 }
 
 static inline int store_trim(struct store *be, size_t len, uint64_t off)
 {
+	if (be->read_only)
+		return -EROFS;
 	return be->ops->trim(be, len, off);
 }
 
@@ -232,6 +248,7 @@ static inline int store_aio_open(struct store *be, unsigned int depth)
 	return be->ops->aio ? be->ops->aio->open(be, depth) : -EOPNOTSUPP;
 }
 
+/* Callers refuse writes to a read-only store before they get here. */
 static inline void store_aio_submit(struct store *be,
 				      struct store_io *io)
 {

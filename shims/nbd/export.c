@@ -99,6 +99,8 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	e->max_block = EXPORT_MAX_BLOCK;
 	if (cfg->advertise_trim)
 		e->extra_tflags = NBD_FLAG_SEND_TRIM;
+	if (e->be->read_only)
+		e->extra_tflags |= NBD_FLAG_READ_ONLY;
 	return 0;
 }
 

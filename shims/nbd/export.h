@@ -21,7 +21,8 @@ struct export {
 	uint64_t size;
 	struct store *be;
 	uint32_t min_block, pref_block, max_block;
-	uint16_t extra_tflags;		/* zeroos --advertise-trim */
+	/* zeroos --advertise-trim; READ_ONLY over a read-only store */
+	uint16_t extra_tflags;
 	pthread_mutex_t lock;
 	bool busy;			/* torus: a connection holds it */
 };

@@ -41,7 +41,8 @@ static int std_export_name(struct peer *c, uint32_t len)
 			  c->peer, (int)len, name, e->name);
 		return -1;
 	}
-	return neg_export_name_reply(c, e->size, STD_TFLAGS, c->no_zeroes);
+	return neg_export_name_reply(c, e->size, STD_TFLAGS | e->extra_tflags,
+				     c->no_zeroes);
 }
 
 /* 1: GO succeeded, 0: next option, -1: close. */
@@ -66,7 +67,8 @@ static int std_info_go(struct peer *c, uint32_t opt, uint32_t len)
 	for (i = 0; i < go.ninfo; i++)
 		if (get_be16(go.info + 2 * i) == NBD_INFO_NAME)
 			want_name = true;
-	if (neg_reply_info_export(c, opt, e->size, STD_TFLAGS) ||
+	if (neg_reply_info_export(c, opt, e->size,
+				  STD_TFLAGS | e->extra_tflags) ||
 	    neg_reply_info_block_size(c, opt, e->min_block, e->pref_block,
 				     e->max_block) ||
 	    (want_name && neg_reply_info_text(c, opt, NBD_INFO_NAME, e->name)) ||
@@ -143,10 +145,13 @@ static int std_check(struct peer *c, const struct nbd_request *req)
 	if (req->flags & ~STD_CMD_FLAGS)
 		return NBD_EINVAL;
 	switch (req->type) {
-	case NBD_CMD_READ:
 	case NBD_CMD_WRITE:
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
+		if (e->be->read_only)
+			return NBD_EPERM;
+		/* fall through */
+	case NBD_CMD_READ:
 		if (!req->length || req->length > e->max_block)
 			return NBD_EINVAL;
 		if (req->offset > e->size ||

@@ -57,7 +57,8 @@ static int torus_export_name(struct peer *c, uint32_t len)
 		return -1;
 	}
 	c->holds_export = true;
-	return neg_export_name_reply(c, e->size, TORUS_TFLAGS, false);
+	return neg_export_name_reply(c, e->size,
+				     TORUS_TFLAGS | e->extra_tflags, false);
 }
 
 static int torus_negotiate(struct peer *c)

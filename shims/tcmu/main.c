@@ -80,6 +80,7 @@ int main(int argc, char **argv)
 	}
 	target.thin = caps.thin;
 	target.write_cache = caps.write_cache;
+	target.write_protect = be->read_only;
 
 	if (cfg.socket_path)
 		ret = server_run(&cfg, &target, be, sigfd);

@@ -147,6 +147,22 @@ static void invalid_cdb(struct scsi_reply *r, uint16_t byte, int bit)
 	scsi_reply_sense(r, &s);
 }
 
+/*
+ * A command that would change the data of a write-protected unit: DATA
+ * PROTECT before anything reaches the store.
+ */
+static bool write_protected(const struct scsi_lu *lu,
+			    const struct tcmu_cdb *c, struct scsi_reply *r)
+{
+	if (!lu->t->write_protect ||
+	    (c->cls != TCMU_CDB_WRITE && c->cls != TCMU_CDB_WRITE_SAME &&
+	     c->cls != TCMU_CDB_UNMAP))
+		return false;
+	r->error = EROFS;
+	check(r, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED, 0);
+	return true;
+}
+
 /* A store's failure: the first block of the command in INFORMATION. */
 static void store_error(struct scsi_reply *r, int err, bool write,
 			  uint64_t lba)
@@ -486,6 +502,8 @@ void scsi_execute(struct scsi_lu *lu, const uint8_t *cdb, size_t cdb_len,
 	good(r);
 	if (tcmu_cdb_parse(cdb, cdb_len, &c, &s))
 		return scsi_reply_sense(r, &s);
+	if (write_protected(lu, &c, r))
+		return;
 
 	switch (c.cls) {
 	case TCMU_CDB_TEST_UNIT_READY:
@@ -590,6 +608,8 @@ enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
 	io->bio.cdb_max = cdb_len;
 	if (tcmu_cdb_parse(cdb, cdb_len, &c, &s))
 		return SCSI_PLAN_SYNC;
+	if (write_protected(lu, &c, r))
+		return SCSI_PLAN_DONE;
 
 	switch (c.cls) {
 	case TCMU_CDB_READ:

@@ -42,6 +42,8 @@ struct scsi_target {
 	bool thin;
 	/* MODE SENSE's WCE: true unless the store says it has no cache. */
 	bool write_cache;
+	/* MODE SENSE's WP: a read-only store; writes get DATA PROTECT. */
+	bool write_protect;
 	uint64_t id;			/* NAA designator and serial number */
 	char serial[17];
 };

@@ -243,6 +243,24 @@ MUTATIONS = [
         tests=["meta-layers"],
         expect='storage/blockio.c:6: #include "../bridges/protocol_stores.h": storage may not include bridges',
     ),
+    Mutation(
+        name="tcmu-write-protect-hidden",
+        why="tcmu-shim does not report a read-only store as write protected (MODE SENSE's WP)",
+        file="shims/tcmu/scsi_pages.c",
+        old="MODE_DPOFUA | (t->write_protect ? MODE_WP : 0);",
+        new="MODE_DPOFUA;",
+        tests=["shim-read-only"],
+        expect="error message not found",
+    ),
+    Mutation(
+        name="nbd-read-only-hidden",
+        why="nbd-shim does not advertise NBD_FLAG_READ_ONLY for a read-only store",
+        file="shims/nbd/export.c",
+        old="\t\te->extra_tflags |= NBD_FLAG_READ_ONLY;\n",
+        new="\t\t;\n",
+        tests=["shim-read-only"],
+        expect="error message not found",
+    ),
 ]
 
 

@@ -948,6 +948,54 @@ static void test_not_thin(void **state)
 	teardown(state);
 }
 
+/*
+ * A read-only store: MODE SENSE says WP, and every command that would
+ * change data gets DATA PROTECT on both paths before the store sees it;
+ * reads and flushes still work.
+ */
+static void test_write_protect(void **state)
+{
+	struct env *e = *state;
+	struct iovec one = { e->buf, 4 * BS };
+	uint8_t cdb[16], list[8 + 16];
+	uint64_t lba = 8;
+	uint32_t blocks = 4;
+	struct scsi_io io;
+	size_t len;
+
+	mode_sense6(cdb, true, 0, 0x08, 255);
+	assert_good(run(e, cdb, 6, 255));
+	assert_int_equal(e->buf[2] & 0x80, 0);		/* writable */
+
+	e->t.write_protect = true;
+	mode_sense6(cdb, true, 0, 0x08, 255);
+	assert_good(run(e, cdb, 6, 255));
+	assert_int_equal(e->buf[2], 0x80 | 0x10);	/* WP, DPOFUA */
+
+	fill(e->buf, 4 * BS, 3);
+	rw10(cdb, SCSI_WRITE_10, 10, 4, false);
+	assert_sense(run(e, cdb, 10, 4 * BS), SCSI_SK_DATA_PROTECT,
+		     SCSI_ASC_WRITE_PROTECTED, 0);
+	tcmu_cdb_write16(cdb, 10, 4, true);
+	assert_int_equal(scsi_prepare(&e->lu, cdb, 16, &one, 1, &io, &e->r),
+			 SCSI_PLAN_DONE);
+	assert_sense(&e->r, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED, 0);
+	tcmu_cdb_write_same16(cdb, 0, 8, true);
+	assert_sense(run(e, cdb, 16, BS), SCSI_SK_DATA_PROTECT,
+		     SCSI_ASC_WRITE_PROTECTED, 0);
+	len = unmap_list(list, 1, &lba, &blocks);
+	memcpy(e->buf, list, len);
+	tcmu_cdb_unmap(cdb, len);
+	assert_sense(run(e, cdb, 10, len), SCSI_SK_DATA_PROTECT,
+		     SCSI_ASC_WRITE_PROTECTED, 0);
+	assert_int_equal(e->fake.writes + e->fake.zeroes + e->fake.trims, 0);
+
+	tcmu_cdb_read16(cdb, 10, 4);
+	assert_good(run(e, cdb, 16, 4 * BS));
+	tcmu_cdb_sync16(cdb, 0, 0);
+	assert_good(run(e, cdb, 16, 0));
+}
+
 static void test_report_opcodes_one(void **state)
 {
 	struct env *e = *state;
@@ -1231,6 +1279,7 @@ int main(void)
 		cmocka_unit_test(test_write_same_no_lbprz),
 		cmocka_unit_test(test_not_thin),
 		cmocka_unit_test_setup_teardown(test_no_write_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_protect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_tur, setup, teardown),
