@@ -153,5 +153,73 @@ class Compare(unittest.TestCase):
                          ["option c: default: man/x.1 says '8M'; x --help says none"])
 
 
+HELP_STORES = """OPTIONS
+    --store STORE
+        Where data lives:
+          memory              an anonymous mapping
+          file:PATH[,ro]
+                              a file
+          nbd:URI             an NBD export,
+                              of its size
+        With more (default: memory)
+    --vdisk NAME
+          notastore
+"""
+
+STORE_PAGE = r'''.TH X 1
+.SH OPTIONS
+.TP
+.BI \-\-store " STORE"
+One of
+.BR memory ,
+.BI file: PATH\fR[,ro],
+.BI nbd: URI
+or
+.BI lba: VDISK\fR).
+.TP
+.BR \-\-size
+memory only.
+.SH STORES
+.TP
+.B memory
+.TP
+.BI file: PATH
+.TP
+.B nbd
+'''
+
+
+class Stores(unittest.TestCase):
+    USAGES = ['memory', 'file:PATH[,ro]', 'nbd:URI']
+
+    def test_help_stores(self):
+        self.assertEqual(mancheck.help_stores(HELP_STORES), self.USAGES)
+
+    def test_page_blocks(self):
+        blocks = mancheck.page_blocks(STORE_PAGE)
+        self.assertIn(['--store', 'memory', 'file:PATH[,ro]', 'nbd:URI', 'lba:VDISK'], blocks)
+        self.assertIn(['memory', 'file:PATH', 'nbd'], blocks)
+
+    def test_markdown_blocks(self):
+        self.assertEqual(mancheck.markdown_blocks('a `memory`, `nbd:URI`\nand `x`\n\n| `file:P` |\n| b |\n'),
+                         [['memory', 'nbd:URI', 'x'], ['file:P']])
+
+    def test_syntax_or_example(self):
+        self.assertTrue(mancheck.is_syntax('file:PATH[,direct]'))
+        self.assertTrue(mancheck.is_syntax('nbd:URI'))
+        self.assertFalse(mancheck.is_syntax('file:/tmp/x'))
+        self.assertFalse(mancheck.is_syntax('memory'))
+
+    def test_lists_checked(self):
+        drifts = mancheck.store_list_drifts(mancheck.page_blocks(STORE_PAGE), self.USAGES, 'p')
+        self.assertEqual(drifts, ['p: store file: the list says file:PATH; the registry says file:PATH[,ro]'])
+        # a new store in the registry: every list misses it
+        drifts = mancheck.store_list_drifts([['memory', 'file:PATH[,ro]', 'nbd:URI']],
+                                            self.USAGES + ['pattern'], 'p')
+        self.assertEqual(drifts, ['p: a list of stores (memory, file:PATH[,ro], nbd:URI) misses pattern'])
+        # two stores named in passing are not a list
+        self.assertEqual(mancheck.store_list_drifts([['memory', 'nbd:X']], self.USAGES, 'p'), [])
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)

