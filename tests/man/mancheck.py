@@ -8,13 +8,16 @@ or `(default: VALUE; range: MIN to MAX)`) and each shim's `--help` (its
 OPTIONS section: a flag line indented by four, aliases after a comma, then
 the help indented further, ending in `(default: VALUE)` where there is one).
 
-Every list of stores, too: the registry's stores are what the shims'
+Every list of stores (and of scripts/compare's paths), too: the registry's stores are what the shims'
 `--help` lists under --store (`NAME[:SYNTAX]` indented by ten). A list is
 any block of a page that names three stores or more (in a man page: a
 section, or an OPTIONS entry, with the stores in bold; in Markdown, README
 and docs/: a paragraph or table with the stores in backquotes); it must
 name every store, and where it gives a store's syntax (`file:PATH[,direct]`,
-not an example such as `file:/tmp/x`), the registry's.
+not an example such as `file:/tmp/x`), the registry's. Compare's paths are
+the names in the PATHS table of scripts/compare*.py, checked the same way
+in the Markdown files' tables (a table whose rows start with three paths
+or more: prose names a few paths in passing).
 
 The page's side: in its OPTIONS section, each option is a `.TP` whose tag
 line names it (aliases after a comma), and whose text has a line
@@ -281,9 +284,21 @@ def markdown_blocks(text):
     return [re.findall(r'`([^`\s]+)`', b) for b in re.split(r'\n\s*\n', text)]
 
 
-def store_list_drifts(blocks, usages, where):
-    """Every block naming STORE_MIN stores or more must name them all, with
-    the registry's syntax wherever it gives one."""
+def markdown_tables(text):
+    """A Markdown file's tables, each as the backquoted words of its rows'
+    first cells."""
+    tables = []
+    for b in re.split(r'\n\s*\n', text):
+        rows = [r for r in b.splitlines() if r.startswith('|')]
+        if rows:
+            tables.append([w for r in rows for w in re.findall(r'`([^`\s]+)`',
+                                                                 r.split('|')[1])])
+    return tables
+
+
+def store_list_drifts(blocks, usages, where, what='store'):
+    """Every block naming STORE_MIN stores (or compare's paths) or more must
+    name them all, with the registry's syntax wherever it gives one."""
     names = {store_name(u): u for u in usages}
     drifts = []
     for words in blocks:
@@ -292,13 +307,34 @@ def store_list_drifts(blocks, usages, where):
             continue
         missing = [n for n in names if n not in {store_name(w) for w in named}]
         if missing:
-            drifts.append(f'{where}: a list of stores ({", ".join(named)}) misses '
+            drifts.append(f'{where}: a list of {what}s ({", ".join(named)}) misses '
                           f'{", ".join(missing)}')
         for w in named:
             if is_syntax(w) and w != names[store_name(w)]:
-                drifts.append(f'{where}: store {store_name(w)}: the list says {w}; '
+                drifts.append(f'{where}: {what} {store_name(w)}: the list says {w}; '
                               f'the registry says {names[store_name(w)]}')
     return drifts
+
+
+def compare_paths(top):
+    """The names of scripts/compare's paths, from the PATHS table of
+    whichever scripts/compare*.py module defines it (records with a .name),
+    or None when none does."""
+    scripts = os.path.join(top, 'scripts')
+    sys.path.insert(0, scripts)
+    try:
+        mods = sorted(f[:-3] for f in os.listdir(scripts)
+                      if f.startswith('compare') and f.endswith('.py'))
+        for mod in sorted(mods, key=lambda m: m != 'comparelib'):
+            try:
+                paths = getattr(__import__(mod), 'PATHS', None)
+            except Exception:  # a module that needs more than import: not this one
+                continue
+            if paths and all(hasattr(p, 'name') for p in paths):
+                return [p.name for p in paths]
+        return None
+    finally:
+        sys.path.remove(scripts)
 
 
 def markdown_files(top):
@@ -389,6 +425,17 @@ def main():
                 drifts += store_list_drifts(markdown_blocks(f.read()), usages, path)
         print(f'stores: {len(usages)} in the registry, checked in {len(man)} '
               f'man pages and {len(docs)} Markdown files')
+    if args.top:
+        paths = compare_paths(args.top)
+        if paths is None:
+            drifts.append('no scripts/compare*.py defines PATHS (records with a .name): '
+                          'where did compare\'s paths go? (tests/man/mancheck.py looks)')
+        else:
+            for path in docs:
+                with open(path, encoding='utf-8') as f:
+                    drifts += store_list_drifts(markdown_tables(f.read()), paths, path,
+                                                'compare path')
+            print(f'compare paths: {len(paths)}, checked in {len(docs)} Markdown files')
     for d in drifts:
         print(f'DRIFT: {d}', file=sys.stderr)
     if drifts:

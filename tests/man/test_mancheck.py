@@ -6,7 +6,8 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import mancheck  # noqa: E402
 
 PAGE = r'''.TH X 1
@@ -192,6 +193,12 @@ memory only.
 class Stores(unittest.TestCase):
     USAGES = ['memory', 'file:PATH[,ro]', 'nbd:URI']
 
+    def test_compare_paths(self):
+        top = os.path.dirname(os.path.dirname(HERE))
+        paths = mancheck.compare_paths(top)
+        self.assertIsNotNone(paths)
+        self.assertIn('engine-nbd', paths)
+
     def test_help_stores(self):
         self.assertEqual(mancheck.help_stores(HELP_STORES), self.USAGES)
 
@@ -203,6 +210,10 @@ class Stores(unittest.TestCase):
     def test_markdown_blocks(self):
         self.assertEqual(mancheck.markdown_blocks('a `memory`, `nbd:URI`\nand `x`\n\n| `file:P` |\n| b |\n'),
                          [['memory', 'nbd:URI', 'x'], ['file:P']])
+
+    def test_markdown_tables(self):
+        text = 'x `a` `b` `c`\n\n| path | what |\n|---|---|\n| `a` | `z` |\n| `b`, `c` | y |\n'
+        self.assertEqual(mancheck.markdown_tables(text), [['a', 'b', 'c']])
 
     def test_syntax_or_example(self):
         self.assertTrue(mancheck.is_syntax('file:PATH[,direct]'))
@@ -217,6 +228,12 @@ class Stores(unittest.TestCase):
         drifts = mancheck.store_list_drifts([['memory', 'file:PATH[,ro]', 'nbd:URI']],
                                             self.USAGES + ['pattern'], 'p')
         self.assertEqual(drifts, ['p: a list of stores (memory, file:PATH[,ro], nbd:URI) misses pattern'])
+        # compare's paths the same way
+        drifts = mancheck.store_list_drifts([['engine-nbd', 'kernel-nbd', 'guest-virtio']],
+                                            ['engine-nbd', 'kernel-nbd', 'guest-virtio', 'x-y'],
+                                            'p', 'compare path')
+        self.assertEqual(drifts, ['p: a list of compare paths (engine-nbd, kernel-nbd, '
+                                  'guest-virtio) misses x-y'])
         # two stores named in passing are not a list
         self.assertEqual(mancheck.store_list_drifts([['memory', 'nbd:X']], self.USAGES, 'p'), [])
 

@@ -261,6 +261,15 @@ MUTATIONS = [
         tests=["shim-read-only"],
         expect="error message not found",
     ),
+    Mutation(
+        name="man-store-list-short",
+        why="tcmu-shim.1's STORES section forgets a store of the registry",
+        file="man/tcmu-shim.1",
+        old=".TP\n.B null\n",
+        new="",
+        tests=["man-drift"],
+        expect="a list of stores (memory, file:PATH[,direct][,ro]",
+    ),
 ]
 
 
