@@ -15,7 +15,7 @@
 #include "store_ops.h"
 
 /*
- * An NBD export through the project's NBD client (client/nbd): torus's
+ * An NBD export through the project's NBD client (client/nbd): coreos-torus's
  * arrangement, a TCMU frontend over a network volume. Each ring gets its
  * own connection (store_session()).
  */

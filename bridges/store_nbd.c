@@ -17,8 +17,8 @@
  * in between: their requests carry no user pointer.
  *
  * The connection made at open only checks the export and learns its size,
- * then closes: a server that takes one connection per volume (torus) must
- * not find it held when a ring's session connects. I/O through the
+ * then closes: a server that takes one connection per volume
+ * (coreos-torus) must not find it held when a ring's session connects. I/O through the
  * opened store itself (a UIO device has no sessions) connects again.
  *
  * The client's io_uring is SINGLE_ISSUER: only the thread that created it

@@ -43,8 +43,8 @@
 
 /* Command lines, as main() would parse them (argv[0] is added). */
 static const char *const configs[8][15] = {
-	{ "--profile", "torus", "--size", "1M", "--block-size", "4096" },
-	{ "--profile", "torus", "--store", "null", "--size", "1M",
+	{ "--profile", "coreos", "--size", "1M", "--block-size", "4096" },
+	{ "--profile", "coreos", "--store", "null", "--size", "1M",
 	  "--replicas", "2", "--latency-us", "1", "--shape-at", "storage" },
 	{ "--profile", "zeroos", "--size", "1M" },
 	{ "--profile", "zeroos", "--store", "null", "--size", "1T",

@@ -452,8 +452,8 @@ def shim_docs(b):
         b.record("probe", f"shim_doc_{d}", "probe", f"pipe-probe over the Unix socket to "
                  f"nbd-shim standard, {bs // 1024} KiB reads at QD{qd}, no fio")
         b.record("ratio", f"shim_doc_{d}", "iops", "standard", "probe")
-    torus = shim(b, "doc_torus", "torus", size="2G", extra=["--replicas", "2"])
-    torus1g = shim(b, "doc_torus_1g", "torus", size="2G",
+    torus = shim(b, "doc_torus", "coreos", size="2G", extra=["--replicas", "2"])
+    torus1g = shim(b, "doc_torus_1g", "coreos", size="2G",
                    extra=["--replicas", "2", "--bandwidth", "1gbit", "--shape-at", "storage"])
     b.record("ratio", "shim_doc_torus64k", "iops", "torus-1gbit", "standard")
     b.record("ratio", "shim_doc_torus4k", "iops", "torus-1gbit", "standard")

@@ -13,7 +13,7 @@ has a job file in jobs/ (see jobs/README.md). This command runs every one of
 them with the engine (libtorus.so) against the server that matches its
 document, all on this machine over TCP on loopback:
 
-  torus tests            nbd-shim --profile torus, replication 2, shaped to 1 GbE
+  torus tests            nbd-shim --profile coreos, replication 2, shaped to 1 GbE
   ZeroOS baseline        the official nbd-server, exporting a sparse file
   0-Disk tests           nbd-shim --profile zeroos on Redis (deduped layout,
                          8 storage servers + 1 metadata server as in the document)
@@ -221,7 +221,7 @@ class Servers:
     # the torus shim: one for all torus tests (ddreadback reads what ddwrite wrote)
     def torus(self, size):
         size = -(-size // (512 * KiB)) * 512 * KiB      # torus: whole 512 KiB blocks
-        srv = self._start(servers.nbd_shim, self.args.nbd_shim, "torus", store="memory",
+        srv = self._start(servers.nbd_shim, self.args.nbd_shim, "coreos", store="memory",
                           size=size, export="torus",
                           extra=["--replicas", "2", "--bandwidth", "1gbit"],
                           what="nbd-shim torus")

@@ -357,8 +357,8 @@ def nbdkit_tls_args(certificates=None, psk=None):
     return []
 
 
-# the export each nbd-shim profile serves by default
-SHIM_EXPORTS = {"torus": "torus", "zeroos": "default"}
+# the export each nbd-shim profile serves by default (torus: coreos's old spelling)
+SHIM_EXPORTS = {"coreos": "torus", "torus": "torus", "zeroos": "default"}
 
 
 def nbd_shim(program, profile, store=None, size=None, export=None, socket=None, port=None,

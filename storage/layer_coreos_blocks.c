@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The CoreOS torus server's block layer (shim profile "torus"): the volume is stored in fixed blocks (512 KiB by
- * default). Reads fetch whole blocks; a write that covers part of a block
- * reads the block, changes it and writes it back whole. TRIM clears only
- * the blocks the range covers entirely, as torus's File.Trim does.
+ * The coreos-torus server's block layer (nbd-shim's profile "coreos"): the
+ * volume is stored in fixed blocks (512 KiB by default). Reads fetch whole
+ * blocks; a write that covers part of a block reads the block, changes it
+ * and writes it back whole. TRIM clears only the blocks the range covers
+ * entirely, as coreos-torus's File.Trim does.
  *
- * torus never overwrites a block in place: a write makes a new version and
- * the one of the last sync stays in storage. A TRIM of a block written
- * since the last flush brings that version back instead of clearing the
- * block (observed on the real server: the old data reads back). So the
- * first write to a block after a flush keeps the block's content (nothing
- * for a block of zeroes), TRIM restores it, and FLUSH forgets them all.
- * A partial write reads the block anyway; a whole-block write reads it
- * only for this, from below the storage shaping (torus moves nothing to
- * keep the old version, so neither does the emulated link).
+ * coreos-torus never overwrites a block in place: a write makes a new
+ * version and the one of the last sync stays in storage. A TRIM of a block
+ * written since the last flush brings that version back instead of
+ * clearing the block (observed on the real server: the old data reads
+ * back). So the first write to a block after a flush keeps the block's
+ * content (nothing for a block of zeroes), TRIM restores it, and FLUSH
+ * forgets them all. A partial write reads the block anyway; a whole-block
+ * write reads it only for this, from below the storage shaping
+ * (coreos-torus moves nothing to keep the old version, so neither does the
+ * emulated link).
  *
- * One scratch block, so operations are serialised by a mutex (torus
+ * One scratch block, so operations are serialised by a mutex (coreos-torus
  * serves one request at a time anyway).
  */
 #include <errno.h>
@@ -233,7 +235,7 @@ static int tb_pwrite(struct store *be, const void *buf, size_t len,
 	return tb_write(to_tb(be), buf, len, off);
 }
 
-/* Not reachable from the torus profile (no WRITE_ZEROES); kept exact. */
+/* Not reachable from the coreos profile (no WRITE_ZEROES); kept exact. */
 static int tb_zero(struct store *be, size_t len, uint64_t off)
 {
 	return tb_write(to_tb(be), NULL, len, off);
@@ -299,7 +301,7 @@ static void tb_close(struct store *be)
 }
 
 static const struct store_ops coreos_blocks_ops = {
-	.name = "torus-blocks",
+	.name = "coreos-blocks",
 	.pread = tb_pread,
 	.pwrite = tb_pwrite,
 	.zero = tb_zero,
@@ -308,7 +310,7 @@ static const struct store_ops coreos_blocks_ops = {
 	.close = tb_close,
 };
 
-/* The child's size must be a multiple of block_size (torus requires it). */
+/* The child's size must be a multiple of block_size (coreos-torus requires it). */
 struct store *coreos_blocks_open(struct store *child, struct store *raw,
 				  uint32_t block_size, char *err,
 				  size_t errlen)
@@ -317,7 +319,7 @@ struct store *coreos_blocks_open(struct store *child, struct store *raw,
 
 	if (!block_size || child->size % block_size) {
 		snprintf(err, errlen,
-			 "torus: the size (%llu bytes) must be a multiple of the %u-byte block size, as torus requires for its volumes",
+			 "coreos: the size (%llu bytes) must be a multiple of the %u-byte block size, as coreos-torus requires for its volumes",
 			 (unsigned long long)child->size, block_size);
 		goto fail;
 	}
@@ -332,7 +334,7 @@ struct store *coreos_blocks_open(struct store *child, struct store *raw,
 			free(t->buf);
 		}
 		free(t);
-		snprintf(err, errlen, "torus: out of memory");
+		snprintf(err, errlen, "coreos: out of memory");
 		goto fail;
 	}
 	pthread_mutex_init(&t->lock, NULL);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * torus replication with write level "all": every write, zero, trim and
+ * coreos-torus replication with write level "all": every write, zero, trim and
  * flush goes to each of the R replicas in turn and succeeds only when all
  * of them did. Reads come from the first replica that answers.
  */

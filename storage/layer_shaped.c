@@ -2,9 +2,9 @@
 /*
  * Shaping at the storage (--shape-at storage): every operation on the
  * store below pays the latency and moves its bytes over the shared link
- * before it runs, as the requests of torus to its peers, or of 0-Disk to
+ * before it runs, as the requests of coreos-torus to its peers, or of 0-Disk to
  * its ARDB servers, crossed the network. Writes count write_factor times:
- * torus sends each block to every replica.
+ * coreos-torus sends each block to every replica.
  */
 #include <stdio.h>
 #include <stdlib.h>

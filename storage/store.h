@@ -9,7 +9,7 @@
  * them. Both shims parse, list and open stores through this header only,
  * so a new store is one file and one line.
  *
- * Layers (replication, torus blocks, shaping) are not stores: they are
+ * Layers (replication, coreos-torus blocks, shaping) are not stores: they are
  * stacked over one by a shim's profile (store_ops.h).
  */
 #ifndef TORUS_STORAGE_STORE_H

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Storage behind an export. A store is a table of operations over a byte
- * range [0, size); layers (replication, torus blocks) are stores over
+ * range [0, size); layers (replication, coreos-torus blocks) are stores over
  * other stores. Every operation returns 0 or a negative errno.
  *
  * Operations may be called from several connection threads at once; a
- * store that cannot allow that (Redis, torus blocks) locks inside.
+ * store that cannot allow that (Redis, coreos-torus blocks) locks inside.
  */
 #ifndef TORUS_STORAGE_STORE_OPS_H
 #define TORUS_STORAGE_STORE_OPS_H
@@ -179,7 +179,7 @@ struct store *replicate_open(struct store **children, int n,
 			       char *err, size_t errlen);
 /*
  * raw: the same data as child without the storage shaping above it (or
- * child itself), for reads torus would not make (see layer_coreos_blocks.c).
+ * child itself), for reads coreos-torus would not make (see layer_coreos_blocks.c).
  */
 struct store *coreos_blocks_open(struct store *child, struct store *raw,
 				  uint32_t block_size, char *err,

@@ -3,7 +3,7 @@
  * Builds the export's store stack from the configuration: the layers a
  * profile wants over the store --store names (storage/store.h).
  *
- *   torus     torus blocks (RMW) -> [shaped] -> [replicate R] -> R copies
+ *   coreos    coreos-torus blocks (RMW) -> [shaped] -> [replicate R] -> R copies
  *   zeroos    [shaped] -> any store (redis: 0-Disk's layout)
  *   standard  [shaped] -> any store but redis and nbd (sessions)
  *
@@ -48,8 +48,8 @@ static struct store *maybe_shaped(struct store *be,
 	return shaped_open(be, sh, factor, err, errlen);
 }
 
-/* torus: R replicas, the store's copies 0 .. R-1 when R > 1. */
-static struct store *open_torus(const struct shim_config *cfg,
+/* coreos: R replicas, the store's copies 0 .. R-1 when R > 1. */
+static struct store *open_coreos(const struct shim_config *cfg,
 				  struct shaper *sh, char *err, size_t errlen)
 {
 	struct store *rep[64];
@@ -85,11 +85,11 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	memset(e, 0, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	snprintf(e->name, sizeof(e->name), "%s", cfg->export_name);
-	if (prof == &profile_torus)
-		e->be = open_torus(cfg, sh, err, errlen);
+	if (prof == &profile_coreos)
+		e->be = open_coreos(cfg, sh, err, errlen);
 	else
 		e->be = open_store(cfg, -1, err, errlen);
-	if (prof != &profile_torus)
+	if (prof != &profile_coreos)
 		e->be = maybe_shaped(e->be, cfg, sh, 1, err, errlen);
 	if (!e->be)
 		return -1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The one export a shim serves: its name, size, block sizes, the store
- * stack, and the lock torus takes per volume.
+ * stack, and the lock coreos-torus takes per volume.
  */
 #ifndef SHIM_EXPORT_H
 #define SHIM_EXPORT_H
@@ -24,7 +24,7 @@ struct export {
 	/* zeroos --advertise-trim; READ_ONLY over a read-only store */
 	uint16_t extra_tflags;
 	pthread_mutex_t lock;
-	bool busy;			/* torus: a connection holds it */
+	bool busy;			/* coreos: a connection holds it */
 };
 
 struct shaper;
@@ -43,7 +43,7 @@ static inline bool export_name_is(const struct export *e, const uint8_t *name,
 	return strlen(e->name) == len && !memcmp(e->name, name, len);
 }
 
-/* torus: one connection per volume. */
+/* coreos: one connection per volume. */
 static inline bool export_try_lock(struct export *e)
 {
 	bool got;

@@ -12,7 +12,7 @@
  * the server is sitting on.
  *
  * During the handshake (until transmit() starts) input is read exactly as
- * asked, never ahead: torus and 0-Disk read their options field by field
+ * asked, never ahead: coreos-torus and 0-Disk read their options field by field
  * from the socket, so what they leave unread when they hang up is still
  * in the kernel, and the client sees a reset instead of a close.
  */
@@ -80,7 +80,7 @@ struct peer {
 	/* negotiated */
 	bool no_zeroes;
 	bool structured;
-	bool holds_export;		/* torus: this connection has the lock */
+	bool holds_export;		/* coreos: this connection has the lock */
 
 	/* --timeline (stamps.c); tl NULL: off, and nothing below is used */
 	struct tl_writer *tl;

@@ -60,7 +60,7 @@ bad_args() {
 }
 
 bad_args '--profile is required' --size 1M
-bad_args '--profile nbdkit: use torus, zeroos or standard' --profile nbdkit
+bad_args '--profile nbdkit: use coreos, zeroos or standard' --profile nbdkit
 bad_args '--size is required with the memory store' --profile standard
 # --backend, the old spelling of --store, warns and works as --store
 bad_args 'nbd-shim: --backend is deprecated: use --store' --profile standard --backend tape
@@ -68,13 +68,16 @@ bad_args '--store tape: no such store' --profile standard --backend tape # is de
 bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
 bad_args '--store redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --store redis:127.0.0.1:1
-bad_args '--store nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --store nbd:nbd://127.0.0.1
+bad_args '--store nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile coreos --store nbd:nbd://127.0.0.1
 bad_args "--store tape: no such store: use $store_list" --profile standard --size 1M --store tape
-bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --store runner:qcow:/x.qcow2 --size 1M
+bad_args '--replicas needs a store whose copies are separate data' --profile coreos --replicas 2 --store runner:qcow:/x.qcow2 --size 1M
 bad_args '--plugin-dir is only for --store runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
-bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2
-bad_args 'multiple of the block size for torus' --profile torus --size 1000K
-bad_args 'torus refuses empty volume names' --profile torus --size 1M --export ''
+bad_args '--replicas is only for --profile coreos' --profile zeroos --size 1M --replicas 2
+bad_args 'multiple of the block size for coreos' --profile coreos --size 1000K
+bad_args 'coreos-torus refuses empty volume names' --profile coreos --size 1M --export ''
+# --profile torus, the old spelling of coreos, warns and works as coreos
+bad_args 'nbd-shim: --profile torus is deprecated: use --profile coreos' --profile torus --size 1M --export ''
+bad_args 'coreos-torus refuses empty volume names' --profile torus --size 1M --export '' # old spelling
 bad_args '--redis-meta is only for --store redis:' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
 bad_args '--bandwidth fast' --profile standard --size 1M --bandwidth fast
 bad_args 'unknown option or missing value: --frobnicate' --profile standard --frobnicate

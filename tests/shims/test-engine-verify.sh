@@ -18,7 +18,7 @@ start_shim() {
 	shift
 	n=$((n + 1))
 	case $profile in
-	torus) export=torus ;;
+	coreos) export=torus ;;
 	zeroos) export=default ;;
 	*) export= ;;
 	esac
@@ -47,7 +47,7 @@ verify_job() {
 	echo "$name: ok"
 }
 
-for profile in torus zeroos standard; do
+for profile in coreos zeroos standard; do
 	start_shim "$profile" --size 64M
 	verify_job "$profile-unix-4k" --bs=4k
 	verify_job "$profile-unix-mixed" --bsrange=512-256k --blockalign=512 \
@@ -55,7 +55,7 @@ for profile in torus zeroos standard; do
 	verify_job "$profile-read-after-write" --bs=64k --rw=write --iodepth=4
 done
 
-start_shim_tcp torus torus --size 64M
+start_shim_tcp coreos torus --size 64M
 verify_job torus-tcp --bs=4k
 start_shim_tcp zeroos default --size 64M
 verify_job zeroos-tcp --bs=4k
@@ -63,18 +63,18 @@ start_shim_tcp standard "" --size 64M
 verify_job standard-tcp --bs=4k --conns=4 --iodepth=64
 
 # stores: file for every profile, torus replicated 3 ways
-for profile in torus zeroos standard; do
+for profile in coreos zeroos standard; do
 	start_shim "$profile" --size 64M --store "file:$T/$profile.img"
 	verify_job "$profile-file" --bs=16k
 done
-start_shim torus --size 64M --replicas 3 --store "file:$T/rep"
+start_shim coreos --size 64M --replicas 3 --store "file:$T/rep"
 verify_job torus-replicas-3 --bsrange=1k-1m --blockalign=1k
 for i in 0 1 2; do
 	[ -s "$T/rep.$i" ] || fail "replica file $T/rep.$i missing"
 done
 cmp -s "$T/rep.0" "$T/rep.1" && cmp -s "$T/rep.0" "$T/rep.2" ||
 	fail "the three torus replicas differ"
-start_shim torus --size 64M --replicas 2
+start_shim coreos --size 64M --replicas 2
 verify_job torus-memory-replicas-2 --bs=8k
 
 # trim: write, trim, then every byte must read back as zero (torus clears
@@ -91,9 +91,9 @@ trim_job() {
 	echo "$name: ok"
 }
 
-start_shim torus --size 64M
+start_shim coreos --size 64M
 trim_job torus-trim 512k
-start_shim torus --size 64M --replicas 2
+start_shim coreos --size 64M --replicas 2
 trim_job torus-trim-replicas 1m
 start_shim standard --size 64M
 trim_job standard-trim 64k

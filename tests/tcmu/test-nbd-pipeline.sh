@@ -77,7 +77,7 @@ expect_fio_ok --name=conns2 --uri="tcmu+unix:///?socket=$T/b.sock" "${job[@]}"
 echo "conns=2: verified"
 
 # torus's one connection per volume: no multi-conn, so conns=2 is refused.
-start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/t.sock" --size 16M
+start_bg "$NBD_SHIM" --profile coreos --listen "unix:$T/t.sock" --size 16M
 wait_socket "$T/t.sock"
 want="tcmu-shim: nbd nbd+unix:///torus?socket=$T/t.sock: conns=2, but the server does not offer multi-conn (NBD_FLAG_CAN_MULTI_CONN), so a flush on one connection would not cover writes on the others; use one connection"
 rc=0
