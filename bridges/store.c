@@ -2,24 +2,31 @@
 /*
  * The registry of stores (store.h): the one list, and parsing, flags,
  * opening and --help through it. A new store: its file with its struct
- * store_type, and one line in store_types[]. It lives over every store,
- * storage/'s and the bridges', so that it is the only file naming them all.
+ * store_type store_NAME, and one line in STORES. It lives over every
+ * store, storage/'s and the bridges', so that it is the only file naming
+ * them all.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "store.h"
 
-extern const struct store_type store_memory, store_null, store_file,
-	store_redis, store_nbd, store_runner;
+/* Every store, in --help's order. */
+#define STORES(X)	\
+	X(memory)	\
+	X(null)		\
+	X(file)		\
+	X(redis)	\
+	X(nbd)		\
+	X(runner)
+
+#define STORE_DECLARE(name)	extern const struct store_type store_##name;
+#define STORE_ENTRY(name)	&store_##name,
+
+STORES(STORE_DECLARE)
 
 const struct store_type *const store_types[] = {
-	&store_memory,
-	&store_null,
-	&store_file,
-	&store_redis,
-	&store_nbd,
-	&store_runner,
+	STORES(STORE_ENTRY)
 	NULL,
 };
 

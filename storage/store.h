@@ -5,12 +5,13 @@
  * (an NBD export) and runner (a tcmu-runner plugin). Each brings, in its
  * own file, one struct store_type: its name, argument syntax, help, its
  * flags (options beyond --store, such as --plugin-dir), the parser and
- * the opener; the registry (bridges/store.c, over every store) lists
- * them. Both shims parse, list and open stores through this header only,
- * so a new store is one file and one line.
+ * the opener; the registry's STORES (bridges/store.c, over every store)
+ * lists them. Both shims parse, list and open stores through this header
+ * only, so a new store is its file, one line in STORES and one in its
+ * folder's meson.build (CONTRIBUTING.md).
  *
- * Layers (replication, coreos-torus blocks, shaping) are not stores: they are
- * stacked over one by a shim's profile (store_ops.h).
+ * Layers (replication, coreos-torus blocks, shaping) are not stores: they
+ * are stacked over one by a shim's profile (store_ops.h).
  */
 #ifndef TORUS_STORAGE_STORE_H
 #define TORUS_STORAGE_STORE_H
@@ -50,6 +51,8 @@ struct store_flag {
 #define STORE_COPIES		(1u << 3)
 /* Each connection or ring must take its own store_session(). */
 #define STORE_SESSIONS		(1u << 4)
+/* Writes are dropped: every read returns zeroes (null). */
+#define STORE_NO_DATA		(1u << 5)
 
 struct store_type {
 	const char *name;		/* "file": --store file:... */

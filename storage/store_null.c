@@ -108,6 +108,7 @@ const struct store_type store_null = {
 	.name = "null",
 	.usage = "null",
 	.help = "reads zeroes, drops writes (needs --size)",
-	.flags = STORE_NEEDS_SIZE | STORE_TRIM_ZEROES | STORE_COPIES,
+	.flags = STORE_NEEDS_SIZE | STORE_TRIM_ZEROES | STORE_COPIES |
+		 STORE_NO_DATA,
 	.open = null_store_open,
 };
