@@ -65,10 +65,14 @@ static void test_file_ro(void **state)
 	assert_non_null(strstr(err, "does not extend it"));
 	unlink(path);
 
-	/* nor a missing file created */
+	/* nor a missing file created, with or without --size */
 	p.size = 0;
 	assert_null(store_open(&spec, &p, err, sizeof(err)));
-	assert_non_null(strstr(err, "No such file"));
+	assert_non_null(strstr(err, "does not exist, and \",ro\" does not make it"));
+	assert_int_equal(access(path, F_OK), -1);
+	p.size = SIZE;
+	assert_null(store_open(&spec, &p, err, sizeof(err)));
+	assert_non_null(strstr(err, "does not exist, and \",ro\" does not make it"));
 	assert_int_equal(access(path, F_OK), -1);
 	store_spec_free(&spec);
 }
