@@ -20,7 +20,7 @@
  * own connection (store_session()).
  */
 struct store *nbd_store_open(const char *uri, unsigned int timeout_s,
-			       char *err, size_t errlen);
+			     char *err, size_t errlen);
 
 /*
  * One of tcmu-runner's handler plugins, loaded unmodified: @handler is a
@@ -30,9 +30,9 @@ struct store *nbd_store_open(const char *uri, unsigned int timeout_s,
  * the size, where it has one.
  */
 struct store *runner_store_open(const char *handler, const char *dir,
-				  const char *cfg, uint64_t size,
-				  uint32_t block_size, char *err,
-				  size_t errlen);
+				const char *cfg, uint64_t size,
+				uint32_t block_size, char *err,
+				size_t errlen);
 /* The write cache the plugin reported at open (tcmu_dev_set_write_cache_enabled). */
 bool runner_store_write_cache(const struct store *be);
 

@@ -144,8 +144,8 @@ int store_set_flag(struct store_spec *spec, const char *name,
 }
 
 struct store *store_open(const struct store_spec *spec,
-			   const struct store_params *p, char *err,
-			   size_t errlen)
+			 const struct store_params *p, char *err,
+			 size_t errlen)
 {
 	return spec->type->open(spec->priv, p, err, errlen);
 }

@@ -674,7 +674,7 @@ fail:
 
 /* Each ring gets connections of its own to the same export. */
 static struct store *nbd_be_session(struct store *be, char *err,
-				      size_t errlen)
+				    size_t errlen)
 {
 	struct nbd_be *n = to_nbd(be), *s;
 
@@ -704,9 +704,9 @@ static const struct store_ops nbd_be_ops = {
 };
 
 static struct store *nbd_store_open_conns(const char *uri,
-					    unsigned int conns,
-					    unsigned int timeout_s, char *err,
-					    size_t errlen)
+					  unsigned int conns,
+					  unsigned int timeout_s, char *err,
+					  size_t errlen)
 {
 	struct nbd_be *n;
 
@@ -724,7 +724,7 @@ static struct store *nbd_store_open_conns(const char *uri,
 }
 
 struct store *nbd_store_open(const char *uri, unsigned int timeout_s,
-			       char *err, size_t errlen)
+			     char *err, size_t errlen)
 {
 	return nbd_store_open_conns(uri, 1, timeout_s, err, errlen);
 }
@@ -769,8 +769,8 @@ static int nbd_parse(void *priv, const char *arg, char *err, size_t errlen)
 }
 
 static struct store *nbd_open(const void *priv,
-				const struct store_params *p, char *err,
-				size_t errlen)
+			      const struct store_params *p, char *err,
+			      size_t errlen)
 {
 	const struct nbd_spec *spec = priv;
 

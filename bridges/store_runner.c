@@ -41,8 +41,8 @@ static int runner_set_flag(void *priv, const char *name, const char *value,
 }
 
 static struct store *runner_open(const void *priv,
-				   const struct store_params *p, char *err,
-				   size_t errlen)
+				 const struct store_params *p, char *err,
+				 size_t errlen)
 {
 	const struct runner_spec *rs = priv;
 

@@ -197,7 +197,7 @@ static int tb_write_locked(struct coreos_blocks *t, const uint8_t *data,
 			ret = tb_get(t, s.block, t->buf);
 		else if (first)
 			ret = store_pread(t->raw, t->buf, bs,
-					    s.block * bs);
+					  s.block * bs);
 		if (!ret && first)
 			ret = saved_add(t, s.block, t->buf);
 		if (ret)

@@ -108,7 +108,7 @@ static const struct store_ops replicate_ops = {
 
 /* The replicas must all have the same size. */
 struct store *replicate_open(struct store **children, int n,
-			       char *err, size_t errlen)
+			     char *err, size_t errlen)
 {
 	struct replicate *r;
 	int i;

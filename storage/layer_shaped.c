@@ -74,7 +74,7 @@ static int shaped_flush(struct store *be)
 
 /* A connection's own view below is shaped on the same link. */
 static struct store *shaped_session(struct store *be, char *err,
-				      size_t errlen)
+				    size_t errlen)
 {
 	struct shaped *s = to_shaped(be);
 	struct store *child = store_session(s->child, err, errlen);
@@ -104,8 +104,8 @@ static const struct store_ops shaped_ops = {
 };
 
 struct store *shaped_open(struct store *child, struct shaper *sh,
-			    unsigned int write_factor, char *err,
-			    size_t errlen)
+			  unsigned int write_factor, char *err,
+			  size_t errlen)
 {
 	struct shaped *s = calloc(1, sizeof(*s));
 

@@ -71,7 +71,7 @@ struct store_type {
 	int (*set_flag)(void *priv, const char *name, const char *value,
 			char *err, size_t errlen);
 	struct store *(*open)(const void *priv, const struct store_params *p,
-				char *err, size_t errlen);
+			      char *err, size_t errlen);
 	/*
 	 * Optional: false when the open store cannot pass a trim on (an NBD
 	 * server that did not offer TRIM). NULL: every trim reaches the data.
@@ -115,8 +115,8 @@ int store_set_flag(struct store_spec *spec, const char *name,
 
 /* Open the store; NULL with the reason in err. */
 struct store *store_open(const struct store_spec *spec,
-			   const struct store_params *p, char *err,
-			   size_t errlen);
+			 const struct store_params *p, char *err,
+			 size_t errlen);
 
 static inline bool store_has(const struct store_spec *spec,
 			     unsigned int flag)

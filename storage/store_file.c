@@ -285,8 +285,8 @@ static int direct_setup(struct file_be *f, const char *path, bool blkdev,
  * and a missing one made, and removed again if the open then fails.
  */
 struct store *store_file_open_flags(const char *path, uint64_t size,
-					unsigned int flags, char *err,
-					size_t errlen)
+				    unsigned int flags, char *err,
+				    size_t errlen)
 {
 	bool direct = flags & STORE_FILE_DIRECT, created = false;
 	bool ro = flags & STORE_FILE_RO;
@@ -375,7 +375,7 @@ fail:
 }
 
 struct store *store_file_open(const char *path, uint64_t size,
-				  char *err, size_t errlen)
+			      char *err, size_t errlen)
 {
 	return store_file_open_flags(path, size, 0, err, errlen);
 }
@@ -423,8 +423,8 @@ static int file_parse(void *priv, const char *arg, char *err, size_t errlen)
 }
 
 static struct store *file_store_open(const void *priv,
-				       const struct store_params *p,
-				       char *err, size_t errlen)
+				     const struct store_params *p,
+				     char *err, size_t errlen)
 {
 	const struct file_spec *fs = priv;
 	char path[sizeof(fs->path) + 16];
@@ -434,9 +434,9 @@ static struct store *file_store_open(const void *priv,
 	else
 		snprintf(path, sizeof(path), "%s", fs->path);
 	return store_file_open_flags(path, p->size,
-				       (fs->direct ? STORE_FILE_DIRECT : 0) |
-				       (fs->ro ? STORE_FILE_RO : 0),
-				       err, errlen);
+				     (fs->direct ? STORE_FILE_DIRECT : 0) |
+				     (fs->ro ? STORE_FILE_RO : 0),
+				     err, errlen);
 }
 
 const struct store_type store_file = {

@@ -111,8 +111,8 @@ struct store *store_memory_open(uint64_t size, char *err, size_t errlen)
 
 /* The registry's entry (store.c): needs --size. */
 static struct store *memory_store_open(const void *priv,
-					 const struct store_params *p,
-					 char *err, size_t errlen)
+				       const struct store_params *p,
+				       char *err, size_t errlen)
 {
 	return store_memory_open(p->size, err, errlen);
 }

@@ -98,8 +98,8 @@ struct store *store_null_open(uint64_t size, char *err, size_t errlen)
 
 /* The registry's entry (store.c): needs --size. */
 static struct store *null_store_open(const void *priv,
-				       const struct store_params *p,
-				       char *err, size_t errlen)
+				     const struct store_params *p,
+				     char *err, size_t errlen)
 {
 	return store_null_open(p->size, err, errlen);
 }

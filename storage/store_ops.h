@@ -39,7 +39,7 @@ struct store_ops {
 	 * here means the store is shared as it is.
 	 */
 	struct store *(*session)(struct store *be, char *err,
-				   size_t errlen);
+				 size_t errlen);
 	void (*close)(struct store *be);
 	/* Optional: requests started without waiting (see store_io). */
 	const struct store_aio_ops *aio;
@@ -151,7 +151,7 @@ struct redis_spec {
 struct store *store_memory_open(uint64_t size, char *err, size_t errlen);
 struct store *store_null_open(uint64_t size, char *err, size_t errlen);
 struct store *store_file_open(const char *path, uint64_t size,
-				  char *err, size_t errlen);
+			      char *err, size_t errlen);
 /*
  * STORE_FILE_DIRECT: open with O_DIRECT (no page cache). The alignment
  * the file system wants is asked at open (statx); I/O that misses it goes
@@ -162,8 +162,8 @@ struct store *store_file_open(const char *path, uint64_t size,
 /* STORE_FILE_RO: open read-only, never created nor extended (store.read_only). */
 #define STORE_FILE_RO		(1u << 1)
 struct store *store_file_open_flags(const char *path, uint64_t size,
-					unsigned int flags, char *err,
-					size_t errlen);
+				    unsigned int flags, char *err,
+				    size_t errlen);
 
 struct redis_params {
 	const struct redis_spec *spec;
@@ -172,11 +172,11 @@ struct redis_params {
 	uint64_t size;
 };
 struct store *store_redis_open(const struct redis_params *p,
-				   char *err, size_t errlen);
+			       char *err, size_t errlen);
 
 /* Layers. They own (and close) the stores they are given. */
 struct store *replicate_open(struct store **children, int n,
-			       char *err, size_t errlen);
+			     char *err, size_t errlen);
 /*
  * raw: the same data as child without the storage shaping above it (or
  * child itself), for reads coreos-torus would not make (see layer_coreos_blocks.c).
@@ -186,17 +186,17 @@ struct store *coreos_blocks_open(struct store *child, struct store *raw,
 				  size_t errlen);
 struct shaper;
 struct store *shaped_open(struct store *child, struct shaper *sh,
-			    unsigned int write_factor, char *err,
-			    size_t errlen);
+			  unsigned int write_factor, char *err,
+			  size_t errlen);
 
 static inline int store_pread(struct store *be, void *buf, size_t len,
-				uint64_t off)
+			      uint64_t off)
 {
 	return be->ops->pread(be, buf, len, off);
 }
 
 static inline int store_pwrite(struct store *be, const void *buf,
-				 size_t len, uint64_t off)
+			       size_t len, uint64_t off)
 {
 	if (be->read_only)
 		return -EROFS;
@@ -223,7 +223,7 @@ static inline int store_flush(struct store *be)
 }
 
 static inline const void *store_peek(struct store *be, size_t len,
-				       uint64_t off)
+				     uint64_t off)
 {
 	return be->ops->peek ? be->ops->peek(be, len, off) : NULL;
 }
@@ -234,7 +234,7 @@ static inline const void *store_peek(struct store *be, size_t len,
  * the reason in err.
  */
 static inline struct store *store_session(struct store *be, char *err,
-					      size_t errlen)
+					  size_t errlen)
 {
 	return be->ops->session ? be->ops->session(be, err, errlen) : be;
 }
@@ -250,7 +250,7 @@ static inline int store_aio_open(struct store *be, unsigned int depth)
 
 /* Callers refuse writes to a read-only store before they get here. */
 static inline void store_aio_submit(struct store *be,
-				      struct store_io *io)
+				    struct store_io *io)
 {
 	be->ops->aio->submit(be, io);
 }

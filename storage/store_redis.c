@@ -381,7 +381,7 @@ static void redis_close(struct store *be)
 }
 
 static struct store *redis_open(const struct redis_params *p,
-				  bool connect_now, char *err, size_t errlen);
+				bool connect_now, char *err, size_t errlen);
 
 /*
  * A connection's own store: same volume, own connections and map. They
@@ -389,7 +389,7 @@ static struct store *redis_open(const struct redis_params *p,
  * servers are down can still be chosen, its I/O fails.
  */
 static struct store *redis_session(struct store *be, char *err,
-				     size_t errlen)
+				   size_t errlen)
 {
 	struct redis_be *r = to_redis(be);
 	struct redis_params p = {
@@ -414,7 +414,7 @@ static const struct store_ops redis_ops = {
 };
 
 static struct store *redis_open(const struct redis_params *p,
-				  bool connect_now, char *err, size_t errlen)
+				bool connect_now, char *err, size_t errlen)
 {
 	const struct redis_spec *spec = p->spec;
 	struct redis_be *r;
@@ -485,7 +485,7 @@ fail:
 
 /* The export's store: its servers must answer now (exit 1 if not). */
 struct store *store_redis_open(const struct redis_params *p,
-				   char *err, size_t errlen)
+			       char *err, size_t errlen)
 {
 	return redis_open(p, true, err, errlen);
 }
@@ -531,8 +531,8 @@ static int redis_set_flag(void *priv, const char *name, const char *value,
 }
 
 static struct store *redis_store_open(const void *priv,
-					const struct store_params *p,
-					char *err, size_t errlen)
+				      const struct store_params *p,
+				      char *err, size_t errlen)
 {
 	const struct redis_store *rs = priv;
 	struct redis_params rp = {

@@ -459,9 +459,9 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 }
 
 struct store *runner_store_open(const char *handler, const char *dir,
-				  const char *cfg, uint64_t size,
-				  uint32_t block_size, char *err,
-				  size_t errlen)
+				const char *cfg, uint64_t size,
+				uint32_t block_size, char *err,
+				size_t errlen)
 {
 	const struct runner_plugin *p;
 	struct runner_be *r;

@@ -22,7 +22,7 @@
 
 /* Copy @copy (-1: the only one) of the store --store names. */
 static struct store *open_store(const struct shim_config *cfg, int copy,
-				  char *err, size_t errlen)
+				char *err, size_t errlen)
 {
 	struct store_params p = {
 		.size = cfg->size,
@@ -39,9 +39,9 @@ static struct store *open_store(const struct shim_config *cfg, int copy,
 
 /* Storage shaping wraps the stores; writes to R replicas count R times. */
 static struct store *maybe_shaped(struct store *be,
-				    const struct shim_config *cfg,
-				    struct shaper *sh, unsigned int factor,
-				    char *err, size_t errlen)
+				  const struct shim_config *cfg,
+				  struct shaper *sh, unsigned int factor,
+				  char *err, size_t errlen)
 {
 	if (!be || !cfg->shape_storage || !shaper_active(sh))
 		return be;

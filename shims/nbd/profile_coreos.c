@@ -149,7 +149,7 @@ static int coreos_read(struct peer *c, const struct nbd_request *req)
 		return REQ_CLOSE;
 	if (in_range(c, req))
 		err = store_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN,
-				    req->length, req->offset);
+				  req->length, req->offset);
 	if (err)
 		memset(p + NBD_SIMPLE_REPLY_LEN, 0, req->length);
 	nbd_encode_simple_reply(p, err ? NBD_EIO : 0, req->cookie);

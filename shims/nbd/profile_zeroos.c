@@ -260,7 +260,7 @@ static int zeroos_read(struct peer *c, const struct nbd_request *req)
 		return REQ_CLOSE;
 	nbd_encode_simple_reply(p, 0, req->cookie);
 	ret = store_pread(c->be, p + NBD_SIMPLE_REPLY_LEN, req->length,
-			    req->offset);
+			  req->offset);
 	if (ret) {
 		shim_info("%s: read I/O error: %s; closing", c->peer,
 			  strerror(-ret));

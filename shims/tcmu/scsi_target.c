@@ -165,7 +165,7 @@ static bool write_protected(const struct scsi_lu *lu,
 
 /* A store's failure: the first block of the command in INFORMATION. */
 static void store_error(struct scsi_reply *r, int err, bool write,
-			  uint64_t lba)
+			uint64_t lba)
 {
 	struct tcmu_sense s;
 
@@ -326,7 +326,7 @@ static void do_sync(struct scsi_lu *lu, const struct tcmu_cdb *c,
 static int trim(struct scsi_lu *lu, uint64_t lba, uint64_t blocks)
 {
 	int ret = store_trim(lu->be, blocks * lu->t->block_size,
-			       lba * lu->t->block_size);
+			     lba * lu->t->block_size);
 
 	return ret == -EOPNOTSUPP ? 0 : ret;
 }
@@ -413,7 +413,7 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 				     c->blocks - done : per;
 
 			ret = store_pwrite(lu->be, lu->bounce, (size_t)n * bs,
-					     off + (uint64_t)done * bs);
+					   off + (uint64_t)done * bs);
 		}
 	}
 	if (ret)

@@ -46,8 +46,8 @@ struct store_caps {
 
 /* The store the spec names, sized, and what it can do. */
 struct store *store_open_device(const struct shim_config *cfg,
-				  struct store_caps *caps, char *err,
-				  size_t errlen);
+				struct store_caps *caps, char *err,
+				size_t errlen);
 
 /* Serve rings attached over the socket until @sigfd fires: 0 or -1. */
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,

@@ -8,8 +8,8 @@
 #include "shim.h"
 
 struct store *store_open_device(const struct shim_config *cfg,
-				  struct store_caps *caps, char *err,
-				  size_t errlen)
+				struct store_caps *caps, char *err,
+				size_t errlen)
 {
 	struct store_params p = {
 		.size = cfg->size,

@@ -44,7 +44,7 @@ static int setup(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	e->be = store_file_open_flags(e->path, SIZE, STORE_FILE_DIRECT,
-					err, sizeof(err));
+				      err, sizeof(err));
 	if (!e->be) {
 		print_message("skipped: %s\n", err);
 		unlink(e->path);
