@@ -173,6 +173,9 @@ def parse_args(argv):
             print(p.name)
         sys.exit(0)
     a = ap.parse_args(argv)
+    old = "--backend"  # old spelling of --store
+    if any(x == old or x.startswith(old + "=") for x in argv or sys.argv[1:]):
+        print("compare: --backend is deprecated: use --store", file=sys.stderr)
     a.paths = [p.strip() for p in a.paths.split(",") if p.strip()]
     bad = [p for p in a.paths if p not in BY_NAME]
     if bad:

@@ -25,14 +25,14 @@ diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 
 # both shims list the same stores (one registry, storage/store.h) and the
 # same store flags: the options --help prints between --store's entry and
-# --backend's, where the stores' flags go
+# that of --backend (the old spelling), where the stores' flags go
 stores() {
 	"$1" --help | sed -n '/^    --store STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
 		awk '{print $1}'
 }
 store_flags() {
-	"$1" --help | sed -n '/^    --store STORE/,/^    --backend STORE/p' |
-		grep -oE '^    --[a-z-]+' | grep -vxE '    --(store|backend)'
+	"$1" --help | sed -n '/^    --store STORE/,/^    --backend STORE/p' | # old spelling
+		grep -oE '^    --[a-z-]+' | grep -vxE '    --(store|backend)' # old spelling
 }
 stores "$NBD_SHIM" >"$T/nbd.stores"
 grep -qx memory "$T/nbd.stores" ||
