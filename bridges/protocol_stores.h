@@ -34,6 +34,6 @@ struct store *runner_store_open(const char *handler, const char *dir,
 				uint32_t block_size, char *err,
 				size_t errlen);
 /* The write cache the plugin reported at open (tcmu_dev_set_write_cache_enabled). */
-bool runner_store_write_cache(const struct store *be);
+bool runner_store_write_cache(const struct store *st);
 
 #endif /* TORUS_STORAGE_PROTOCOL_STORES_H */

@@ -56,7 +56,7 @@
 static const uint8_t zero_buf[NBD_BE_ZERO_BUF];
 
 struct nbd_be {
-	struct store be;
+	struct store st;
 	char uri[4096];			/* as given, for messages and sessions */
 	char label[4200];		/* nbd_uri_label(), for the client */
 	unsigned int timeout_s;
@@ -87,9 +87,9 @@ static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 				     unsigned int timeout_s, char *err,
 				     size_t errlen);
 
-static struct nbd_be *to_nbd(struct store *be)
+static struct nbd_be *to_nbd(struct store *st)
 {
-	return container_of(be, struct nbd_be, be);
+	return container_of(st, struct nbd_be, st);
 }
 
 static void hang_up(struct nbd_be *n)
@@ -270,18 +270,18 @@ fail:
 	return ret;
 }
 
-static int nbd_be_pread(struct store *be, void *buf, size_t len,
+static int nbd_be_pread(struct store *st, void *buf, size_t len,
 			uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	return nbd_be_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
 }
 
-static int nbd_be_pwrite(struct store *be, const void *buf, size_t len,
+static int nbd_be_pwrite(struct store *st, const void *buf, size_t len,
 			 uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
@@ -289,9 +289,9 @@ static int nbd_be_pwrite(struct store *be, const void *buf, size_t len,
 			   n->max_req);
 }
 
-static int nbd_be_zero(struct store *be, size_t len, uint64_t off)
+static int nbd_be_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
@@ -302,9 +302,9 @@ static int nbd_be_zero(struct store *be, size_t len, uint64_t off)
 			   min_u64(n->max_req, sizeof(zero_buf)));
 }
 
-static int nbd_be_trim(struct store *be, size_t len, uint64_t off)
+static int nbd_be_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
@@ -314,9 +314,9 @@ static int nbd_be_trim(struct store *be, size_t len, uint64_t off)
 			   NBD_BE_MAX_ZERO);
 }
 
-static int nbd_be_flush(struct store *be)
+static int nbd_be_flush(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	/* A server that offers no flush has no cache to flush. */
 	if (!(n->exp.tflags & NBD_FLAG_SEND_FLUSH))
@@ -482,9 +482,9 @@ static int io_settle(struct nbd_be *n, struct store_io *io)
 	return 1;
 }
 
-static int nbd_aio_open(struct store *be, unsigned int depth)
+static int nbd_aio_open(struct store *st, unsigned int depth)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 	int ret;
 
 	if (n->client)
@@ -499,9 +499,9 @@ static int nbd_aio_open(struct store *be, unsigned int depth)
 	return nbd_client_fd(n->client);
 }
 
-static void nbd_aio_submit(struct store *be, struct store_io *io)
+static void nbd_aio_submit(struct store *st, struct store_io *io)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	io->pos = 0;
 	io->parts = 0;
@@ -516,17 +516,17 @@ static void nbd_aio_submit(struct store *be, struct store_io *io)
 	io_wait(n, io);
 }
 
-static void nbd_aio_commit(struct store *be)
+static void nbd_aio_commit(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	pump(n);
 	nbd_client_send_all(n->client);
 }
 
-static int nbd_aio_reap(struct store *be)
+static int nbd_aio_reap(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 	struct store_io *io, *next;
 	int got, done = 0;
 
@@ -548,9 +548,9 @@ static int nbd_aio_reap(struct store *be)
 	return done;
 }
 
-static void nbd_aio_cancel(struct store *be, int err)
+static void nbd_aio_cancel(struct store *st, int err)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 	struct store_io *io;
 
 	nbd_client_cancel(n->client, -err);
@@ -582,16 +582,16 @@ static const struct store_aio_ops nbd_aio_ops = {
 
 /* ---- opening ---- */
 
-static bool nbd_can_trim(const struct store *be)
+static bool nbd_can_trim(const struct store *st)
 {
-	const struct nbd_be *n = container_of(be, struct nbd_be, be);
+	const struct nbd_be *n = container_of(st, struct nbd_be, st);
 
 	return n->exp.tflags & NBD_FLAG_SEND_TRIM;
 }
 
-static void nbd_be_close(struct store *be)
+static void nbd_be_close(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->client)
 		nbd_client_free(n->client);
@@ -662,9 +662,9 @@ static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 	if (n->exp.block_size_known && n->exp.max_block &&
 	    n->exp.max_block < n->max_req)
 		n->max_req = n->exp.max_block;
-	n->be.ops = &nbd_be_ops;
-	n->be.size = n->exp.size;
-	n->be.read_only = n->exp.tflags & NBD_FLAG_READ_ONLY;
+	n->st.ops = &nbd_be_ops;
+	n->st.size = n->exp.size;
+	n->st.read_only = n->exp.tflags & NBD_FLAG_READ_ONLY;
 	return n;
 fail:
 	hang_up(n);
@@ -673,10 +673,10 @@ fail:
 }
 
 /* Each ring gets connections of its own to the same export. */
-static struct store *nbd_be_session(struct store *be, char *err,
+static struct store *nbd_be_session(struct store *st, char *err,
 				    size_t errlen)
 {
-	struct nbd_be *n = to_nbd(be), *s;
+	struct nbd_be *n = to_nbd(st), *s;
 
 	s = nbd_be_connect(n->uri, n->conns, n->timeout_s, err, errlen);
 	if (!s)
@@ -685,10 +685,10 @@ static struct store *nbd_be_session(struct store *be, char *err,
 		snprintf(err, errlen, "nbd %s: the export changed size (%llu, was %llu)",
 			 n->uri, (unsigned long long)s->exp.size,
 			 (unsigned long long)n->exp.size);
-		nbd_be_close(&s->be);
+		nbd_be_close(&s->st);
 		return NULL;
 	}
-	return &s->be;
+	return &s->st;
 }
 
 static const struct store_ops nbd_be_ops = {
@@ -715,12 +715,12 @@ static struct store *nbd_store_open_conns(const char *uri,
 		return NULL;
 	if (!n->exp.size) {
 		snprintf(err, errlen, "nbd %s: the export is empty", uri);
-		nbd_be_close(&n->be);
+		nbd_be_close(&n->st);
 		return NULL;
 	}
 	/* Let go of the volume until I/O needs it (see the top). */
 	hang_up(n);
-	return &n->be;
+	return &n->st;
 }
 
 struct store *nbd_store_open(const char *uri, unsigned int timeout_s,

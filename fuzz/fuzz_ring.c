@@ -167,51 +167,51 @@ struct reply {
 #ifdef FUZZ_SCSI_TARGET
 /* A store that aborts on any access outside itself, over memory. */
 struct fenced {
-	struct store be;
+	struct store st;
 	struct store *inner;
 };
 
-static void fence(struct store *be, size_t len, uint64_t off)
+static void fence(struct store *st, size_t len, uint64_t off)
 {
-	FUZZ_CHECK(off <= be->size && len <= be->size - off);
+	FUZZ_CHECK(off <= st->size && len <= st->size - off);
 }
 
-static int f_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int f_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->pread(f->inner, buf, len, off);
 }
 
-static int f_pwrite(struct store *be, const void *buf, size_t len,
+static int f_pwrite(struct store *st, const void *buf, size_t len,
 		    uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->pwrite(f->inner, buf, len, off);
 }
 
-static int f_zero(struct store *be, size_t len, uint64_t off)
+static int f_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->zero(f->inner, len, off);
 }
 
-static int f_trim(struct store *be, size_t len, uint64_t off)
+static int f_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->trim(f->inner, len, off);
 }
 
-static int f_flush(struct store *be)
+static int f_flush(struct store *st)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
 	return f->inner->ops->flush(f->inner);
 }
@@ -241,10 +241,10 @@ static struct target *target_open(uint8_t raw)
 	FUZZ_CHECK(tg);
 	tg->f.inner = store_memory_open(size, err, sizeof(err));
 	FUZZ_CHECK(tg->f.inner);
-	tg->f.be.ops = &fenced_ops;
-	tg->f.be.size = size;
+	tg->f.st.ops = &fenced_ops;
+	tg->f.st.size = size;
 	FUZZ_CHECK(!scsi_target_init(&tg->t, size, bs, 64u << 10, true, 42));
-	FUZZ_CHECK(!scsi_lu_init(&tg->lu, &tg->t, &tg->f.be));
+	FUZZ_CHECK(!scsi_lu_init(&tg->lu, &tg->t, &tg->f.st));
 	return tg;
 }
 

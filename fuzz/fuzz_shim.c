@@ -107,17 +107,17 @@ void shim_debug_line(const char *fmt, ...)
 /* ---- a store that checks the export's bounds ---------------------- */
 
 struct checked {
-	struct store be;
+	struct store st;
 	struct store *inner;
 	bool no_peek;
 	unsigned int fail_every;	/* 0: never */
 	unsigned int ops;
 };
 
-static struct checked *checked(struct store *be, size_t len, uint64_t off)
+static struct checked *checked(struct store *st, size_t len, uint64_t off)
 {
-	FUZZ_CHECK(off <= be->size && len <= be->size - off);
-	return (struct checked *)be;
+	FUZZ_CHECK(off <= st->size && len <= st->size - off);
+	return (struct checked *)st;
 }
 
 /* This operation fails (it is the fail_every-th since the last). */
@@ -126,53 +126,53 @@ static bool fault(struct checked *ck)
 	return ck->fail_every && ++ck->ops % ck->fail_every == 0;
 }
 
-static int ck_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int ck_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
 	return fault(ck) ? -EIO : store_pread(ck->inner, buf, len, off);
 }
 
-static int ck_pwrite(struct store *be, const void *buf, size_t len,
+static int ck_pwrite(struct store *st, const void *buf, size_t len,
 		     uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
 	return fault(ck) ? -EIO : store_pwrite(ck->inner, buf, len, off);
 }
 
-static int ck_zero(struct store *be, size_t len, uint64_t off)
+static int ck_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
 	return fault(ck) ? -EIO : store_zero(ck->inner, len, off);
 }
 
-static int ck_trim(struct store *be, size_t len, uint64_t off)
+static int ck_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
 	return fault(ck) ? -EIO : store_trim(ck->inner, len, off);
 }
 
-static int ck_flush(struct store *be)
+static int ck_flush(struct store *st)
 {
-	struct checked *ck = checked(be, 0, 0);
+	struct checked *ck = checked(st, 0, 0);
 
 	return fault(ck) ? -EIO : store_flush(ck->inner);
 }
 
-static const void *ck_peek(struct store *be, size_t len, uint64_t off)
+static const void *ck_peek(struct store *st, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
 	return ck->no_peek ? NULL : store_peek(ck->inner, len, off);
 }
 
-static void ck_close(struct store *be)
+static void ck_close(struct store *st)
 {
-	store_close(checked(be, 0, 0)->inner);
-	free(be);
+	store_close(checked(st, 0, 0)->inner);
+	free(st);
 }
 
 static const struct store_ops checked_ops = {
@@ -219,10 +219,10 @@ static struct shim *shim_get(unsigned int i)
 		abort();
 	}
 	ck = calloc(1, sizeof(*ck));
-	ck->be.ops = &checked_ops;
-	ck->be.size = s->srv.exp.be->size;
-	ck->inner = s->srv.exp.be;
-	s->srv.exp.be = &ck->be;
+	ck->st.ops = &checked_ops;
+	ck->st.size = s->srv.exp.st->size;
+	ck->inner = s->srv.exp.st;
+	s->srv.exp.st = &ck->st;
 	s->ready = true;
 	return s;
 }
@@ -295,7 +295,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	s = shim_get(data[0] & 7);
-	ck = (struct checked *)s->srv.exp.be;
+	ck = (struct checked *)s->srv.exp.st;
 	ck->no_peek = data[0] & 8;
 	ck->fail_every = data[0] >> 5;
 	ck->ops = 0;

@@ -38,7 +38,7 @@ struct tb_saved {
 };
 
 struct coreos_blocks {
-	struct store be;
+	struct store st;
 	struct store *child;
 	struct store *raw;		/* child without shaping, not owned */
 	struct blk_store blocks;	/* whole blocks of child, for reads */
@@ -50,9 +50,9 @@ struct coreos_blocks {
 
 #define TB_SAVED_MIN	64
 
-static struct coreos_blocks *to_tb(struct store *be)
+static struct coreos_blocks *to_tb(struct store *st)
 {
-	return container_of(be, struct coreos_blocks, be);
+	return container_of(st, struct coreos_blocks, st);
 }
 
 static int tb_get(void *ctx, uint64_t block, uint8_t *buf)
@@ -164,9 +164,9 @@ static void saved_clear(struct coreos_blocks *t)
 	t->saved_n = 0;
 }
 
-static int tb_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int tb_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
@@ -229,25 +229,25 @@ static int tb_write(struct coreos_blocks *t, const uint8_t *data, size_t len,
 	return ret;
 }
 
-static int tb_pwrite(struct store *be, const void *buf, size_t len,
+static int tb_pwrite(struct store *st, const void *buf, size_t len,
 		     uint64_t off)
 {
-	return tb_write(to_tb(be), buf, len, off);
+	return tb_write(to_tb(st), buf, len, off);
 }
 
 /* Not reachable from the coreos profile (no WRITE_ZEROES); kept exact. */
-static int tb_zero(struct store *be, size_t len, uint64_t off)
+static int tb_zero(struct store *st, size_t len, uint64_t off)
 {
-	return tb_write(to_tb(be), NULL, len, off);
+	return tb_write(to_tb(st), NULL, len, off);
 }
 
 /*
  * Whole blocks only. A block written since the last flush gets back its
  * content of then; the others are cleared, runs of them at once.
  */
-static int tb_trim(struct store *be, size_t len, uint64_t off)
+static int tb_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 	uint64_t first, end, b, run;
 	uint32_t bs = t->blocks.bs;
 	const struct tb_saved *sv;
@@ -276,9 +276,9 @@ static int tb_trim(struct store *be, size_t len, uint64_t off)
 	return ret;
 }
 
-static int tb_flush(struct store *be)
+static int tb_flush(struct store *st)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
@@ -288,9 +288,9 @@ static int tb_flush(struct store *be)
 	return ret;
 }
 
-static void tb_close(struct store *be)
+static void tb_close(struct store *st)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 
 	store_close(t->child);
 	saved_clear(t);
@@ -343,10 +343,10 @@ struct store *coreos_blocks_open(struct store *child, struct store *raw,
 	t->blocks.ops = &tb_store_ops;
 	t->blocks.ctx = t;
 	t->blocks.bs = block_size;
-	t->be.ops = &coreos_blocks_ops;
-	t->be.size = child->size;
-	t->be.read_only = child->read_only;
-	return &t->be;
+	t->st.ops = &coreos_blocks_ops;
+	t->st.size = child->size;
+	t->st.read_only = child->read_only;
+	return &t->st;
 fail:
 	store_close(child);
 	return NULL;

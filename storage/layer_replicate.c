@@ -12,19 +12,19 @@
 #include "torus_util.h"
 
 struct replicate {
-	struct store be;
+	struct store st;
 	int n;
 	struct store *child[];
 };
 
-static struct replicate *to_rep(struct store *be)
+static struct replicate *to_rep(struct store *st)
 {
-	return container_of(be, struct replicate, be);
+	return container_of(st, struct replicate, st);
 }
 
-static int rep_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int rep_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct replicate *r = to_rep(be);
+	struct replicate *r = to_rep(st);
 	int i, ret = -EIO;
 
 	for (i = 0; i < r->n; i++) {
@@ -38,10 +38,10 @@ static int rep_pread(struct store *be, void *buf, size_t len, uint64_t off)
 enum rep_op { REP_WRITE, REP_ZERO, REP_TRIM, REP_FLUSH };
 
 /* Write level "all": every replica, and the first error if any failed. */
-static int rep_all(struct store *be, enum rep_op op, const void *buf,
+static int rep_all(struct store *st, enum rep_op op, const void *buf,
 		   size_t len, uint64_t off)
 {
-	struct replicate *r = to_rep(be);
+	struct replicate *r = to_rep(st);
 	int i, ret = 0, first = 0;
 
 	for (i = 0; i < r->n; i++) {
@@ -65,30 +65,30 @@ static int rep_all(struct store *be, enum rep_op op, const void *buf,
 	return first;
 }
 
-static int rep_pwrite(struct store *be, const void *buf, size_t len,
+static int rep_pwrite(struct store *st, const void *buf, size_t len,
 		      uint64_t off)
 {
-	return rep_all(be, REP_WRITE, buf, len, off);
+	return rep_all(st, REP_WRITE, buf, len, off);
 }
 
-static int rep_zero(struct store *be, size_t len, uint64_t off)
+static int rep_zero(struct store *st, size_t len, uint64_t off)
 {
-	return rep_all(be, REP_ZERO, NULL, len, off);
+	return rep_all(st, REP_ZERO, NULL, len, off);
 }
 
-static int rep_trim(struct store *be, size_t len, uint64_t off)
+static int rep_trim(struct store *st, size_t len, uint64_t off)
 {
-	return rep_all(be, REP_TRIM, NULL, len, off);
+	return rep_all(st, REP_TRIM, NULL, len, off);
 }
 
-static int rep_flush(struct store *be)
+static int rep_flush(struct store *st)
 {
-	return rep_all(be, REP_FLUSH, NULL, 0, 0);
+	return rep_all(st, REP_FLUSH, NULL, 0, 0);
 }
 
-static void rep_close(struct store *be)
+static void rep_close(struct store *st)
 {
-	struct replicate *r = to_rep(be);
+	struct replicate *r = to_rep(st);
 	int i;
 
 	for (i = 0; i < r->n; i++)
@@ -130,10 +130,10 @@ struct store *replicate_open(struct store **children, int n,
 		r->child[i] = children[i];
 	}
 	r->n = n;
-	r->be.ops = &replicate_ops;
-	r->be.size = children[0]->size;
-	r->be.read_only = children[0]->read_only;
-	return &r->be;
+	r->st.ops = &replicate_ops;
+	r->st.size = children[0]->size;
+	r->st.read_only = children[0]->read_only;
+	return &r->st;
 fail:
 	for (i = 0; i < n; i++)
 		store_close(children[i]);

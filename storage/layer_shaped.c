@@ -14,15 +14,15 @@
 #include "torus_util.h"
 
 struct shaped {
-	struct store be;
+	struct store st;
 	struct store *child;
 	struct shaper *sh;
 	unsigned int write_factor;
 };
 
-static struct shaped *to_shaped(struct store *be)
+static struct shaped *to_shaped(struct store *st)
 {
-	return container_of(be, struct shaped, be);
+	return container_of(st, struct shaped, st);
 }
 
 static void charge(struct shaped *s, uint64_t bytes)
@@ -30,63 +30,63 @@ static void charge(struct shaped *s, uint64_t bytes)
 	shaper_wait(shaper_due(s->sh, now_ns(), bytes));
 }
 
-static int shaped_pread(struct store *be, void *buf, size_t len,
+static int shaped_pread(struct store *st, void *buf, size_t len,
 			uint64_t off)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 
 	charge(s, len);
 	return store_pread(s->child, buf, len, off);
 }
 
-static int shaped_pwrite(struct store *be, const void *buf, size_t len,
+static int shaped_pwrite(struct store *st, const void *buf, size_t len,
 			 uint64_t off)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 
 	charge(s, (uint64_t)len * s->write_factor);
 	return store_pwrite(s->child, buf, len, off);
 }
 
-static int shaped_zero(struct store *be, size_t len, uint64_t off)
+static int shaped_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 
 	charge(s, 0);
 	return store_zero(s->child, len, off);
 }
 
-static int shaped_trim(struct store *be, size_t len, uint64_t off)
+static int shaped_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 
 	charge(s, 0);
 	return store_trim(s->child, len, off);
 }
 
-static int shaped_flush(struct store *be)
+static int shaped_flush(struct store *st)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 
 	charge(s, 0);
 	return store_flush(s->child);
 }
 
 /* A connection's own view below is shaped on the same link. */
-static struct store *shaped_session(struct store *be, char *err,
+static struct store *shaped_session(struct store *st, char *err,
 				    size_t errlen)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 	struct store *child = store_session(s->child, err, errlen);
 
 	if (!child || child == s->child)
-		return child ? be : NULL;
+		return child ? st : NULL;
 	return shaped_open(child, s->sh, s->write_factor, err, errlen);
 }
 
-static void shaped_close(struct store *be)
+static void shaped_close(struct store *st)
 {
-	struct shaped *s = to_shaped(be);
+	struct shaped *s = to_shaped(st);
 
 	store_close(s->child);
 	free(s);
@@ -117,8 +117,8 @@ struct store *shaped_open(struct store *child, struct shaper *sh,
 	s->child = child;
 	s->sh = sh;
 	s->write_factor = write_factor;
-	s->be.ops = &shaped_ops;
-	s->be.size = child->size;
-	s->be.read_only = child->read_only;
-	return &s->be;
+	s->st.ops = &shaped_ops;
+	s->st.size = child->size;
+	s->st.read_only = child->read_only;
+	return &s->st;
 }

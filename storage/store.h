@@ -76,13 +76,13 @@ struct store_type {
 	 * Optional: false when the open store cannot pass a trim on (an NBD
 	 * server that did not offer TRIM). NULL: every trim reaches the data.
 	 */
-	bool (*can_trim)(const struct store *be);
+	bool (*can_trim)(const struct store *st);
 	/*
 	 * Optional: whether the open store keeps written data in a volatile
 	 * cache that a flush empties (a tcmu-runner plugin says so itself).
 	 * NULL: it does, so initiators send their flushes.
 	 */
-	bool (*write_cache)(const struct store *be);
+	bool (*write_cache)(const struct store *st);
 };
 
 /* The registry: every store, NULL-terminated (store.c). */
@@ -126,16 +126,16 @@ static inline bool store_has(const struct store_spec *spec,
 
 /* Whether @be, opened from @spec, passes trims on to its data. */
 static inline bool store_can_trim(const struct store_spec *spec,
-				  const struct store *be)
+				  const struct store *st)
 {
-	return !spec->type->can_trim || spec->type->can_trim(be);
+	return !spec->type->can_trim || spec->type->can_trim(st);
 }
 
 /* Whether @be, opened from @spec, reports a volatile write cache. */
 static inline bool store_write_cache(const struct store_spec *spec,
-				     const struct store *be)
+				     const struct store *st)
 {
-	return !spec->type->write_cache || spec->type->write_cache(be);
+	return !spec->type->write_cache || spec->type->write_cache(st);
 }
 
 /* "memory, null, file:PATH[,direct], ... or runner:SUBTYPE:CFG" */

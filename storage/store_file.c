@@ -30,17 +30,17 @@
 #include "store.h"
 #include "torus_util.h"
 
-struct file_be {
-	struct store be;
+struct file_store {
+	struct store st;
 	int fd;
 	bool direct;
 	uint32_t align;		/* O_DIRECT: buffers, offsets, lengths */
 	pthread_rwlock_t rmw;	/* held alone by read-modify-write */
 };
 
-static struct file_be *to_file(struct store *be)
+static struct file_store *to_file(struct store *st)
 {
-	return container_of(be, struct file_be, be);
+	return container_of(st, struct file_store, st);
 }
 
 /* O_DIRECT reads only come back short at the end of the file. */
@@ -84,13 +84,13 @@ static int raw_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static bool is_aligned(const struct file_be *f, uint64_t v)
+static bool is_aligned(const struct file_store *f, uint64_t v)
 {
 	return !(v & (f->align - 1));
 }
 
 /* The aligned span around [off, off + len), in a buffer of its own. */
-static void *span_get(const struct file_be *f, size_t len, uint64_t off,
+static void *span_get(const struct file_store *f, size_t len, uint64_t off,
 		      uint64_t *start, size_t *span)
 {
 	void *buf;
@@ -103,9 +103,9 @@ static void *span_get(const struct file_be *f, size_t len, uint64_t off,
 	return buf;
 }
 
-static int file_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int file_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct file_be *f = to_file(be);
+	struct file_store *f = to_file(st);
 	uint64_t start;
 	size_t span;
 	uint8_t *tmp;
@@ -125,7 +125,7 @@ static int file_pread(struct store *be, void *buf, size_t len, uint64_t off)
 }
 
 /* O_DIRECT writes that miss the alignment. */
-static int direct_pwrite_bounced(struct file_be *f, const void *buf,
+static int direct_pwrite_bounced(struct file_store *f, const void *buf,
 				 size_t len, uint64_t off)
 {
 	uint64_t start;
@@ -154,10 +154,10 @@ static int direct_pwrite_bounced(struct file_be *f, const void *buf,
 	return ret;
 }
 
-static int file_pwrite(struct store *be, const void *buf, size_t len,
+static int file_pwrite(struct store *st, const void *buf, size_t len,
 		       uint64_t off)
 {
-	struct file_be *f = to_file(be);
+	struct file_store *f = to_file(st);
 	int ret;
 
 	if (!f->direct)
@@ -171,7 +171,7 @@ static int file_pwrite(struct store *be, const void *buf, size_t len,
 	return ret;
 }
 
-static int file_write_zeroes(struct store *be, size_t len, uint64_t off)
+static int file_write_zeroes(struct store *st, size_t len, uint64_t off)
 {
 	static const uint8_t zeroes[65536];
 	size_t n;
@@ -179,7 +179,7 @@ static int file_write_zeroes(struct store *be, size_t len, uint64_t off)
 
 	while (len) {
 		n = min_u64(len, sizeof(zeroes));
-		ret = file_pwrite(be, zeroes, n, off);
+		ret = file_pwrite(st, zeroes, n, off);
 		if (ret)
 			return ret;
 		len -= n;
@@ -188,9 +188,9 @@ static int file_write_zeroes(struct store *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int file_zero(struct store *be, size_t len, uint64_t off)
+static int file_zero(struct store *st, size_t len, uint64_t off)
 {
-	int fd = to_file(be)->fd;
+	int fd = to_file(st)->fd;
 
 	if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 		      off, len) == 0)
@@ -198,12 +198,12 @@ static int file_zero(struct store *be, size_t len, uint64_t off)
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      off, len) == 0)
 		return 0;
-	return file_write_zeroes(be, len, off);
+	return file_write_zeroes(st, len, off);
 }
 
-static int file_trim(struct store *be, size_t len, uint64_t off)
+static int file_trim(struct store *st, size_t len, uint64_t off)
 {
-	int fd = to_file(be)->fd;
+	int fd = to_file(st)->fd;
 
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      off, len) == 0)
@@ -214,14 +214,14 @@ static int file_trim(struct store *be, size_t len, uint64_t off)
 	return -errno;
 }
 
-static int file_flush(struct store *be)
+static int file_flush(struct store *st)
 {
-	return fdatasync(to_file(be)->fd) ? -errno : 0;
+	return fdatasync(to_file(st)->fd) ? -errno : 0;
 }
 
-static void file_close(struct store *be)
+static void file_close(struct store *st)
 {
-	struct file_be *f = to_file(be);
+	struct file_store *f = to_file(st);
 
 	close(f->fd);
 	if (f->direct)
@@ -255,7 +255,7 @@ static int file_size(int fd, uint64_t *size)
  * O_DIRECT's alignment: what statx says, else the device's logical block
  * for a block device, else a page (4096 is right wherever 512 is).
  */
-static int direct_setup(struct file_be *f, const char *path, bool blkdev,
+static int direct_setup(struct file_store *f, const char *path, bool blkdev,
 			char *err, size_t errlen)
 {
 	uint32_t mem = 0, off = 0;
@@ -292,7 +292,7 @@ struct store *store_file_open_flags(const char *path, uint64_t size,
 	bool ro = flags & STORE_FILE_RO;
 	int oflags = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC |
 		     (direct ? O_DIRECT : 0);
-	struct file_be *f;
+	struct file_store *f;
 	struct stat st;
 	uint64_t cur;
 	int fd, ret;
@@ -352,9 +352,9 @@ struct store *store_file_open_flags(const char *path, uint64_t size,
 		goto fail;
 	}
 	f->fd = fd;
-	f->be.ops = &file_ops;
-	f->be.size = size;
-	f->be.read_only = ro;
+	f->st.ops = &file_ops;
+	f->st.size = size;
+	f->st.read_only = ro;
 	if (direct && fstat(fd, &st)) {
 		snprintf(err, errlen, "file store: cannot stat %s: %s",
 			 path, strerror(errno));
@@ -366,7 +366,7 @@ struct store *store_file_open_flags(const char *path, uint64_t size,
 		free(f);
 		goto fail;
 	}
-	return &f->be;
+	return &f->st;
 fail:
 	close(fd);
 	if (created)

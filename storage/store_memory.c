@@ -15,34 +15,34 @@
 #include "torus_util.h"
 
 struct memory {
-	struct store be;
+	struct store st;
 	uint8_t *base;
 	size_t page;
 };
 
-static struct memory *to_memory(struct store *be)
+static struct memory *to_memory(struct store *st)
 {
-	return container_of(be, struct memory, be);
+	return container_of(st, struct memory, st);
 }
 
-static int memory_pread(struct store *be, void *buf, size_t len,
+static int memory_pread(struct store *st, void *buf, size_t len,
 			uint64_t off)
 {
-	memcpy(buf, to_memory(be)->base + off, len);
+	memcpy(buf, to_memory(st)->base + off, len);
 	return 0;
 }
 
-static int memory_pwrite(struct store *be, const void *buf, size_t len,
+static int memory_pwrite(struct store *st, const void *buf, size_t len,
 			 uint64_t off)
 {
-	memcpy(to_memory(be)->base + off, buf, len);
+	memcpy(to_memory(st)->base + off, buf, len);
 	return 0;
 }
 
 /* Whole pages are given back to the kernel; the edges are cleared. */
-static int memory_zero(struct store *be, size_t len, uint64_t off)
+static int memory_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct memory *m = to_memory(be);
+	struct memory *m = to_memory(st);
 	uint64_t first = (off + m->page - 1) & ~(uint64_t)(m->page - 1);
 	uint64_t last = (off + len) & ~(uint64_t)(m->page - 1);
 
@@ -57,21 +57,21 @@ static int memory_zero(struct store *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int memory_flush(struct store *be)
+static int memory_flush(struct store *st)
 {
 	return 0;
 }
 
-static const void *memory_peek(struct store *be, size_t len, uint64_t off)
+static const void *memory_peek(struct store *st, size_t len, uint64_t off)
 {
-	return to_memory(be)->base + off;
+	return to_memory(st)->base + off;
 }
 
-static void memory_close(struct store *be)
+static void memory_close(struct store *st)
 {
-	struct memory *m = to_memory(be);
+	struct memory *m = to_memory(st);
 
-	munmap(m->base, be->size);
+	munmap(m->base, st->size);
 	free(m);
 }
 
@@ -104,9 +104,9 @@ struct store *store_memory_open(uint64_t size, char *err, size_t errlen)
 		return NULL;
 	}
 	m->page = sysconf(_SC_PAGESIZE);
-	m->be.ops = &memory_ops;
-	m->be.size = size;
-	return &m->be;
+	m->st.ops = &memory_ops;
+	m->st.size = size;
+	return &m->st;
 }
 
 /* The registry's entry (store.c): needs --size. */

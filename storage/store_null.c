@@ -16,46 +16,46 @@
 /* As large as the biggest request any profile accepts. */
 #define NULL_ZERO_LEN	(64u << 20)
 
-struct null_be {
-	struct store be;
+struct null_store {
+	struct store st;
 	const uint8_t *zeroes;
 };
 
-static struct null_be *to_null(struct store *be)
+static struct null_store *to_null(struct store *st)
 {
-	return container_of(be, struct null_be, be);
+	return container_of(st, struct null_store, st);
 }
 
-static int null_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int null_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
 	memset(buf, 0, len);
 	return 0;
 }
 
-static int null_pwrite(struct store *be, const void *buf, size_t len,
+static int null_pwrite(struct store *st, const void *buf, size_t len,
 		       uint64_t off)
 {
 	return 0;
 }
 
-static int null_zero(struct store *be, size_t len, uint64_t off)
+static int null_zero(struct store *st, size_t len, uint64_t off)
 {
 	return 0;
 }
 
-static int null_flush(struct store *be)
+static int null_flush(struct store *st)
 {
 	return 0;
 }
 
-static const void *null_peek(struct store *be, size_t len, uint64_t off)
+static const void *null_peek(struct store *st, size_t len, uint64_t off)
 {
-	return len <= NULL_ZERO_LEN ? to_null(be)->zeroes : NULL;
+	return len <= NULL_ZERO_LEN ? to_null(st)->zeroes : NULL;
 }
 
-static void null_close(struct store *be)
+static void null_close(struct store *st)
 {
-	struct null_be *n = to_null(be);
+	struct null_store *n = to_null(st);
 
 	munmap((void *)n->zeroes, NULL_ZERO_LEN);
 	free(n);
@@ -74,7 +74,7 @@ static const struct store_ops null_ops = {
 
 struct store *store_null_open(uint64_t size, char *err, size_t errlen)
 {
-	struct null_be *n;
+	struct null_store *n;
 	void *z;
 
 	n = calloc(1, sizeof(*n));
@@ -91,9 +91,9 @@ struct store *store_null_open(uint64_t size, char *err, size_t errlen)
 		return NULL;
 	}
 	n->zeroes = z;
-	n->be.ops = &null_ops;
-	n->be.size = size;
-	return &n->be;
+	n->st.ops = &null_ops;
+	n->st.size = size;
+	return &n->st;
 }
 
 /* The registry's entry (store.c): needs --size. */

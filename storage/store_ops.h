@@ -21,26 +21,26 @@ struct store_aio_ops;
 
 struct store_ops {
 	const char *name;
-	int (*pread)(struct store *be, void *buf, size_t len, uint64_t off);
-	int (*pwrite)(struct store *be, const void *buf, size_t len,
+	int (*pread)(struct store *st, void *buf, size_t len, uint64_t off);
+	int (*pwrite)(struct store *st, const void *buf, size_t len,
 		      uint64_t off);
-	int (*zero)(struct store *be, size_t len, uint64_t off);
-	int (*trim)(struct store *be, size_t len, uint64_t off);
-	int (*flush)(struct store *be);
+	int (*zero)(struct store *st, size_t len, uint64_t off);
+	int (*trim)(struct store *st, size_t len, uint64_t off);
+	int (*flush)(struct store *st);
 	/*
 	 * Optional: the bytes [off, off + len) in memory, for replies sent
 	 * without a copy (memory, null). NULL when not available.
 	 */
-	const void *(*peek)(struct store *be, size_t len, uint64_t off);
+	const void *(*peek)(struct store *st, size_t len, uint64_t off);
 	/*
 	 * Optional: a new store over the same data for one connection,
 	 * with state of its own (the Redis layout: its own copy of the block
 	 * map, as each 0-Disk connection has), closed by the caller. NULL
 	 * here means the store is shared as it is.
 	 */
-	struct store *(*session)(struct store *be, char *err,
+	struct store *(*session)(struct store *st, char *err,
 				 size_t errlen);
-	void (*close)(struct store *be);
+	void (*close)(struct store *st);
 	/* Optional: requests started without waiting (see store_io). */
 	const struct store_aio_ops *aio;
 };
@@ -110,20 +110,20 @@ struct store_aio_ops {
 	 * when reap() has work, or a negative errno (then use the
 	 * synchronous operations).
 	 */
-	int (*open)(struct store *be, unsigned int depth);
+	int (*open)(struct store *st, unsigned int depth);
 	/* Take @io; it may wait in the store until commit(). Never fails. */
-	void (*submit)(struct store *be, struct store_io *io);
+	void (*submit)(struct store *st, struct store_io *io);
 	/* Send what was submitted. */
-	void (*commit)(struct store *be);
+	void (*commit)(struct store *st);
 	/*
 	 * Finish what has finished (done() for each), send what is due, and
 	 * never wait. Call it when the fd polls readable, and at least every
 	 * STORE_AIO_TICK_MS while requests are in flight (the store's
 	 * timeouts). Returns how many completed.
 	 */
-	int (*reap)(struct store *be);
+	int (*reap)(struct store *st);
 	/* Fail everything in flight with @err (done() for each): stopping. */
-	void (*cancel)(struct store *be, int err);
+	void (*cancel)(struct store *st, int err);
 };
 
 #define STORE_AIO_TICK_MS	250
@@ -189,43 +189,43 @@ struct store *shaped_open(struct store *child, struct shaper *sh,
 			  unsigned int write_factor, char *err,
 			  size_t errlen);
 
-static inline int store_pread(struct store *be, void *buf, size_t len,
+static inline int store_pread(struct store *st, void *buf, size_t len,
 			      uint64_t off)
 {
-	return be->ops->pread(be, buf, len, off);
+	return st->ops->pread(st, buf, len, off);
 }
 
-static inline int store_pwrite(struct store *be, const void *buf,
+static inline int store_pwrite(struct store *st, const void *buf,
 			       size_t len, uint64_t off)
 {
-	if (be->read_only)
+	if (st->read_only)
 		return -EROFS;
-	return be->ops->pwrite(be, buf, len, off);
+	return st->ops->pwrite(st, buf, len, off);
 }
 
-static inline int store_zero(struct store *be, size_t len, uint64_t off)
+static inline int store_zero(struct store *st, size_t len, uint64_t off)
 {
-	if (be->read_only)
+	if (st->read_only)
 		return -EROFS;
-	return be->ops->zero(be, len, off);
+	return st->ops->zero(st, len, off);
 }
 
-static inline int store_trim(struct store *be, size_t len, uint64_t off)
+static inline int store_trim(struct store *st, size_t len, uint64_t off)
 {
-	if (be->read_only)
+	if (st->read_only)
 		return -EROFS;
-	return be->ops->trim(be, len, off);
+	return st->ops->trim(st, len, off);
 }
 
-static inline int store_flush(struct store *be)
+static inline int store_flush(struct store *st)
 {
-	return be->ops->flush(be);
+	return st->ops->flush(st);
 }
 
-static inline const void *store_peek(struct store *be, size_t len,
+static inline const void *store_peek(struct store *st, size_t len,
 				     uint64_t off)
 {
-	return be->ops->peek ? be->ops->peek(be, len, off) : NULL;
+	return st->ops->peek ? st->ops->peek(st, len, off) : NULL;
 }
 
 /*
@@ -233,47 +233,47 @@ static inline const void *store_peek(struct store *be, size_t len,
  * a new one of its own (see store_ops.session); NULL on failure, with
  * the reason in err.
  */
-static inline struct store *store_session(struct store *be, char *err,
+static inline struct store *store_session(struct store *st, char *err,
 					  size_t errlen)
 {
-	return be->ops->session ? be->ops->session(be, err, errlen) : be;
+	return st->ops->session ? st->ops->session(st, err, errlen) : st;
 }
 
 /*
  * Asynchronous requests on @be (see store_aio_ops): its fd, or
  * -EOPNOTSUPP when it has none.
  */
-static inline int store_aio_open(struct store *be, unsigned int depth)
+static inline int store_aio_open(struct store *st, unsigned int depth)
 {
-	return be->ops->aio ? be->ops->aio->open(be, depth) : -EOPNOTSUPP;
+	return st->ops->aio ? st->ops->aio->open(st, depth) : -EOPNOTSUPP;
 }
 
 /* Callers refuse writes to a read-only store before they get here. */
-static inline void store_aio_submit(struct store *be,
+static inline void store_aio_submit(struct store *st,
 				    struct store_io *io)
 {
-	be->ops->aio->submit(be, io);
+	st->ops->aio->submit(st, io);
 }
 
-static inline void store_aio_commit(struct store *be)
+static inline void store_aio_commit(struct store *st)
 {
-	be->ops->aio->commit(be);
+	st->ops->aio->commit(st);
 }
 
-static inline int store_aio_reap(struct store *be)
+static inline int store_aio_reap(struct store *st)
 {
-	return be->ops->aio->reap(be);
+	return st->ops->aio->reap(st);
 }
 
-static inline void store_aio_cancel(struct store *be, int err)
+static inline void store_aio_cancel(struct store *st, int err)
 {
-	be->ops->aio->cancel(be, err);
+	st->ops->aio->cancel(st, err);
 }
 
-static inline void store_close(struct store *be)
+static inline void store_close(struct store *st)
 {
-	if (be)
-		be->ops->close(be);
+	if (st)
+		st->ops->close(st);
 }
 
 #endif /* TORUS_STORAGE_STORE_OPS_H */

@@ -37,8 +37,8 @@
 #include "store.h"
 #include "torus_util.h"
 
-struct redis_be {
-	struct store be;
+struct redis_store {
+	struct store st;
 	pthread_mutex_t lock;
 	int nstore;
 	redisContext *store[REDIS_MAX_SERVERS];
@@ -59,9 +59,9 @@ struct redis_be {
 	char *vdisk;
 };
 
-static struct redis_be *to_redis(struct store *be)
+static struct redis_store *to_redis(struct store *st)
 {
-	return container_of(be, struct redis_be, be);
+	return container_of(st, struct redis_store, st);
 }
 
 static redisContext *redis_connect(const struct redis_addr *a, char *err,
@@ -122,7 +122,7 @@ static redisReply *redis_do(redisContext **slot, const struct redis_addr *a,
 }
 
 /* The cached sector, loaded with HGET on first use. */
-static uint8_t *sector_get(struct redis_be *r, uint64_t idx, int *ret)
+static uint8_t *sector_get(struct redis_store *r, uint64_t idx, int *ret)
 {
 	unsigned int m = idx % r->nmeta;
 	char field[32];
@@ -163,7 +163,7 @@ fail:
 	return NULL;
 }
 
-static int lba_set(struct redis_be *r, uint64_t block, const uint8_t *hash)
+static int lba_set(struct redis_store *r, uint64_t block, const uint8_t *hash)
 {
 	uint64_t idx = lba_sector_of(block);
 	uint8_t *s;
@@ -177,7 +177,7 @@ static int lba_set(struct redis_be *r, uint64_t block, const uint8_t *hash)
 	return 0;
 }
 
-static int block_get(struct redis_be *r, uint64_t block, uint8_t *out)
+static int block_get(struct redis_store *r, uint64_t block, uint8_t *out)
 {
 	uint8_t hash[LBA_HASH_LEN];
 	redisReply *rep;
@@ -212,7 +212,7 @@ static int block_get(struct redis_be *r, uint64_t block, uint8_t *out)
 	return ret;
 }
 
-static int block_put(struct redis_be *r, uint64_t block, const uint8_t *data)
+static int block_put(struct redis_store *r, uint64_t block, const uint8_t *data)
 {
 	uint8_t hash[LBA_HASH_LEN];
 	redisReply *rep;
@@ -248,10 +248,10 @@ static const struct blk_store_ops redis_store_ops = {
 	.put = redis_block_put,
 };
 
-static int redis_pread(struct store *be, void *buf, size_t len,
+static int redis_pread(struct store *st, void *buf, size_t len,
 		       uint64_t off)
 {
-	struct redis_be *r = to_redis(be);
+	struct redis_store *r = to_redis(st);
 	int ret;
 
 	pthread_mutex_lock(&r->lock);
@@ -261,7 +261,7 @@ static int redis_pread(struct store *be, void *buf, size_t len,
 }
 
 /* data NULL writes zeroes. */
-static int redis_write(struct redis_be *r, const uint8_t *data, size_t len,
+static int redis_write(struct redis_store *r, const uint8_t *data, size_t len,
 		       uint64_t off)
 {
 	int ret;
@@ -272,15 +272,15 @@ static int redis_write(struct redis_be *r, const uint8_t *data, size_t len,
 	return ret;
 }
 
-static int redis_pwrite(struct store *be, const void *buf, size_t len,
+static int redis_pwrite(struct store *st, const void *buf, size_t len,
 			uint64_t off)
 {
-	return redis_write(to_redis(be), buf, len, off);
+	return redis_write(to_redis(st), buf, len, off);
 }
 
-static int redis_zero(struct store *be, size_t len, uint64_t off)
+static int redis_zero(struct store *st, size_t len, uint64_t off)
 {
-	return redis_write(to_redis(be), NULL, len, off);
+	return redis_write(to_redis(st), NULL, len, off);
 }
 
 /*
@@ -289,7 +289,7 @@ static int redis_zero(struct store *be, size_t len, uint64_t off)
  * 0-Disk's LBA flush empties its buckets: the next access loads the
  * sectors again, with what other connections flushed meanwhile.
  */
-static int redis_flush_locked(struct redis_be *r)
+static int redis_flush_locked(struct redis_store *r)
 {
 	redisContext *c;
 	char field[32];
@@ -345,9 +345,9 @@ static int redis_flush_locked(struct redis_be *r)
 	return ret;
 }
 
-static int redis_flush(struct store *be)
+static int redis_flush(struct store *st)
 {
-	struct redis_be *r = to_redis(be);
+	struct redis_store *r = to_redis(st);
 	int ret;
 
 	pthread_mutex_lock(&r->lock);
@@ -357,9 +357,9 @@ static int redis_flush(struct store *be)
 }
 
 /* No write-back: 0-Disk's store does not flush when it is closed. */
-static void redis_close(struct store *be)
+static void redis_close(struct store *st)
 {
-	struct redis_be *r = to_redis(be);
+	struct redis_store *r = to_redis(st);
 	uint64_t i;
 	int n;
 
@@ -388,15 +388,15 @@ static struct store *redis_open(const struct redis_params *p,
  * connect on first use, as 0-Disk's pools dial when asked: a vdisk whose
  * servers are down can still be chosen, its I/O fails.
  */
-static struct store *redis_session(struct store *be, char *err,
+static struct store *redis_session(struct store *st, char *err,
 				   size_t errlen)
 {
-	struct redis_be *r = to_redis(be);
+	struct redis_store *r = to_redis(st);
 	struct redis_params p = {
 		.spec = &r->spec,
 		.vdisk = r->vdisk,
 		.block_size = r->blocks.bs,
-		.size = r->be.size,
+		.size = r->st.size,
 	};
 
 	return redis_open(&p, false, err, errlen);
@@ -417,7 +417,7 @@ static struct store *redis_open(const struct redis_params *p,
 				bool connect_now, char *err, size_t errlen)
 {
 	const struct redis_spec *spec = p->spec;
-	struct redis_be *r;
+	struct redis_store *r;
 	uint8_t *zero;
 	int i;
 
@@ -475,11 +475,11 @@ static struct store *redis_open(const struct redis_params *p,
 			goto fail;
 	}
 
-	r->be.ops = &redis_ops;
-	r->be.size = p->size;
-	return &r->be;
+	r->st.ops = &redis_ops;
+	r->st.size = p->size;
+	return &r->st;
 fail:
-	redis_close(&r->be);
+	redis_close(&r->st);
 	return NULL;
 }
 
@@ -494,14 +494,14 @@ struct store *store_redis_open(const struct redis_params *p,
  * The registry's entry (store.c). Its flags: --redis-meta, the servers
  * holding the block map, and --vdisk, the volume's name in the keys.
  */
-struct redis_store {
+struct redis_args {
 	struct redis_spec servers;
 	const char *vdisk;		/* NULL: the export's name */
 };
 
 static int redis_parse(void *priv, const char *arg, char *err, size_t errlen)
 {
-	struct redis_store *rs = priv;
+	struct redis_args *rs = priv;
 
 	if (!arg || parse_hostport_list(arg, rs->servers.servers,
 					REDIS_MAX_SERVERS,
@@ -516,7 +516,7 @@ static int redis_parse(void *priv, const char *arg, char *err, size_t errlen)
 static int redis_set_flag(void *priv, const char *name, const char *value,
 			  char *err, size_t errlen)
 {
-	struct redis_store *rs = priv;
+	struct redis_args *rs = priv;
 
 	if (!strcmp(name, "vdisk")) {
 		rs->vdisk = value;
@@ -534,7 +534,7 @@ static struct store *redis_store_open(const void *priv,
 				      const struct store_params *p,
 				      char *err, size_t errlen)
 {
-	const struct redis_store *rs = priv;
+	const struct redis_args *rs = priv;
 	struct redis_params rp = {
 		.spec = &rs->servers,
 		.vdisk = rs->vdisk ? rs->vdisk : p->name ? p->name : "default",
@@ -574,7 +574,7 @@ const struct store_type store_redis = {
 		"block size)",
 	.flags = STORE_NEEDS_SIZE | STORE_SESSIONS,
 	.store_flags = redis_flags,
-	.priv_size = sizeof(struct redis_store),
+	.priv_size = sizeof(struct redis_args),
 	.parse = redis_parse,
 	.set_flag = redis_set_flag,
 	.open = redis_store_open,

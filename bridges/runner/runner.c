@@ -141,7 +141,7 @@ static int rw(struct runner_be *r, bool write, void *buf, size_t len,
 
 	if (off % r->dev.block_size || len % r->dev.block_size)
 		return -EINVAL;
-	if (off > r->be.size || len > r->be.size - off)
+	if (off > r->st.size || len > r->st.size - off)
 		return -ERANGE;
 	pthread_mutex_lock(&r->io_lock);
 	if (r->h->read && r->h->write) {
@@ -159,23 +159,23 @@ static int rw(struct runner_be *r, bool write, void *buf, size_t len,
 	return sts;
 }
 
-static int runner_pread(struct store *be, void *buf, size_t len,
+static int runner_pread(struct store *st, void *buf, size_t len,
 			uint64_t off)
 {
-	return rw(to_runner(be), false, buf, len, off);
+	return rw(to_runner(st), false, buf, len, off);
 }
 
-static int runner_pwrite(struct store *be, const void *buf, size_t len,
+static int runner_pwrite(struct store *st, const void *buf, size_t len,
 			 uint64_t off)
 {
 	/* Handlers take a mutable iovec; they only read a write's data. */
-	return rw(to_runner(be), true, (void *)buf, len, off);
+	return rw(to_runner(st), true, (void *)buf, len, off);
 }
 
 /* No handler here has WRITE SAME for zeroes alone: write them. */
-static int runner_zero(struct store *be, size_t len, uint64_t off)
+static int runner_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_be *r = to_runner(st);
 	size_t n;
 	int ret;
 
@@ -190,9 +190,9 @@ static int runner_zero(struct store *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int runner_trim(struct store *be, size_t len, uint64_t off)
+static int runner_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_be *r = to_runner(st);
 	struct tcmur_cmd *c;
 	int sts;
 
@@ -209,9 +209,9 @@ static int runner_trim(struct store *be, size_t len, uint64_t off)
 	return sts;
 }
 
-static int runner_flush(struct store *be)
+static int runner_flush(struct store *st)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_be *r = to_runner(st);
 	struct tcmur_cmd *c;
 	int sts = TCMU_STS_OK;
 
@@ -238,39 +238,39 @@ static int runner_flush(struct store *be)
 static const struct store_ops runner_sess_ops;
 
 /* A session forwards to the device; only its asynchronous state is its own. */
-static int sess_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int sess_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	return runner_pread(&runner_port(be, NULL)->be, buf, len, off);
+	return runner_pread(&runner_port(st, NULL)->st, buf, len, off);
 }
 
-static int sess_pwrite(struct store *be, const void *buf, size_t len,
+static int sess_pwrite(struct store *st, const void *buf, size_t len,
 		       uint64_t off)
 {
-	return runner_pwrite(&runner_port(be, NULL)->be, buf, len, off);
+	return runner_pwrite(&runner_port(st, NULL)->st, buf, len, off);
 }
 
-static int sess_zero(struct store *be, size_t len, uint64_t off)
+static int sess_zero(struct store *st, size_t len, uint64_t off)
 {
-	return runner_zero(&runner_port(be, NULL)->be, len, off);
+	return runner_zero(&runner_port(st, NULL)->st, len, off);
 }
 
-static int sess_trim(struct store *be, size_t len, uint64_t off)
+static int sess_trim(struct store *st, size_t len, uint64_t off)
 {
-	return runner_trim(&runner_port(be, NULL)->be, len, off);
+	return runner_trim(&runner_port(st, NULL)->st, len, off);
 }
 
-static int sess_flush(struct store *be)
+static int sess_flush(struct store *st)
 {
-	return runner_flush(&runner_port(be, NULL)->be);
+	return runner_flush(&runner_port(st, NULL)->st);
 }
 
-static void sess_close(struct store *be)
+static void sess_close(struct store *st)
 {
 	struct runner_aio **aio;
 
-	runner_port(be, &aio);
+	runner_port(st, &aio);
 	runner_aio_free(*aio);
-	free((char *)be - offsetof(struct runner_sess, be));
+	free((char *)st - offsetof(struct runner_sess, st));
 }
 
 static const struct store_ops runner_sess_ops = {
@@ -285,31 +285,31 @@ static const struct store_ops runner_sess_ops = {
 };
 
 /* Each ring its own handle, so that each has its own commands in flight. */
-static struct store *runner_session(struct store *be, char *err, size_t errlen)
+static struct store *runner_session(struct store *st, char *err, size_t errlen)
 {
 	struct runner_sess *sess = calloc(1, sizeof(*sess));
 
 	if (!sess) {
 		snprintf(err, errlen, "tcmu-runner %s: out of memory",
-			 to_runner(be)->label);
+			 to_runner(st)->label);
 		return NULL;
 	}
-	sess->be.ops = &runner_sess_ops;
-	sess->be.size = be->size;
-	sess->r = to_runner(be);
-	return &sess->be;
+	sess->st.ops = &runner_sess_ops;
+	sess->st.size = st->size;
+	sess->r = to_runner(st);
+	return &sess->st;
 }
 
-bool runner_store_write_cache(const struct store *be)
+bool runner_store_write_cache(const struct store *st)
 {
-	struct runner_be *r = runner_port((struct store *)be, NULL);
+	struct runner_be *r = runner_port((struct store *)st, NULL);
 
 	return r->dev.write_cache;
 }
 
-static void runner_close(struct store *be)
+static void runner_close(struct store *st)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_be *r = to_runner(st);
 
 	runner_aio_free(r->aio);
 	runner_wq_stop(r);
@@ -448,8 +448,8 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 		dev->num_lbas = lbas;
 		dev->block_size = bs;
 	}
-	r->be.size = dev->num_lbas * dev->block_size;
-	if (!r->be.size || !dev->block_size) {
+	r->st.size = dev->num_lbas * dev->block_size;
+	if (!r->st.size || !dev->block_size) {
 		snprintf(err, errlen, "tcmu-runner %s (%s): the device is empty after open",
 			 r->label, path);
 		r->h->close(dev);
@@ -514,7 +514,7 @@ struct store *runner_store_open(const char *handler, const char *dir,
 	dev->block_size = block_size;
 	dev->num_lbas = size / block_size;
 	dev->max_xfer_len = RUNNER_MAX_XFER_BLOCKS;
-	r->be.ops = &runner_ops;
+	r->st.ops = &runner_ops;
 	if (open_device(r, p->path, cfg, err, errlen)) {
 		pthread_mutex_destroy(&r->io_lock);
 		pthread_mutex_destroy(&r->done_lock);
@@ -526,5 +526,5 @@ struct store *runner_store_open(const char *handler, const char *dir,
 		free(r);
 		return NULL;
 	}
-	return &r->be;
+	return &r->st;
 }

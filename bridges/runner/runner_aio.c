@@ -287,10 +287,10 @@ static void dispatch(struct runner_slot *s)
 		finished(s, sts);
 }
 
-static int aio_open(struct store *be, unsigned int depth)
+static int aio_open(struct store *st, unsigned int depth)
 {
 	struct runner_aio **ap, *a;
-	struct runner_be *r = runner_port(be, &ap);
+	struct runner_be *r = runner_port(st, &ap);
 	unsigned int i;
 	int ret = -ENOMEM;
 
@@ -335,10 +335,10 @@ static int aio_open(struct store *be, unsigned int depth)
 	return a->efd;
 }
 
-static void aio_submit(struct store *be, struct store_io *io)
+static void aio_submit(struct store *st, struct store_io *io)
 {
 	struct runner_aio **ap;
-	struct runner_be *r = runner_port(be, &ap);
+	struct runner_be *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct runner_slot *s;
 
@@ -354,7 +354,7 @@ static void aio_submit(struct store *be, struct store_io *io)
 	s->flushing = false;
 	if (io->op == STORE_IO_ZERO) {
 		/* No plugin here writes zeroes alone: the synchronous path. */
-		finish_with(s, TCMU_STS_OK, store_zero(be, io->len, io->off));
+		finish_with(s, TCMU_STS_OK, store_zero(st, io->len, io->off));
 		return;
 	}
 	if ((io->op == STORE_IO_READ || io->op == STORE_IO_WRITE) &&
@@ -379,7 +379,7 @@ static void aio_submit(struct store *be, struct store_io *io)
 	dispatch(s);
 }
 
-static void aio_commit(struct store *be)
+static void aio_commit(struct store *st)
 {
 }
 
@@ -441,11 +441,11 @@ static int reap_all(struct runner_aio *a, bool cancelling, int cancel_err)
 	return n;
 }
 
-static int aio_reap(struct store *be)
+static int aio_reap(struct store *st)
 {
 	struct runner_aio **ap;
 
-	runner_port(be, &ap);
+	runner_port(st, &ap);
 	return reap_all(*ap, false, 0);
 }
 
@@ -453,10 +453,10 @@ static int aio_reap(struct store *be)
  * The plugin may still be writing into a command's buffers: wait for it
  * to give each one back, then fail them all.
  */
-static void aio_cancel(struct store *be, int err)
+static void aio_cancel(struct store *st, int err)
 {
 	struct runner_aio **ap;
-	struct runner_be *r = runner_port(be, &ap);
+	struct runner_be *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct pollfd pfd = { .fd = a->efd, .events = POLLIN };
 	int waited = 0;

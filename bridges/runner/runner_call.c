@@ -15,18 +15,18 @@
 #include "storage_log.h"
 #include "torus_be.h"
 
-struct runner_be *runner_port(struct store *be, struct runner_aio ***aio)
+struct runner_be *runner_port(struct store *st, struct runner_aio ***aio)
 {
 	struct runner_sess *sess;
 
 	/* The device opens sessions (store_session()); a session, none. */
-	if (be->ops->session) {
+	if (st->ops->session) {
 		if (aio)
-			*aio = &to_runner(be)->aio;
-		return to_runner(be);
+			*aio = &to_runner(st)->aio;
+		return to_runner(st);
 	}
-	sess = (struct runner_sess *)((char *)be -
-				      offsetof(struct runner_sess, be));
+	sess = (struct runner_sess *)((char *)st -
+				      offsetof(struct runner_sess, st));
 	if (aio)
 		*aio = &sess->aio;
 	return sess->r;

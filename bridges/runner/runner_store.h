@@ -22,7 +22,7 @@ struct runner_aio;
 struct runner_wq;
 
 struct runner_be {
-	struct store be;
+	struct store st;
 	struct tcmu_device dev;
 	struct tcmur_handler *h;
 	char label[4200];		/* "qcow//tmp/x.qcow2", for messages */
@@ -55,22 +55,22 @@ struct runner_be {
  * plugin device, with asynchronous state of its own.
  */
 struct runner_sess {
-	struct store be;
+	struct store st;
 	struct runner_be *r;
 	struct runner_aio *aio;
 };
 
-static inline struct runner_be *to_runner(struct store *be)
+static inline struct runner_be *to_runner(struct store *st)
 {
-	return (struct runner_be *)((char *)be -
-				    offsetof(struct runner_be, be));
+	return (struct runner_be *)((char *)st -
+				    offsetof(struct runner_be, st));
 }
 
 /* The most blocks a 10-byte CDB carries. */
 #define CDB10_MAX_BLOCKS	0xffffu
 
 /* The device and the asynchronous state behind @be (store or session). */
-struct runner_be *runner_port(struct store *be, struct runner_aio ***aio);
+struct runner_be *runner_port(struct store *st, struct runner_aio ***aio);
 
 /* One line naming the device, the request and @sense; the errno. */
 int runner_report(struct runner_be *r, const char *what, size_t len,

@@ -38,14 +38,14 @@ static struct store *open_store(const struct shim_config *cfg, int copy,
 }
 
 /* Storage shaping wraps the stores; writes to R replicas count R times. */
-static struct store *maybe_shaped(struct store *be,
+static struct store *maybe_shaped(struct store *st,
 				  const struct shim_config *cfg,
 				  struct shaper *sh, unsigned int factor,
 				  char *err, size_t errlen)
 {
-	if (!be || !cfg->shape_storage || !shaper_active(sh))
-		return be;
-	return shaped_open(be, sh, factor, err, errlen);
+	if (!st || !cfg->shape_storage || !shaper_active(sh))
+		return st;
+	return shaped_open(st, sh, factor, err, errlen);
 }
 
 /* coreos: R replicas, the store's copies 0 .. R-1 when R > 1. */
@@ -53,7 +53,7 @@ static struct store *open_coreos(const struct shim_config *cfg,
 				  struct shaper *sh, char *err, size_t errlen)
 {
 	struct store *rep[64];
-	struct store *be, *raw;
+	struct store *st, *raw;
 	int i;
 
 	for (i = 0; i < cfg->replicas; i++) {
@@ -66,15 +66,15 @@ static struct store *open_coreos(const struct shim_config *cfg,
 		}
 	}
 	if (cfg->replicas == 1) {
-		be = rep[0];
+		st = rep[0];
 	} else {
-		be = replicate_open(rep, cfg->replicas, err, errlen);
+		st = replicate_open(rep, cfg->replicas, err, errlen);
 	}
-	raw = be;
-	be = maybe_shaped(be, cfg, sh, cfg->replicas, err, errlen);
-	if (!be)
+	raw = st;
+	st = maybe_shaped(st, cfg, sh, cfg->replicas, err, errlen);
+	if (!st)
 		return NULL;
-	return coreos_blocks_open(be, raw, cfg->block_size, err, errlen);
+	return coreos_blocks_open(st, raw, cfg->block_size, err, errlen);
 }
 
 int export_open(struct export *e, const struct shim_config *cfg,
@@ -86,29 +86,29 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	pthread_mutex_init(&e->lock, NULL);
 	snprintf(e->name, sizeof(e->name), "%s", cfg->export_name);
 	if (prof == &profile_coreos)
-		e->be = open_coreos(cfg, sh, err, errlen);
+		e->st = open_coreos(cfg, sh, err, errlen);
 	else
-		e->be = open_store(cfg, -1, err, errlen);
+		e->st = open_store(cfg, -1, err, errlen);
 	if (prof != &profile_coreos)
-		e->be = maybe_shaped(e->be, cfg, sh, 1, err, errlen);
-	if (!e->be)
+		e->st = maybe_shaped(e->st, cfg, sh, 1, err, errlen);
+	if (!e->st)
 		return -1;
-	e->size = e->be->size;
+	e->size = e->st->size;
 	e->min_block = 1;
 	e->pref_block = cfg->block_size;
 	e->max_block = EXPORT_MAX_BLOCK;
 	if (cfg->advertise_trim)
 		e->extra_tflags = NBD_FLAG_SEND_TRIM;
-	if (e->be->read_only)
+	if (e->st->read_only)
 		e->extra_tflags |= NBD_FLAG_READ_ONLY;
 	return 0;
 }
 
 void export_close(struct export *e)
 {
-	if (e->be && store_flush(e->be))
+	if (e->st && store_flush(e->st))
 		fprintf(stderr, "nbd-shim: flushing the export on exit failed\n");
-	store_close(e->be);
-	e->be = NULL;
+	store_close(e->st);
+	e->st = NULL;
 	pthread_mutex_destroy(&e->lock);
 }

@@ -19,7 +19,7 @@ struct shim_config;
 struct export {
 	char name[NBD_MAX_STRING + 1];
 	uint64_t size;
-	struct store *be;
+	struct store *st;
 	uint32_t min_block, pref_block, max_block;
 	/* zeroos --advertise-trim; READ_ONLY over a read-only store */
 	uint16_t extra_tflags;

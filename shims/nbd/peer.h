@@ -51,7 +51,7 @@ struct peer {
 	 * The store this connection uses, once it chose the export (zeroos:
 	 * its own view, see store_session()); the export's own otherwise.
 	 */
-	struct store *be;
+	struct store *st;
 
 	uint8_t *in;			/* received, [in_pos, in_end) unparsed */
 	size_t in_cap, in_pos, in_end;

@@ -148,7 +148,7 @@ static int coreos_read(struct peer *c, const struct nbd_request *req)
 	if (!p)
 		return REQ_CLOSE;
 	if (in_range(c, req))
-		err = store_pread(c->exp->be, p + NBD_SIMPLE_REPLY_LEN,
+		err = store_pread(c->exp->st, p + NBD_SIMPLE_REPLY_LEN,
 				  req->length, req->offset);
 	if (err)
 		memset(p + NBD_SIMPLE_REPLY_LEN, 0, req->length);
@@ -159,7 +159,7 @@ static int coreos_read(struct peer *c, const struct nbd_request *req)
 static int coreos_request(struct peer *c, const struct nbd_request *req,
 			 const uint8_t *payload)
 {
-	struct store *be = c->exp->be;
+	struct store *st = c->exp->st;
 	uint32_t error = 0;
 	int ret;
 
@@ -168,26 +168,26 @@ static int coreos_request(struct peer *c, const struct nbd_request *req,
 		return coreos_read(c, req);
 	case NBD_CMD_WRITE:
 		if (!in_range(c, req) ||
-		    store_pwrite(be, payload, req->length, req->offset))
+		    store_pwrite(st, payload, req->length, req->offset))
 			error = NBD_EIO;
 		break;
 	case NBD_CMD_TRIM:
 		/* errors are only logged; trim is followed by a sync */
 		if (in_range(c, req)) {
-			ret = store_trim(be, req->length, req->offset);
+			ret = store_trim(st, req->length, req->offset);
 			if (ret)
 				shim_info("%s: trim error: %s", c->peer,
 					  strerror(-ret));
 		}
 		/* fall through */
 	case NBD_CMD_FLUSH:
-		ret = store_flush(be);
+		ret = store_flush(st);
 		if (ret)
 			shim_info("%s: sync error: %s", c->peer,
 				  strerror(-ret));
 		break;
 	case NBD_CMD_DISC:
-		store_flush(be);
+		store_flush(st);
 		return REQ_DISC;
 	}
 	return reply_simple(c, req->cookie, error) ? REQ_CLOSE : REQ_NEXT;

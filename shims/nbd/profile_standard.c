@@ -148,7 +148,7 @@ static int std_check(struct peer *c, const struct nbd_request *req)
 	case NBD_CMD_WRITE:
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
-		if (e->be->read_only)
+		if (e->st->read_only)
 			return NBD_EPERM;
 		/* fall through */
 	case NBD_CMD_READ:
@@ -170,12 +170,12 @@ static int std_check(struct peer *c, const struct nbd_request *req)
 static int std_request(struct peer *c, const struct nbd_request *req,
 		       const uint8_t *payload)
 {
-	struct store *be = c->exp->be;
+	struct store *st = c->exp->st;
 	int ret = 0;
 
 	switch (req->type) {
 	case NBD_CMD_READ:
-		if (reply_read(c, req, be, &ret))
+		if (reply_read(c, req, st, &ret))
 			return REQ_CLOSE;
 		if (!ret)
 			return REQ_NEXT;
@@ -183,27 +183,27 @@ static int std_request(struct peer *c, const struct nbd_request *req,
 	case NBD_CMD_WRITE:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = store_pwrite(be, payload, req->length, req->offset);
+		ret = store_pwrite(st, payload, req->length, req->offset);
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = store_zero(be, req->length, req->offset);
+		ret = store_zero(st, req->length, req->offset);
 		break;
 	case NBD_CMD_TRIM:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = store_trim(be, req->length, req->offset);
+		ret = store_trim(st, req->length, req->offset);
 		break;
 	case NBD_CMD_FLUSH:
-		ret = store_flush(be);
+		ret = store_flush(st);
 		break;
 	case NBD_CMD_DISC:
-		store_flush(be);
+		store_flush(st);
 		return REQ_DISC;
 	}
 	if (!ret && (req->flags & NBD_CMD_FLAG_FUA))
-		ret = store_flush(be);
+		ret = store_flush(st);
 	if (ret) {
 		shim_info("%s: %s offset %llu length %u: %s", c->peer,
 			  nbd_cmd_name(req->type),

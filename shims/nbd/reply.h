@@ -29,7 +29,7 @@ int reply_error(struct peer *c, const struct nbd_request *req,
  * store's error (0 on success), in which case nothing is queued.
  */
 int reply_read(struct peer *c, const struct nbd_request *req,
-	       struct store *be, int *err);
+	       struct store *st, int *err);
 
 /*
  * Before changing the store: send replies that still point into it, so

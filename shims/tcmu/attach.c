@@ -43,7 +43,7 @@ struct shared_ring {
 	int fds[TCMU_SHARED_NFDS];	/* region, kick, creator's done, state */
 	uint8_t *region;
 	uint64_t region_size;
-	struct store *sess, *be;
+	struct store *sess, *st;
 	struct ring ring;
 	struct ring_peers peers;
 	int socks[RING_PEERS_MAX];	/* shut down if the ring fails */
@@ -226,14 +226,14 @@ static void socket_event(struct client *c)
 }
 
 static void serve(struct client *c, const struct scsi_target *t,
-		  struct store *be)
+		  struct store *st)
 {
 	char err[256] = "";
 	struct store *sess;
 	struct ring ring;
 	int ret;
 
-	sess = store_session(be, err, sizeof(err));
+	sess = store_session(st, err, sizeof(err));
 	if (!sess) {
 		refuse(c, EIO, err);
 		return;
@@ -262,7 +262,7 @@ static void serve(struct client *c, const struct scsi_target *t,
 	ring_report(&ring);
 	ring_free(&ring);
 out:
-	if (sess != be)
+	if (sess != st)
 		store_close(sess);
 }
 
@@ -335,7 +335,7 @@ static void *shared_thread(void *arg)
 	unsigned int i;
 	int ret = -EIO;
 
-	sr->sess = store_session(sr->be, err, sizeof(err));
+	sr->sess = store_session(sr->st, err, sizeof(err));
 	if (sr->sess)
 		ret = ring_init(&sr->ring, sr->name, sr->region,
 				sr->region_size, sr->t, sr->sess, err,
@@ -370,14 +370,14 @@ static void *shared_thread(void *arg)
 		  sr->name, sr->joins, (unsigned long long)sr->ring.nr_cmds);
 	ring_free(&sr->ring);
 out:
-	if (sr->sess && sr->sess != sr->be)
+	if (sr->sess && sr->sess != sr->st)
 		store_close(sr->sess);
 	return NULL;
 }
 
 /* A new shared ring from this client's fds: 0, or -1 after refusing. */
 static int shared_create(struct client *c, const struct scsi_target *t,
-			 struct store *be, struct shared_ring **out)
+			 struct store *st, struct shared_ring **out)
 {
 	struct shared_ring *sr = calloc(1, sizeof(*sr));
 	int i;
@@ -395,7 +395,7 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	sr->region_size = c->region_size;
 	c->region = NULL;
 	sr->t = t;
-	sr->be = be;
+	sr->st = st;
 	pthread_mutex_init(&sr->peers.lock, NULL);
 	sr->creating = true;
 	sr->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -436,7 +436,7 @@ static void wait_gone(struct client *c)
  * out stops the ring.
  */
 static void serve_shared(struct client *c, const struct scsi_target *t,
-			 struct store *be)
+			 struct store *st)
 {
 	struct shared_ring *sr;
 	unsigned int i, n;
@@ -453,7 +453,7 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 		}
 		if (sr && !sr->dead)
 			break;
-		if (shared_create(c, t, be, &sr)) {
+		if (shared_create(c, t, st, &sr)) {
 			pthread_mutex_unlock(&shared_lock);
 			return;
 		}
@@ -520,7 +520,7 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 }
 
 void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
-		  const struct scsi_target *t, struct store *be)
+		  const struct scsi_target *t, struct store *st)
 {
 	uint8_t buf[TCMU_ATTACH_REQ_LEN];
 	struct client c = { .sock = sock };
@@ -541,9 +541,9 @@ void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 		shim_err("%s: reading the attach request: %s", c.name,
 			 strerror(-ret));
 	else if (!check_and_map(&c, buf) && c.kind == TCMU_ATTACH_SHARED)
-		serve_shared(&c, t, be);
+		serve_shared(&c, t, st);
 	else if (c.region)
-		serve(&c, t, be);
+		serve(&c, t, st);
 
 	if (c.region)
 		munmap(c.region, c.region_size);

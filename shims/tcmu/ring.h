@@ -89,7 +89,7 @@ struct ring {
  * -EPROTONOSUPPORT for a mailbox version other than 2.
  */
 int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
-	      const struct scsi_target *t, struct store *be, char *err,
+	      const struct scsi_target *t, struct store *st, char *err,
 	      size_t errlen);
 void ring_free(struct ring *r);
 

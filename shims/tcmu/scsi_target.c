@@ -43,11 +43,11 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 }
 
 int scsi_lu_init(struct scsi_lu *lu, const struct scsi_target *t,
-		 struct store *be)
+		 struct store *st)
 {
 	memset(lu, 0, sizeof(*lu));
 	lu->t = t;
-	lu->be = be;
+	lu->st = st;
 	lu->bounce_len = (size_t)t->max_xfer * t->block_size;
 	/* Aligned for stores that do direct I/O. */
 	if (posix_memalign((void **)&lu->bounce, 4096, lu->bounce_len)) {
@@ -267,13 +267,13 @@ static void do_read(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	if (rw_checks(lu, c, iov_total(iov, cnt), r) || !len)
 		return;
 	if (cnt == 1 || iov[0].iov_len >= len) {
-		ret = store_pread(lu->be, iov[0].iov_base, len, off);
-	} else if ((src = store_peek(lu->be, len, off))) {
+		ret = store_pread(lu->st, iov[0].iov_base, len, off);
+	} else if ((src = store_peek(lu->st, len, off))) {
 		iov_scatter(iov, cnt, src, len);
 		return;
 	} else {
 		/* Scattered buffers: one store read, then the copies. */
-		ret = store_pread(lu->be, lu->bounce, len, off);
+		ret = store_pread(lu->st, lu->bounce, len, off);
 		if (!ret)
 			iov_scatter(iov, cnt, lu->bounce, len);
 	}
@@ -292,14 +292,14 @@ static void do_write(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	if (rw_checks(lu, c, iov_total(iov, cnt), r) || !len)
 		return;
 	if (cnt == 1 || iov[0].iov_len >= len) {
-		ret = store_pwrite(lu->be, iov[0].iov_base, len, off);
+		ret = store_pwrite(lu->st, iov[0].iov_base, len, off);
 	} else {
 		iov_gather(iov, cnt, lu->bounce, len);
-		ret = store_pwrite(lu->be, lu->bounce, len, off);
+		ret = store_pwrite(lu->st, lu->bounce, len, off);
 	}
 	/* A store with no flush has no cache for FUA to write through. */
 	if (!ret && (c->flags & TCMU_CDB_F_FUA)) {
-		ret = store_flush(lu->be);
+		ret = store_flush(lu->st);
 		if (ret == -EOPNOTSUPP)
 			ret = 0;
 	}
@@ -317,7 +317,7 @@ static void do_sync(struct scsi_lu *lu, const struct tcmu_cdb *c,
 		scsi_reply_sense(r, &s);
 		return;
 	}
-	ret = store_flush(lu->be);
+	ret = store_flush(lu->st);
 	if (ret)
 		flush_error(r, ret, c->lba);
 }
@@ -325,7 +325,7 @@ static void do_sync(struct scsi_lu *lu, const struct tcmu_cdb *c,
 /* Trim is advisory: a store that cannot has done nothing wrong. */
 static int trim(struct scsi_lu *lu, uint64_t lba, uint64_t blocks)
 {
-	int ret = store_trim(lu->be, blocks * lu->t->block_size,
+	int ret = store_trim(lu->st, blocks * lu->t->block_size,
 			     lba * lu->t->block_size);
 
 	return ret == -EOPNOTSUPP ? 0 : ret;
@@ -402,7 +402,7 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	if (zero && ws_trims(lu, c))
 		ret = trim(lu, c->lba, c->blocks);
 	else if (zero)
-		ret = store_zero(lu->be, (size_t)c->blocks * bs, off);
+		ret = store_zero(lu->st, (size_t)c->blocks * bs, off);
 	else {
 		/* The pattern repeated through the bounce buffer. */
 		per = c->blocks < lu->t->max_xfer ? c->blocks : lu->t->max_xfer;
@@ -412,7 +412,7 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 			uint32_t n = c->blocks - done < per ?
 				     c->blocks - done : per;
 
-			ret = store_pwrite(lu->be, lu->bounce, (size_t)n * bs,
+			ret = store_pwrite(lu->st, lu->bounce, (size_t)n * bs,
 					   off + (uint64_t)done * bs);
 		}
 	}

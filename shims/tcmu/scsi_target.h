@@ -60,7 +60,7 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 
 struct scsi_lu {
 	const struct scsi_target *t;
-	struct store *be;
+	struct store *st;
 	uint8_t *bounce;		/* max_xfer blocks, page aligned */
 	size_t bounce_len;
 	uint8_t *param;			/* an UNMAP parameter list */
@@ -70,7 +70,7 @@ struct scsi_lu {
 
 /* Every buffer a command may need. 0 or -ENOMEM. */
 int scsi_lu_init(struct scsi_lu *lu, const struct scsi_target *t,
-		 struct store *be);
+		 struct store *st);
 void scsi_lu_free(struct scsi_lu *lu);
 
 struct scsi_reply {

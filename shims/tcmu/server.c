@@ -35,7 +35,7 @@ struct conn {
 struct server {
 	const struct shim_config *cfg;
 	const struct scsi_target *t;
-	struct store *be;
+	struct store *st;
 	int lfd;
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
@@ -143,7 +143,7 @@ static void *conn_thread(void *arg)
 	struct server *s = c->srv;
 
 	wait_detached(s, c);
-	attach_serve(c->fd, c->id, s->cfg, s->t, s->be);
+	attach_serve(c->fd, c->id, s->cfg, s->t, s->st);
 	conn_remove(s, c);
 	free(c);
 	return NULL;
@@ -202,9 +202,9 @@ static void stop_all(struct server *s)
 }
 
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,
-	       struct store *be, int sigfd)
+	       struct store *st, int sigfd)
 {
-	struct server s = { .cfg = cfg, .t = t, .be = be };
+	struct server s = { .cfg = cfg, .t = t, .st = st };
 	struct signalfd_siginfo si;
 	struct pollfd pfd[2];
 	int ret = 0;

@@ -51,10 +51,10 @@ struct store *store_open_device(const struct shim_config *cfg,
 
 /* Serve rings attached over the socket until @sigfd fires: 0 or -1. */
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,
-	       struct store *be, int sigfd);
+	       struct store *st, int sigfd);
 
 /* Serve the kernel's ring at cfg->uio_path until @sigfd fires: 0 or -1. */
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
-	    struct store *be, int sigfd);
+	    struct store *st, int sigfd);
 
 #endif /* TCMU_SHIM_H */

@@ -64,7 +64,7 @@ static bool uio_removed(const char *dev)
 }
 
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
-	    struct store *be, int sigfd)
+	    struct store *st, int sigfd)
 {
 	char copy[256], *dev, name[256], sizebuf[64], err[256];
 	struct signalfd_siginfo si;
@@ -105,7 +105,7 @@ int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 		return -1;
 	}
 	ret = -1;
-	if (ring_init(&ring, dev, region, size, t, be, err, sizeof(err))) {
+	if (ring_init(&ring, dev, region, size, t, st, err, sizeof(err))) {
 		shim_err("--uio %s: %s", cfg->uio_path, err);
 		goto out;
 	}

@@ -26,7 +26,7 @@
 /* ---- a store that records what it is asked ---- */
 
 struct fake {
-	struct store be;
+	struct store st;
 	uint8_t *data;
 	bool peek;
 	int fail_read, fail_write, fail_flush, fail_trim;
@@ -35,28 +35,28 @@ struct fake {
 	uint64_t zero_off, zero_len;
 };
 
-static struct fake *to_fake(struct store *be)
+static struct fake *to_fake(struct store *st)
 {
-	return (struct fake *)be;
+	return (struct fake *)st;
 }
 
-static int f_pread(struct store *be, void *buf, size_t len, uint64_t off)
+static int f_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
-	assert_true(off + len <= be->size);
+	assert_true(off + len <= st->size);
 	if (f->fail_read)
 		return f->fail_read;
 	memcpy(buf, f->data + off, len);
 	return 0;
 }
 
-static int f_pwrite(struct store *be, const void *buf, size_t len,
+static int f_pwrite(struct store *st, const void *buf, size_t len,
 		    uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
-	assert_true(off + len <= be->size);
+	assert_true(off + len <= st->size);
 	if (f->fail_write)
 		return f->fail_write;
 	f->writes++;
@@ -64,9 +64,9 @@ static int f_pwrite(struct store *be, const void *buf, size_t len,
 	return 0;
 }
 
-static int f_zero(struct store *be, size_t len, uint64_t off)
+static int f_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	f->zeroes++;
 	f->zero_off = off;
@@ -75,9 +75,9 @@ static int f_zero(struct store *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_trim(struct store *be, size_t len, uint64_t off)
+static int f_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	if (f->fail_trim)
 		return f->fail_trim;
@@ -90,22 +90,22 @@ static int f_trim(struct store *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_flush(struct store *be)
+static int f_flush(struct store *st)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	f->flushes++;
 	return f->fail_flush;
 }
 
-static const void *f_peek(struct store *be, size_t len, uint64_t off)
+static const void *f_peek(struct store *st, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	return f->peek ? f->data + off : NULL;
 }
 
-static void f_close(struct store *be)
+static void f_close(struct store *st)
 {
 }
 
@@ -133,13 +133,13 @@ static int setup_with(void **state, uint64_t blocks, bool lbprz)
 	struct env *e = calloc(1, sizeof(*e));
 
 	assert_non_null(e);
-	e->fake.be.ops = &fake_ops;
-	e->fake.be.size = (uint64_t)NR_BLOCKS * BS;
-	e->fake.data = calloc(1, e->fake.be.size);
+	e->fake.st.ops = &fake_ops;
+	e->fake.st.size = (uint64_t)NR_BLOCKS * BS;
+	e->fake.data = calloc(1, e->fake.st.size);
 	assert_non_null(e->fake.data);
 	assert_int_equal(scsi_target_init(&e->t, blocks * BS, BS, MAX_XFER,
 					  lbprz, 0x0123456789abcdefull), 0);
-	assert_int_equal(scsi_lu_init(&e->lu, &e->t, &e->fake.be), 0);
+	assert_int_equal(scsi_lu_init(&e->lu, &e->t, &e->fake.st), 0);
 	*state = e;
 	return 0;
 }
@@ -1097,14 +1097,14 @@ static void test_unknown_and_tur(void **state)
 static int fake_io(struct env *e, const struct store_io *io)
 {
 	static uint8_t tmp[MAX_XFER];
-	struct store *be = &e->fake.be;
+	struct store *st = &e->fake.st;
 	size_t done = 0;
 	uint32_t i;
 	int ret;
 
 	switch (io->op) {
 	case STORE_IO_READ:
-		ret = store_pread(be, tmp, io->len, io->off);
+		ret = store_pread(st, tmp, io->len, io->off);
 		for (i = 0; !ret && i < io->iov_cnt; i++) {
 			memcpy(io->iov[i].iov_base, tmp + done,
 			       io->iov[i].iov_len);
@@ -1117,16 +1117,16 @@ static int fake_io(struct env *e, const struct store_io *io)
 			       io->iov[i].iov_len);
 			done += io->iov[i].iov_len;
 		}
-		ret = store_pwrite(be, tmp, io->len, io->off);
+		ret = store_pwrite(st, tmp, io->len, io->off);
 		if (!ret && (io->flags & STORE_IO_FUA))
-			ret = store_flush(be);
+			ret = store_flush(st);
 		return ret;
 	case STORE_IO_FLUSH:
-		return store_flush(be);
+		return store_flush(st);
 	case STORE_IO_ZERO:
-		return store_zero(be, io->len, io->off);
+		return store_zero(st, io->len, io->off);
 	case STORE_IO_TRIM:
-		return store_trim(be, io->len, io->off);
+		return store_trim(st, io->len, io->off);
 	}
 	return -EINVAL;
 }
