@@ -44,18 +44,18 @@
 #include "torus_util.h"
 
 /* Requests in flight per call: a large transfer is split and pipelined. */
-#define NBD_BE_DEPTH		8
+#define NBD_STORE_DEPTH		8
 /* conns=N: the most connections per session. */
-#define NBD_BE_MAX_CONNS	16
+#define NBD_STORE_MAX_CONNS	16
 /* Largest request when the server states no maximum (nbdkit: 64 MiB). */
-#define NBD_BE_MAX_REQ		(32u << 20)
+#define NBD_STORE_MAX_REQ	(32u << 20)
 /* WRITE_ZEROES carries no payload; a large range still goes in pieces. */
-#define NBD_BE_MAX_ZERO		(1u << 30)
-#define NBD_BE_ZERO_BUF		(256u << 10)
+#define NBD_STORE_MAX_ZERO	(1u << 30)
+#define NBD_STORE_ZERO_BUF	(256u << 10)
 
-static const uint8_t zero_buf[NBD_BE_ZERO_BUF];
+static const uint8_t zero_buf[NBD_STORE_ZERO_BUF];
 
-struct nbd_be {
+struct nbd_store {
 	struct store st;
 	char uri[4096];			/* as given, for messages and sessions */
 	char label[4200];		/* nbd_uri_label(), for the client */
@@ -63,7 +63,7 @@ struct nbd_be {
 	struct nbd_export exp;
 	uint32_t max_req;
 	unsigned int conns;		/* per session */
-	int fds[NBD_BE_MAX_CONNS];	/* until the client owns them */
+	int fds[NBD_STORE_MAX_CONNS];	/* until the client owns them */
 	unsigned int nfds;
 	struct nbd_client *client;
 	pthread_t owner;		/* the thread that built the client */
@@ -82,29 +82,29 @@ struct nbd_spec {
 	unsigned int conns;
 };
 
-static const struct store_ops nbd_be_ops;
-static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
-				     unsigned int timeout_s, char *err,
-				     size_t errlen);
+static const struct store_ops nbd_store_ops;
+static struct nbd_store *nbd_store_connect(const char *uri, unsigned int conns,
+					   unsigned int timeout_s, char *err,
+					   size_t errlen);
 
-static struct nbd_be *to_nbd(struct store *st)
+static struct nbd_store *to_nbd(struct store *st)
 {
-	return container_of(st, struct nbd_be, st);
+	return container_of(st, struct nbd_store, st);
 }
 
-static void hang_up(struct nbd_be *n)
+static void hang_up(struct nbd_store *n)
 {
 	while (n->nfds)
 		nbd_disconnect(n->fds[--n->nfds]);
 }
 
 /* The opened store's own connections, closed at open (see the top). */
-static int redial(struct nbd_be *n)
+static int redial(struct nbd_store *n)
 {
-	struct nbd_be *s;
+	struct nbd_store *s;
 	char err[1200];
 
-	s = nbd_be_connect(n->uri, n->conns, n->timeout_s, err, sizeof(err));
+	s = nbd_store_connect(n->uri, n->conns, n->timeout_s, err, sizeof(err));
 	if (!s) {
 		storage_err("%s", err);
 		return -1;
@@ -126,7 +126,7 @@ static int redial(struct nbd_be *n)
 }
 
 /* A request of ours whose pieces are all back: for reap(). */
-static void io_finished(struct nbd_be *n, struct store_io *io)
+static void io_finished(struct nbd_store *n, struct store_io *io)
 {
 	io->next = NULL;
 	*n->finished_tail = io;
@@ -139,7 +139,7 @@ static void io_finished(struct nbd_be *n, struct store_io *io)
  */
 static void xfer_done(void *arg, void *user, int error)
 {
-	struct nbd_be *n = arg;
+	struct nbd_store *n = arg;
 	struct store_io *io = user;
 
 	if (!io) {
@@ -156,7 +156,7 @@ static void xfer_done(void *arg, void *user, int error)
 }
 
 /* The client, built on first use by the calling thread (see the top). */
-static int get_client(struct nbd_be *n, unsigned int depth)
+static int get_client(struct nbd_store *n, unsigned int depth)
 {
 	const struct torus_completer done = { .fn = xfer_done, .arg = n };
 	char err[512];
@@ -198,7 +198,7 @@ static const char *cmd_name(uint16_t type)
 	return "request";
 }
 
-static void xfer_err(struct nbd_be *n, uint16_t type, uint64_t len,
+static void xfer_err(struct nbd_store *n, uint16_t type, uint64_t len,
 		     uint64_t off, int err)
 {
 	if (type == NBD_CMD_FLUSH)
@@ -211,27 +211,27 @@ static void xfer_err(struct nbd_be *n, uint16_t type, uint64_t len,
 
 /*
  * One call: [off, off + len) as requests of at most chunk bytes, up to
- * NBD_BE_DEPTH in flight (FLUSH: one request, len 0). buf (NULL for
+ * NBD_STORE_DEPTH in flight (FLUSH: one request, len 0). buf (NULL for
  * payload-free commands) advances with the offset unless step_buf is
  * false (zeroes written from one buffer). Asynchronous requests may hold
  * every slot of the client: then this waits for one of theirs.
  */
-static int nbd_be_xfer(struct nbd_be *n, uint16_t type, void *buf,
-		       bool step_buf, uint64_t len, uint64_t off,
-		       uint32_t chunk)
+static int nbd_store_xfer(struct nbd_store *n, uint16_t type, void *buf,
+			  bool step_buf, uint64_t len, uint64_t off,
+			  uint32_t chunk)
 {
 	uint64_t start = off, total = len;
 	bool flush = type == NBD_CMD_FLUSH;
 	unsigned int inflight = 0;
 	int ret, first, got;
 
-	ret = get_client(n, NBD_BE_DEPTH);
+	ret = get_client(n, NBD_STORE_DEPTH);
 	if (ret)
 		return ret;
 	n->first_error = 0;
 	n->sync_done = 0;
 	while (len || flush || inflight) {
-		while ((len || flush) && inflight < NBD_BE_DEPTH) {
+		while ((len || flush) && inflight < NBD_STORE_DEPTH) {
 			uint32_t l = min_u64(len, chunk);
 
 			ret = nbd_client_queue(n->client, type, 0, off, l, buf,
@@ -270,53 +270,53 @@ fail:
 	return ret;
 }
 
-static int nbd_be_pread(struct store *st, void *buf, size_t len,
-			uint64_t off)
+static int nbd_store_pread(struct store *st, void *buf, size_t len,
+			   uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
-	return nbd_be_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
+	return nbd_store_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
 }
 
-static int nbd_be_pwrite(struct store *st, const void *buf, size_t len,
-			 uint64_t off)
+static int nbd_store_pwrite(struct store *st, const void *buf, size_t len,
+			    uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
-	return nbd_be_xfer(n, NBD_CMD_WRITE, (void *)buf, true, len, off,
-			   n->max_req);
+	return nbd_store_xfer(n, NBD_CMD_WRITE, (void *)buf, true, len, off,
+			      n->max_req);
 }
 
-static int nbd_be_zero(struct store *st, size_t len, uint64_t off)
+static int nbd_store_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
 	if (n->exp.tflags & NBD_FLAG_SEND_WRITE_ZEROES)
-		return nbd_be_xfer(n, NBD_CMD_WRITE_ZEROES, NULL, false, len,
-				   off, NBD_BE_MAX_ZERO);
-	return nbd_be_xfer(n, NBD_CMD_WRITE, (void *)zero_buf, false, len, off,
-			   min_u64(n->max_req, sizeof(zero_buf)));
+		return nbd_store_xfer(n, NBD_CMD_WRITE_ZEROES, NULL, false, len,
+				      off, NBD_STORE_MAX_ZERO);
+	return nbd_store_xfer(n, NBD_CMD_WRITE, (void *)zero_buf, false, len,
+			      off, min_u64(n->max_req, sizeof(zero_buf)));
 }
 
-static int nbd_be_trim(struct store *st, size_t len, uint64_t off)
+static int nbd_store_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
 	if (!(n->exp.tflags & NBD_FLAG_SEND_TRIM))
 		return -EOPNOTSUPP;
-	return nbd_be_xfer(n, NBD_CMD_TRIM, NULL, false, len, off,
-			   NBD_BE_MAX_ZERO);
+	return nbd_store_xfer(n, NBD_CMD_TRIM, NULL, false, len, off,
+			      NBD_STORE_MAX_ZERO);
 }
 
-static int nbd_be_flush(struct store *st)
+static int nbd_store_flush(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	/* A server that offers no flush has no cache to flush. */
 	if (!(n->exp.tflags & NBD_FLAG_SEND_FLUSH))
@@ -324,7 +324,7 @@ static int nbd_be_flush(struct store *st)
 	/* Not connected since open: nothing was written through it. */
 	if (!n->client && !n->nfds)
 		return 0;
-	return nbd_be_xfer(n, NBD_CMD_FLUSH, NULL, false, 0, 0, 0);
+	return nbd_store_xfer(n, NBD_CMD_FLUSH, NULL, false, 0, 0, 0);
 }
 
 /* ---- asynchronous requests ---- */
@@ -333,7 +333,7 @@ static int nbd_be_flush(struct store *st)
 enum { STAGE_MAIN, STAGE_FLUSH };
 
 /* The NBD command a request's stage sends, or a negative errno. */
-static int io_cmd(const struct nbd_be *n, const struct store_io *io)
+static int io_cmd(const struct nbd_store *n, const struct store_io *io)
 {
 	uint32_t tf = n->exp.tflags;
 
@@ -363,7 +363,7 @@ static uint64_t io_need(const struct store_io *io)
 }
 
 /* The next piece at io->pos: where its data is, how long it may be. */
-static void *io_piece(const struct nbd_be *n, const struct store_io *io,
+static void *io_piece(const struct nbd_store *n, const struct store_io *io,
 		      int cmd, uint32_t *len)
 {
 	uint64_t left = io->len - io->pos, at = io->pos;
@@ -374,7 +374,7 @@ static void *io_piece(const struct nbd_be *n, const struct store_io *io,
 		return NULL;
 	}
 	if (cmd == NBD_CMD_WRITE_ZEROES || cmd == NBD_CMD_TRIM) {
-		*len = min_u64(left, NBD_BE_MAX_ZERO);
+		*len = min_u64(left, NBD_STORE_MAX_ZERO);
 		return NULL;
 	}
 	if (io->op == STORE_IO_ZERO) {
@@ -396,7 +396,7 @@ static void *io_piece(const struct nbd_be *n, const struct store_io *io,
  * Queue the request's pieces: 1 when all went (or it failed), 0 when the
  * client has no slot free.
  */
-static int io_queue(struct nbd_be *n, struct store_io *io)
+static int io_queue(struct nbd_store *n, struct store_io *io)
 {
 	int cmd = io_cmd(n, io), ret;
 	uint16_t flags = 0;
@@ -435,7 +435,7 @@ static int io_queue(struct nbd_be *n, struct store_io *io)
 }
 
 /* Queue what waits, in order, while the client has slots. */
-static void pump(struct nbd_be *n)
+static void pump(struct nbd_store *n)
 {
 	struct store_io *io;
 
@@ -451,7 +451,7 @@ static void pump(struct nbd_be *n)
 	}
 }
 
-static void io_wait(struct nbd_be *n, struct store_io *io)
+static void io_wait(struct nbd_store *n, struct store_io *io)
 {
 	io->next = NULL;
 	*n->waiting_tail = io;
@@ -459,7 +459,7 @@ static void io_wait(struct nbd_be *n, struct store_io *io)
 }
 
 /* The next stage of a request whose pieces are back, or its done(). */
-static int io_settle(struct nbd_be *n, struct store_io *io)
+static int io_settle(struct nbd_store *n, struct store_io *io)
 {
 	int cmd;
 
@@ -484,7 +484,7 @@ static int io_settle(struct nbd_be *n, struct store_io *io)
 
 static int nbd_aio_open(struct store *st, unsigned int depth)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 	int ret;
 
 	if (n->client)
@@ -493,7 +493,7 @@ static int nbd_aio_open(struct store *st, unsigned int depth)
 	n->finished_tail = &n->finished;
 	n->aio_depth = depth;
 	/* Room for the ring's commands and a synchronous call beside them. */
-	ret = get_client(n, depth + NBD_BE_DEPTH);
+	ret = get_client(n, depth + NBD_STORE_DEPTH);
 	if (ret)
 		return ret;
 	return nbd_client_fd(n->client);
@@ -501,13 +501,13 @@ static int nbd_aio_open(struct store *st, unsigned int depth)
 
 static void nbd_aio_submit(struct store *st, struct store_io *io)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	io->pos = 0;
 	io->parts = 0;
 	io->stage = STAGE_MAIN;
 	io->error = 0;
-	/* A server without flush has nothing to flush (as nbd_be_flush). */
+	/* A server without flush has nothing to flush (as nbd_store_flush). */
 	if (io->op == STORE_IO_FLUSH &&
 	    !(n->exp.tflags & NBD_FLAG_SEND_FLUSH)) {
 		io_finished(n, io);
@@ -518,7 +518,7 @@ static void nbd_aio_submit(struct store *st, struct store_io *io)
 
 static void nbd_aio_commit(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	pump(n);
 	nbd_client_send_all(n->client);
@@ -526,7 +526,7 @@ static void nbd_aio_commit(struct store *st)
 
 static int nbd_aio_reap(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 	struct store_io *io, *next;
 	int got, done = 0;
 
@@ -550,7 +550,7 @@ static int nbd_aio_reap(struct store *st)
 
 static void nbd_aio_cancel(struct store *st, int err)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 	struct store_io *io;
 
 	nbd_client_cancel(n->client, -err);
@@ -584,14 +584,14 @@ static const struct store_aio_ops nbd_aio_ops = {
 
 static bool nbd_can_trim(const struct store *st)
 {
-	const struct nbd_be *n = container_of(st, struct nbd_be, st);
+	const struct nbd_store *n = container_of(st, struct nbd_store, st);
 
 	return n->exp.tflags & NBD_FLAG_SEND_TRIM;
 }
 
-static void nbd_be_close(struct store *st)
+static void nbd_store_close(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->client)
 		nbd_client_free(n->client);
@@ -613,13 +613,13 @@ static int dial(const struct nbd_uri *u, unsigned int timeout_s,
 }
 
 /* Connects and negotiates; the client itself comes with the first I/O. */
-static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
-				     unsigned int timeout_s, char *err,
-				     size_t errlen)
+static struct nbd_store *nbd_store_connect(const char *uri, unsigned int conns,
+					   unsigned int timeout_s, char *err,
+					   size_t errlen)
 {
 	struct nbd_export more;
 	struct nbd_uri u;
-	struct nbd_be *n;
+	struct nbd_store *n;
 	char msg[1024];
 	int fd;
 
@@ -658,11 +658,11 @@ static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 			goto fail;
 		}
 	}
-	n->max_req = NBD_BE_MAX_REQ;
+	n->max_req = NBD_STORE_MAX_REQ;
 	if (n->exp.block_size_known && n->exp.max_block &&
 	    n->exp.max_block < n->max_req)
 		n->max_req = n->exp.max_block;
-	n->st.ops = &nbd_be_ops;
+	n->st.ops = &nbd_store_ops;
 	n->st.size = n->exp.size;
 	n->st.read_only = n->exp.tflags & NBD_FLAG_READ_ONLY;
 	return n;
@@ -673,33 +673,33 @@ fail:
 }
 
 /* Each ring gets connections of its own to the same export. */
-static struct store *nbd_be_session(struct store *st, char *err,
-				    size_t errlen)
+static struct store *nbd_store_session(struct store *st, char *err,
+				       size_t errlen)
 {
-	struct nbd_be *n = to_nbd(st), *s;
+	struct nbd_store *n = to_nbd(st), *s;
 
-	s = nbd_be_connect(n->uri, n->conns, n->timeout_s, err, errlen);
+	s = nbd_store_connect(n->uri, n->conns, n->timeout_s, err, errlen);
 	if (!s)
 		return NULL;
 	if (s->exp.size != n->exp.size) {
 		snprintf(err, errlen, "nbd %s: the export changed size (%llu, was %llu)",
 			 n->uri, (unsigned long long)s->exp.size,
 			 (unsigned long long)n->exp.size);
-		nbd_be_close(&s->st);
+		nbd_store_close(&s->st);
 		return NULL;
 	}
 	return &s->st;
 }
 
-static const struct store_ops nbd_be_ops = {
+static const struct store_ops nbd_store_ops = {
 	.name = "nbd",
-	.pread = nbd_be_pread,
-	.pwrite = nbd_be_pwrite,
-	.zero = nbd_be_zero,
-	.trim = nbd_be_trim,
-	.flush = nbd_be_flush,
-	.session = nbd_be_session,
-	.close = nbd_be_close,
+	.pread = nbd_store_pread,
+	.pwrite = nbd_store_pwrite,
+	.zero = nbd_store_zero,
+	.trim = nbd_store_trim,
+	.flush = nbd_store_flush,
+	.session = nbd_store_session,
+	.close = nbd_store_close,
 	.aio = &nbd_aio_ops,
 };
 
@@ -708,14 +708,14 @@ static struct store *nbd_store_open_conns(const char *uri,
 					  unsigned int timeout_s, char *err,
 					  size_t errlen)
 {
-	struct nbd_be *n;
+	struct nbd_store *n;
 
-	n = nbd_be_connect(uri, conns, timeout_s, err, errlen);
+	n = nbd_store_connect(uri, conns, timeout_s, err, errlen);
 	if (!n)
 		return NULL;
 	if (!n->exp.size) {
 		snprintf(err, errlen, "nbd %s: the export is empty", uri);
-		nbd_be_close(&n->st);
+		nbd_store_close(&n->st);
 		return NULL;
 	}
 	/* Let go of the volume until I/O needs it (see the top). */
@@ -752,9 +752,9 @@ static int nbd_parse(void *priv, const char *arg, char *err, size_t errlen)
 		errno = 0;
 		v = strtoul(opt + 7, &end, 10);
 		if (errno || end == opt + 7 || *end || !v ||
-		    v > NBD_BE_MAX_CONNS) {
+		    v > NBD_STORE_MAX_CONNS) {
 			snprintf(err, errlen, "%s: conns= takes a number of connections from 1 to %u",
-				 opt + 1, NBD_BE_MAX_CONNS);
+				 opt + 1, NBD_STORE_MAX_CONNS);
 			return -1;
 		}
 		spec->conns = v;

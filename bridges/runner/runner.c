@@ -35,15 +35,15 @@
 #define RUNNER_MAX_XFER_BLOCKS	128u
 
 
-static struct runner_be *dev_to_runner(struct tcmu_device *dev)
+static struct runner_store *dev_to_runner(struct tcmu_device *dev)
 {
-	return (struct runner_be *)((char *)dev -
-				    offsetof(struct runner_be, dev));
+	return (struct runner_store *)((char *)dev -
+				       offsetof(struct runner_store, dev));
 }
 
 static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
 {
-	struct runner_be *r = dev_to_runner(dev);
+	struct runner_store *r = dev_to_runner(dev);
 
 	pthread_mutex_lock(&r->done_lock);
 	r->status = rc;
@@ -53,7 +53,7 @@ static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
 }
 
 /* Fresh command state over buf (may be NULL), io_lock held. */
-static struct tcmur_cmd *prep(struct runner_be *r, void *buf, size_t len)
+static struct tcmur_cmd *prep(struct runner_store *r, void *buf, size_t len)
 {
 	memset(&r->cmd, 0, sizeof(r->cmd));
 	memset(&r->lib, 0, sizeof(r->lib));
@@ -76,7 +76,7 @@ static struct tcmur_cmd *prep(struct runner_be *r, void *buf, size_t len)
  * callout of a handler without threads that returned OK has queued it;
  * handle_cmd says ASYNC_HANDLED.
  */
-static int finish(struct runner_be *r, int rc, bool callout)
+static int finish(struct runner_store *r, int rc, bool callout)
 {
 	bool queued = callout ? !r->h->nr_threads && rc == TCMU_STS_OK :
 				rc == TCMU_STS_ASYNC_HANDLED;
@@ -91,14 +91,14 @@ static int finish(struct runner_be *r, int rc, bool callout)
 	return rc;
 }
 
-static int report(struct runner_be *r, const char *what, size_t len,
+static int report(struct runner_store *r, const char *what, size_t len,
 		  uint64_t off, int sts)
 {
 	return runner_report(r, what, len, off, sts, r->lib.sense_buf);
 }
 
 /* A SCSI command through handle_cmd, io_lock held. */
-static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
+static int scsi_cmd(struct runner_store *r, void *buf, size_t len)
 {
 	struct tcmur_cmd *c = prep(r, buf, len);
 
@@ -111,7 +111,7 @@ static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
 }
 
 /* READ(10)/WRITE(10) in pieces a 10-byte CDB can carry, io_lock held. */
-static int scsi_rw(struct runner_be *r, bool write, void *buf, size_t len,
+static int scsi_rw(struct runner_store *r, bool write, void *buf, size_t len,
 		   uint64_t off)
 {
 	uint32_t bs = r->dev.block_size;
@@ -133,7 +133,7 @@ static int scsi_rw(struct runner_be *r, bool write, void *buf, size_t len,
 	return TCMU_STS_OK;
 }
 
-static int rw(struct runner_be *r, bool write, void *buf, size_t len,
+static int rw(struct runner_store *r, bool write, void *buf, size_t len,
 	      uint64_t off)
 {
 	struct tcmur_cmd *c;
@@ -175,7 +175,7 @@ static int runner_pwrite(struct store *st, const void *buf, size_t len,
 /* No handler here has WRITE SAME for zeroes alone: write them. */
 static int runner_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct runner_be *r = to_runner(st);
+	struct runner_store *r = to_runner(st);
 	size_t n;
 	int ret;
 
@@ -192,7 +192,7 @@ static int runner_zero(struct store *st, size_t len, uint64_t off)
 
 static int runner_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct runner_be *r = to_runner(st);
+	struct runner_store *r = to_runner(st);
 	struct tcmur_cmd *c;
 	int sts;
 
@@ -211,7 +211,7 @@ static int runner_trim(struct store *st, size_t len, uint64_t off)
 
 static int runner_flush(struct store *st)
 {
-	struct runner_be *r = to_runner(st);
+	struct runner_store *r = to_runner(st);
 	struct tcmur_cmd *c;
 	int sts = TCMU_STS_OK;
 
@@ -302,14 +302,14 @@ static struct store *runner_session(struct store *st, char *err, size_t errlen)
 
 bool runner_store_write_cache(const struct store *st)
 {
-	struct runner_be *r = runner_port((struct store *)st, NULL);
+	struct runner_store *r = runner_port((struct store *)st, NULL);
 
 	return r->dev.write_cache;
 }
 
 static void runner_close(struct store *st)
 {
-	struct runner_be *r = to_runner(st);
+	struct runner_store *r = to_runner(st);
 
 	runner_aio_free(r->aio);
 	runner_wq_stop(r);
@@ -382,7 +382,7 @@ static int64_t image_size(const char *path)
 }
 
 /* READ CAPACITY(16), then (10), for a handler that takes SCSI commands. */
-static int read_capacity(struct runner_be *r, uint64_t *lbas, uint32_t *bs)
+static int read_capacity(struct runner_store *r, uint64_t *lbas, uint32_t *bs)
 {
 	uint8_t buf[32] = { 0 };
 	int sts;
@@ -412,8 +412,8 @@ static int read_capacity(struct runner_be *r, uint64_t *lbas, uint32_t *bs)
 	return 0;
 }
 
-static int open_device(struct runner_be *r, const char *path, const char *cfg,
-		       char *err, size_t errlen)
+static int open_device(struct runner_store *r, const char *path,
+		       const char *cfg, char *err, size_t errlen)
 {
 	struct tcmu_device *dev = &r->dev;
 	uint64_t lbas;
@@ -464,7 +464,7 @@ struct store *runner_store_open(const char *handler, const char *dir,
 				size_t errlen)
 {
 	const struct runner_plugin *p;
-	struct runner_be *r;
+	struct runner_store *r;
 	struct tcmu_device *dev;
 
 	p = runner_plugin_load(handler, dir, err, errlen);

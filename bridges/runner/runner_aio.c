@@ -46,7 +46,7 @@ struct runner_slot {
 };
 
 struct runner_aio {
-	struct runner_be *r;
+	struct runner_store *r;
 	struct runner_slot *slots;
 	struct runner_slot **free;	/* a stack: the submitter's only */
 	unsigned int nr, nr_free;
@@ -145,7 +145,7 @@ static void take_cdb(struct runner_slot *s)
  */
 static int call(struct runner_slot *s, bool *callout)
 {
-	struct runner_be *r = s->aio->r;
+	struct runner_store *r = s->aio->r;
 	struct tcmur_handler *h = r->h;
 	const struct store_io *io = s->io;
 
@@ -176,7 +176,7 @@ static int call(struct runner_slot *s, bool *callout)
 	return h->handle_cmd(&r->dev, &s->cmd);
 }
 
-static bool queued(const struct runner_be *r, bool callout, int sts)
+static bool queued(const struct runner_store *r, bool callout, int sts)
 {
 	return callout ? !r->h->nr_threads && sts == TCMU_STS_OK :
 			 sts == TCMU_STS_ASYNC_HANDLED;
@@ -184,7 +184,7 @@ static bool queued(const struct runner_be *r, bool callout, int sts)
 
 static void *worker(void *arg)
 {
-	struct runner_be *r = arg;
+	struct runner_store *r = arg;
 	struct runner_wq *wq = r->wq;
 	struct runner_slot *s;
 	bool callout;
@@ -213,7 +213,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int wq_start(struct runner_be *r)
+static int wq_start(struct runner_store *r)
 {
 	struct runner_wq *wq;
 	int i;
@@ -236,7 +236,7 @@ static int wq_start(struct runner_be *r)
 	return 0;
 }
 
-void runner_wq_stop(struct runner_be *r)
+void runner_wq_stop(struct runner_store *r)
 {
 	struct runner_wq *wq = r->wq;
 	int i;
@@ -258,7 +258,7 @@ void runner_wq_stop(struct runner_be *r)
 /* Hand @s to the plugin: a worker, or the callout from here. */
 static void dispatch(struct runner_slot *s)
 {
-	struct runner_be *r = s->aio->r;
+	struct runner_store *r = s->aio->r;
 	struct runner_wq *wq = r->wq;
 	bool callout;
 	int sts;
@@ -290,7 +290,7 @@ static void dispatch(struct runner_slot *s)
 static int aio_open(struct store *st, unsigned int depth)
 {
 	struct runner_aio **ap, *a;
-	struct runner_be *r = runner_port(st, &ap);
+	struct runner_store *r = runner_port(st, &ap);
 	unsigned int i;
 	int ret = -ENOMEM;
 
@@ -338,7 +338,7 @@ static int aio_open(struct store *st, unsigned int depth)
 static void aio_submit(struct store *st, struct store_io *io)
 {
 	struct runner_aio **ap;
-	struct runner_be *r = runner_port(st, &ap);
+	struct runner_store *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct runner_slot *s;
 
@@ -407,7 +407,7 @@ static void deliver(struct runner_aio *a, struct runner_slot *s, int err)
 
 static int reap_all(struct runner_aio *a, bool cancelling, int cancel_err)
 {
-	struct runner_be *r = a->r;
+	struct runner_store *r = a->r;
 	struct runner_slot *s, *next;
 	uint64_t count;
 	int n = 0, err;
@@ -456,7 +456,7 @@ static int aio_reap(struct store *st)
 static void aio_cancel(struct store *st, int err)
 {
 	struct runner_aio **ap;
-	struct runner_be *r = runner_port(st, &ap);
+	struct runner_store *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct pollfd pfd = { .fd = a->efd, .events = POLLIN };
 	int waited = 0;

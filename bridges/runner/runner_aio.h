@@ -12,6 +12,6 @@
 extern const struct store_aio_ops runner_aio_ops;
 
 void runner_aio_free(struct runner_aio *aio);
-void runner_wq_stop(struct runner_be *r);
+void runner_wq_stop(struct runner_store *r);
 
 #endif /* TORUS_TCMU_RUNNER_AIO_H */
