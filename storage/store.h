@@ -124,14 +124,14 @@ static inline bool store_has(const struct store_spec *spec,
 	return spec->type->flags & flag;
 }
 
-/* Whether @be, opened from @spec, passes trims on to its data. */
+/* Whether @st, opened from @spec, passes trims on to its data. */
 static inline bool store_can_trim(const struct store_spec *spec,
 				  const struct store *st)
 {
 	return !spec->type->can_trim || spec->type->can_trim(st);
 }
 
-/* Whether @be, opened from @spec, reports a volatile write cache. */
+/* Whether @st, opened from @spec, reports a volatile write cache. */
 static inline bool store_write_cache(const struct store_spec *spec,
 				     const struct store *st)
 {

@@ -240,7 +240,7 @@ static inline struct store *store_session(struct store *st, char *err,
 }
 
 /*
- * Asynchronous requests on @be (see store_aio_ops): its fd, or
+ * Asynchronous requests on @st (see store_aio_ops): its fd, or
  * -EOPNOTSUPP when it has none.
  */
 static inline int store_aio_open(struct store *st, unsigned int depth)

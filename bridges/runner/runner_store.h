@@ -69,7 +69,7 @@ static inline struct runner_store *to_runner(struct store *st)
 /* The most blocks a 10-byte CDB carries. */
 #define CDB10_MAX_BLOCKS	0xffffu
 
-/* The device and the asynchronous state behind @be (store or session). */
+/* The device and the asynchronous state behind @st (store or session). */
 struct runner_store *runner_port(struct store *st, struct runner_aio ***aio);
 
 /* One line naming the device, the request and @sense; the errno. */
