@@ -38,7 +38,7 @@ check() {
 # nbd-shim: READ_ONLY on the wire, no write request in its log
 start_bg "$NBD_SHIM" -v --profile standard --listen "unix:$T/n.sock" \
 	--store "file:$T/img,ro" 2>"$T/nbd.log"
-_harness_wait socket "$T/n.sock" "${_bg_pids[-1]}" "nbd-shim"
+_servers_wait socket "$T/n.sock" "${_bg_pids[-1]}" "nbd-shim"
 check "nbd+unix:///?socket=$T/n.sock" "nbd-shim"
 grep -E ' NBD_CMD_(WRITE|TRIM|WRITE_ZEROES) offset' "$T/nbd.log" &&
 	fail "nbd-shim: a write reached the read-only export"
@@ -65,7 +65,7 @@ bad() {
 	grep -qF -- "$msg" "$T/bad.out" || { cat "$T/bad.out" >&2; fail "expected '$msg' from nbd-shim $*"; }
 }
 : >"$T/empty"
-msg="$T/missing: No such file or directory" bad --store "file:$T/missing,ro"
+msg='missing does not exist, and ",ro" does not make it; name an existing file' bad --store "file:$T/missing,ro"
 [ -e "$T/missing" ] && fail "file:PATH,ro created PATH"
 msg='is empty, and ",ro" serves it as it is' bad --store "file:$T/empty,ro"
 msg='less than --size 8388608, and ",ro" does not extend it' bad --store "file:$T/img,direct,ro" --size 8M
