@@ -63,7 +63,7 @@ one_run() {
 			2>"$T/shim.log" &
 		pid=$!
 		_bg_pids+=("$pid")
-		_harness_wait socket "$sock" "$pid" tcmu-shim
+		_servers_wait socket "$sock" "$pid" tcmu-shim
 		uri="tcmu+unix:///?socket=$sock"
 	fi
 	ALLOC_COUNT_OUT=$T/$rw-$ios.fio LD_PRELOAD=$COUNTER \

@@ -227,7 +227,7 @@ truncate -s 16M "$T/disk.img"
 # must come first in its preload list.
 start_bg env LD_PRELOAD="${TORUS_ASAN_RUNTIME:+$TORUS_ASAN_RUNTIME:}$fail_sync" \
 	"$TCMU_SHIM" --socket "$T/fs.sock" --store "file:$T/disk.img"
-_harness_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
+_servers_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
 expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
 	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
 grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"

@@ -21,7 +21,7 @@ require "$FIO"
 # shim LOG SOCKET STORE: tcmu-shim with its messages in LOG
 shim() {
 	start_bg "$TCMU_SHIM" --socket "$2" --store "$3" 2>"$1"
-	_harness_wait socket "$2" "${_bg_pids[-1]}" "tcmu-shim --store $3"
+	_servers_wait socket "$2" "${_bg_pids[-1]}" "tcmu-shim --store $3"
 }
 
 # depth LOG: the most in flight to the store of the last ring that

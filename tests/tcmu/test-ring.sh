@@ -72,7 +72,7 @@ sock=$T/tcmu.sock
 start_bg "$TCMU_SHIM" --socket "$sock" --size 64M --pidfile "$T/pid" -v \
 	--log "$T/shim.log"
 pid=${_bg_pids[-1]}
-_harness_wait socket "$sock" "$pid" tcmu-shim
+_servers_wait socket "$sock" "$pid" tcmu-shim
 for i in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
 [ "$(cat "$T/pid")" = "$pid" ] || fail "pid file does not hold $pid"
 grep -q "^tcmu-shim: listening on $sock" "$T/shim.log" ||
@@ -121,7 +121,7 @@ img=$T/disk.img
 start_bg "$TCMU_SHIM" --listen "unix:$sock" --store "file:$img,direct" --size 16M \
 	--max-command-data 1M
 pid=${_bg_pids[-1]}
-_harness_wait socket "$sock" "$pid" "tcmu-shim file,direct"
+_servers_wait socket "$sock" "$pid" "tcmu-shim file,direct"
 "$CLIENT" --socket "$sock" --check-rw >"$T/rw.out" 2>&1 ||
 	{ cat "$T/rw.out" >&2; fail "ring-client --check-rw on file,direct failed"; }
 "$CLIENT" --socket "$sock" --bench 0.3 --qd 4 --bs 65536 --rw randwrite >"$T/bench.out" 2>&1 ||
