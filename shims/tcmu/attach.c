@@ -27,6 +27,8 @@ struct client {
 	unsigned long id;
 	uint32_t version;		/* of the request: the reply's */
 	uint32_t kind;			/* enum tcmu_attach_kind */
+	size_t got;			/* bytes of the request received */
+	bool helloed;			/* it had the host's hello */
 	char name[64];
 	uint8_t *region;
 	uint64_t region_size;
@@ -61,20 +63,39 @@ struct shared_ring {
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_ring *shared_cur;
 
-/* The 32-byte request and its fds, within the timeout: 0 or -errno. */
+/* A client silent for TCMU_ATTACH_HELLO_MS is told what this socket is. */
+static void send_hello(struct client *c)
+{
+	uint8_t buf[TCMU_ATTACH_HELLO_LEN];
+
+	tcmu_attach_hello_encode(buf, TCMU_ATTACH_VERSION);
+	c->helloed = true;
+	if (send(c->sock, buf, sizeof(buf), MSG_NOSIGNAL) != sizeof(buf))
+		shim_debug("%s: the hello did not go out: %s", c->name,
+			   strerror(errno));
+	else
+		shim_debug("%s: nothing from the client within %u ms: sent the host's hello",
+			   c->name, TCMU_ATTACH_HELLO_MS);
+}
+
+/*
+ * The 32-byte request and its fds, within the timeout: 0, -EPROTO as soon
+ * as its first 16 bytes are not the request's magic, or another -errno.
+ */
 static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
 {
-	uint64_t deadline = timeout_s ? now_ns() + timeout_s * 1000000000ull : 0;
-	size_t got = 0;
+	uint64_t start = now_ns();
+	uint64_t deadline = timeout_s ? start + timeout_s * 1000000000ull : 0;
+	uint64_t hello = start + TCMU_ATTACH_HELLO_MS * 1000000ull;
 
-	while (got < TCMU_ATTACH_REQ_LEN) {
+	while (c->got < TCMU_ATTACH_REQ_LEN) {
 		union {
 			char buf[CMSG_SPACE(sizeof(int) * 8)];
 			struct cmsghdr align;
 		} ctl;
 		struct iovec iov = {
-			.iov_base = buf + got,
-			.iov_len = TCMU_ATTACH_REQ_LEN - got,
+			.iov_base = buf + c->got,
+			.iov_len = TCMU_ATTACH_REQ_LEN - c->got,
 		};
 		struct msghdr msg = {
 			.msg_iov = &iov,
@@ -83,16 +104,22 @@ static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
 			.msg_controllen = sizeof(ctl.buf),
 		};
 		struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
+		uint64_t now = now_ns(), until = deadline;
 		int ms = -1;
 		ssize_t n;
 
-		if (deadline) {
-			uint64_t now = now_ns();
-
-			if (now >= deadline)
-				return -ETIMEDOUT;
-			ms = (deadline - now + 999999) / 1000000;
+		if (deadline && now >= deadline)
+			return -ETIMEDOUT;
+		if (!c->got && !c->helloed) {
+			if (now >= hello) {
+				send_hello(c);
+				continue;
+			}
+			if (!until || hello < until)
+				until = hello;
 		}
+		if (until)
+			ms = (until - now + 999999) / 1000000;
 		n = poll(&pfd, 1, ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
@@ -107,7 +134,10 @@ static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
 		tcmu_attach_take_fds(&msg, c->fds, TCMU_SHARED_NFDS, &c->nfds);
 		if (n == 0)
 			return -ECONNRESET;
-		got += n;
+		c->got += n;
+		if (c->got >= TCMU_ATTACH_MAGIC_LEN &&
+		    tcmu_attach_magic(buf, c->got) != TCMU_MAGIC_REQ)
+			return -EPROTO;
 	}
 	return 0;
 }
@@ -133,6 +163,47 @@ static void refuse(struct client *c, int status, const char *msg)
 {
 	shim_err("%s: attach refused: %s", c->name, msg);
 	send_reply(c, status, msg);
+}
+
+/* Up to 16 bytes as a quoted C string, for the log. */
+static void show_bytes(const uint8_t *buf, size_t len, char *out, size_t size)
+{
+	size_t i, o = 0;
+
+	o += snprintf(out + o, size - o, "\"");
+	for (i = 0; i < len && i < TCMU_ATTACH_MAGIC_LEN && o < size; i++) {
+		uint8_t b = buf[i];
+
+		if (b == '"' || b == '\\')
+			o += snprintf(out + o, size - o, "\\%c", b);
+		else if (b >= 0x20 && b < 0x7f)
+			o += snprintf(out + o, size - o, "%c", b);
+		else
+			o += snprintf(out + o, size - o, "\\x%02x", b);
+	}
+	if (o < size)
+		snprintf(out + o, size - o, "\"%s", len > i ? "..." : "");
+}
+
+/*
+ * A peer that is not a TCMU client: say what it sent (nothing, for an NBD
+ * client, which closes on the hello) and that its connection is closed.
+ */
+static void stranger(struct client *c, const uint8_t *buf, bool closed)
+{
+	char seen[80];
+
+	if (!c->got) {
+		shim_err("%s: not a TCMU client: it sent nothing in %u ms, had the host's hello and closed the connection (an NBD client? a job on this socket needs uri=tcmu+unix:///?socket=PATH)",
+			 c->name, TCMU_ATTACH_HELLO_MS);
+		return;
+	}
+	show_bytes(buf, c->got, seen, sizeof(seen));
+	shim_err("%s: not a TCMU client: it sent %s (%zu bytes), not an attach request; %s",
+		 c->name, seen, c->got,
+		 closed ? "it closed the connection" : "refused and closed");
+	if (!closed)
+		send_reply(c, EPROTO, "not a TCMU attach request (is the client this project's engine?)");
 }
 
 static bool is_eventfd(int fd)
@@ -532,7 +603,12 @@ void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 	for (i = 0; i < TCMU_SHARED_NFDS; i++)
 		c.fds[i] = -1;
 	ret = recv_request(&c, buf, cfg->timeout_s);
-	if (ret == -ECONNRESET)
+	if (ret == -EPROTO)
+		stranger(&c, buf, false);
+	else if (ret == -ECONNRESET &&
+		 (c.got ? c.got < TCMU_ATTACH_MAGIC_LEN : c.helloed))
+		stranger(&c, buf, true);
+	else if (ret == -ECONNRESET)
 		shim_debug("%s: closed before attaching", c.name);
 	else if (ret == -ETIMEDOUT)
 		refuse(&c, ETIMEDOUT,
