@@ -228,9 +228,17 @@ static void set_blocking(int fd)
 }
 
 /*
- * A TCMU handler host greets a client that waits (tcmu_attach.h): the
- * socket is a tcmu-shim's, and the job wants the TCMU transport.
+ * A TCMU handler host greets a client that waits with its hello (or, after
+ * its --timeout, a refusal; tcmu_attach.h): the socket is a tcmu-shim's,
+ * and the job wants the TCMU transport.
  */
+static bool tcmu_host_said(const uint8_t *buf, size_t len)
+{
+	enum tcmu_attach_magic m = tcmu_attach_magic(buf, len);
+
+	return m == TCMU_MAGIC_HELLO || m == TCMU_MAGIC_REPLY;
+}
+
 static void tcmu_host(const struct nbd_uri *uri, const char *label, char *err,
 		      size_t errlen)
 {
@@ -280,7 +288,7 @@ int nbd_connect_export(const struct nbd_uri *uri,
 		else if (ret)
 			goto io_failed;
 		else if (hs.state == NBD_HS_MAGIC &&
-			 tcmu_attach_magic(inbuf, hs.want) != TCMU_MAGIC_NONE) {
+			 tcmu_host_said(inbuf, hs.want)) {
 			tcmu_host(uri, label, err, errlen);
 			goto fail;
 		} else
