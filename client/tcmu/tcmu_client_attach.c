@@ -153,7 +153,8 @@ static int recv_reply(struct tcmu_client *c, const char *path, uint8_t *buf,
 	}
 	if (tcmu_attach_magic(buf, TCMU_ATTACH_MAGIC_LEN) != TCMU_MAGIC_REPLY) {
 		/* Short of a reply: its decoder names what is wrong. */
-		tcmu_attach_reply_decode(buf, TCMU_ATTACH_MAGIC_LEN, &rep, &why);
+		tcmu_attach_reply_decode(buf, TCMU_ATTACH_MAGIC_LEN, &rep,
+					 &why);
 		snprintf(err, errlen, "%s: %s", c->label, why);
 		return 1;
 	}

@@ -2,8 +2,8 @@
 /*
  * The TCMU attach exchange (proto/tcmu/tcmu_attach.c) byte by byte: the
  * messages encoded against hand-written bytes, every way a decoder refuses
- * them, and the magics told apart. A decoder's input is a heap copy of exactly the bytes
- * given, so the sanitized build catches any read past it.
+ * them, and the magics told apart. A decoder's input is a heap copy of
+ * exactly the bytes given, so the sanitized build catches any read past it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
