@@ -574,7 +574,7 @@ static int attach_version(const char *path, uint16_t version)
 			exit(1);
 		}
 		got += n;
-		/* The host's hello, if this was slow to send: then the reply. */
+		/* A hello first (this was slow to send): the reply follows. */
 		if (got >= TCMU_ATTACH_HELLO_LEN &&
 		    tcmu_attach_magic(rbuf, got) == TCMU_MAGIC_HELLO) {
 			got -= TCMU_ATTACH_HELLO_LEN;
