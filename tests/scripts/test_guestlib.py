@@ -8,15 +8,13 @@ key following /init's file."""
 import os
 import shlex
 import subprocess
-import sys
 import time
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
+from testlib import main
 
-import guestlib  # noqa: E402
+
+import guestlib
 
 
 class Accel(unittest.TestCase):
@@ -220,4 +218,4 @@ class Initramfs(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

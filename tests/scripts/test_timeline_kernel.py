@@ -12,11 +12,10 @@ import tempfile
 import time
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
+from testlib import main
 
-import timeline_kernel as tk  # noqa: E402
+
+import timeline_kernel as tk
 
 # What bpftrace prints at the end of a kernel-loop trace (4 KiB randread,
 # depth 4), most of the histogram left out, one bucket moved into phase 1.
@@ -277,4 +276,4 @@ class Stop(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -12,15 +12,13 @@ import json
 import os
 import struct
 import subprocess
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
+from testlib import SRC, main
 
-import timelinelib as tl  # noqa: E402
+
+import timelinelib as tl
 
 READ, WRITE = 0, 1
 
@@ -488,4 +486,4 @@ class Join(Dir):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()
