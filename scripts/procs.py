@@ -1,13 +1,15 @@
 """The processes the scripts start, in words: the error every helper
 raises when one does not work out (HarnessError), an exit status and a
-command line for messages, a process's CPU ticks and parent, and watching
-a process that is not our child (PidWatch); and the command-line frame of
-servers.py, fio_json.py, tls.py and harness.py (cli_main, exit_with).
-Standard library only; servers.py, fio_json.py and tls.py build on it."""
+command line for messages, a process's CPU ticks and parent, watching a
+process that is not our child (PidWatch), letting one end (let_end); and
+the command-line frame of servers.py, fio_json.py, tls.py and harness.py
+(cli_main, exit_with). Standard library only; servers.py, fio_json.py and
+tls.py build on it."""
 
 import argparse
 import shlex
 import signal
+import subprocess
 import sys
 
 LOOPBACK = "127.0.0.1"
@@ -107,6 +109,21 @@ def ended(proc):
         return False
     rc = proc.poll()
     return rc is not None or getattr(proc, "gone", False)
+
+
+def let_end(proc, grace):
+    """Give the Popen PROC GRACE seconds to end by itself, then SIGTERM and
+    GRACE seconds more, then SIGKILL; it is reaped in every case."""
+    try:
+        proc.wait(grace)
+        return
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def cli_main(prog, doc, modules, argv=None, epilog=None):
