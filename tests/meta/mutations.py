@@ -183,7 +183,7 @@ MUTATIONS = [
     Mutation(
         name="nbd-conns-all-on-first",
         why="the native NBD client sends every request on its first connection, whatever conns= says",
-        file="client/nbd/nbd_client.c",
+        file="client/nbd/nbd_send.c",
         old="\t\tc->next_conn = (c->next_conn + 1) % c->nconns;\n",
         new="\t\tc->next_conn = 0;\n",
         tests=["engine-nbdkit"],

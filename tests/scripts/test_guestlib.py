@@ -12,8 +12,6 @@ import time
 import unittest
 
 from testlib import main
-
-
 import guestlib
 
 

@@ -10,7 +10,6 @@ import tempfile
 import unittest
 
 from testlib import main
-
 import benchlib
 import perfreport
 

@@ -12,8 +12,6 @@ import types
 import unittest
 
 from testlib import main
-
-
 import compare_paths
 import docs_tests
 import rerunlib

@@ -9,7 +9,6 @@ import tempfile
 import unittest
 
 from testlib import main
-
 import skips
 
 

@@ -5,7 +5,6 @@ spread, the median's interval, paired ratios and percentiles."""
 import unittest
 
 from testlib import main
-
 import stats
 
 

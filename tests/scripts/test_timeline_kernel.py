@@ -13,8 +13,6 @@ import time
 import unittest
 
 from testlib import main
-
-
 import timeline_kernel as tk
 
 # What bpftrace prints at the end of a kernel-loop trace (4 KiB randread,

@@ -9,8 +9,6 @@ import os
 import unittest
 
 from testlib import main
-
-
 import timeline_runs as tr
 from test_timelinelib import (ENGINE_LIBNBD, ENGINE_NBD, NBD_SHIM, READ, Dir,
                               nbd_io, write_rec)
