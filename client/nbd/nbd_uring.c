@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The NBD client's io_uring (nbd_uring.h): set up, SQEs prepared on the
- * connections' fixed files, submissions (each one stamps the sends it
- * carries, on the timeline), waits, and completions dispatched to the op
- * in their user data.
+ * connections' fixed files, submissions (each after the before_submit
+ * hook: the timeline's send stamps), waits, and completions dispatched to
+ * the op in their user data.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,7 +58,7 @@ void nbd_uring_exit(struct nbd_uring *u)
 	io_uring_queue_exit(&u->ring);
 }
 
-/* Every submission goes through here, so that sends are stamped. */
+/* Every submission goes through here or nbd_uring_wait(): the hook first. */
 static int submit(struct nbd_uring *u)
 {
 	if (u->before_submit)
