@@ -27,8 +27,6 @@ static const struct fio_option common_options[] = {
 		.help	= "Target of torus " TORUS_VERSION ": nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH (with transport=libnbd also nbds://, nbds+unix:// and nbd+vsock://); without one the transport's embedded server is started, sized to the job",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, uri),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "transport",
@@ -37,8 +35,6 @@ static const struct fio_option common_options[] = {
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, transport),
 		/* Set at load: the first transport listed (transports.c). */
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "fua",
@@ -47,8 +43,6 @@ static const struct fio_option common_options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct torus_options, fua),
 		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		/* Not "timeout": fio takes that name as an alias of runtime. */
@@ -60,8 +54,6 @@ static const struct fio_option common_options[] = {
 		.def	= "30",
 		.minval	= 0,
 		.maxval	= MAX_REQUEST_TIMEOUT,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "timeline",
@@ -69,8 +61,6 @@ static const struct fio_option common_options[] = {
 		.help	= "Directory (made if missing) for per-I/O stamps: each job writes DIR/engine-N.rec, a record of every wire command (N: fio's job number), and DIR/engine-N.json, its phases, and prints the phase table at its end (docs/timeline.md); empty: off",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, timeline),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 };
 
@@ -143,6 +133,9 @@ size_t torus_option_table_build(void)
 	}
 	options[n].name = NULL;
 	for (k = 0; k < n; k++) {
+		/* Every option is the engine's, in no group of fio's. */
+		options[k].category = FIO_OPT_C_ENGINE;
+		options[k].group = FIO_OPT_G_INVALID;
 		torus_option_help(&options[k], option_help[k], MAX_HELP);
 		options[k].help = option_help[k];
 		laid_out[k] = options[k];

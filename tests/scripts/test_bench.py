@@ -13,12 +13,10 @@ import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import bench_cli  # noqa: E402
-import bench_run  # noqa: E402
-import bench_sections  # noqa: E402
+from testlib import main
+import bench_cli
+import bench_run
+import bench_sections
 
 
 def options(*argv):
@@ -141,4 +139,4 @@ class Table(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()
