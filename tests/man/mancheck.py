@@ -16,6 +16,9 @@ has a default.
   mancheck.py --man DIR [--fio FIO --engine libtorus.so]
               [--nbd-shim PATH] [--tcmu-shim PATH]
 
+It also holds the docs' lists of transports and compare paths to the
+registries (doclists.py).
+
 Exit 0 when page and code agree (and groff finds nothing to warn about),
 1 naming every drift (option, page says, code says), 77 when groff is
 missing (after the drift checks passed).
@@ -28,6 +31,7 @@ import shutil
 import subprocess
 import sys
 
+import doclists
 
 class Opt:
     """One option: its names (the first is the one reports use), its
@@ -277,6 +281,15 @@ def main():
             drifts.append(f'man/{page_file} has no options in its OPTIONS section')
         drifts += compare(page, code, f'man/{page_file}', code_name)
         print(f'{page_file}: {len(page)} options on the page, {len(code)} in {code_name}')
+    # the docs' lists of transports and compare paths (doclists.py)
+    src = os.path.dirname(os.path.abspath(args.man))
+    with open(os.path.join(args.man, 'libtorus.7'), encoding='utf-8') as f, \
+            open(os.path.join(src, 'README.md'), encoding='utf-8') as g:
+        man_text, readme_text = f.read(), g.read()
+    if args.engine:
+        drifts += doclists.transport_drifts(
+            run([args.fio, f'--enghelp={args.engine}'], fio_env()), man_text, readme_text)
+    drifts += doclists.path_drifts(src)
     for d in drifts:
         print(f'DRIFT: {d}', file=sys.stderr)
     if drifts:
