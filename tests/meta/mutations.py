@@ -167,7 +167,7 @@ MUTATIONS = [
         why="transport=libnbd completes a flush at once without sending NBD_CMD_FLUSH",
         file="engines/libnbd/libnbd_transport.c",
         old="\t\tsl->cookie = nbd_aio_flush(h, cb, 0);\n",
-        new="\t\tfinish(s, sl, 0);\n\t\treturn 0;\n",
+        new="\t\tslot_done(s, sl, 0);\n\t\treturn 0;\n",
         tests=["engine-crash-libnbd"],
         expect="acknowledged writes that a completed flush (or FUA) covered are lost after the crash",
     ),
@@ -183,7 +183,7 @@ MUTATIONS = [
     Mutation(
         name="nbd-conns-all-on-first",
         why="the native NBD client sends every request on its first connection, whatever conns= says",
-        file="client/nbd/nbd_client.c",
+        file="client/nbd/nbd_send.c",
         old="\t\tc->next_conn = (c->next_conn + 1) % c->nconns;\n",
         new="\t\tc->next_conn = 0;\n",
         tests=["engine-nbdkit"],
