@@ -141,3 +141,16 @@ def path_drifts(src):
                 drifts.append(f'compare path {n}: in {doc}\'s list but not a path of '
                               'scripts/compare_paths.py')
     return drifts
+
+
+def drifts(man, enghelp):
+    """Every drift of the lists: MAN is the folder of the man pages (the
+    source tree above it), ENGHELP fio --enghelp's output, or None when
+    there is no engine to ask."""
+    src = os.path.dirname(os.path.abspath(man))
+    out = []
+    if enghelp is not None:
+        with open(os.path.join(man, 'libtorus.7'), encoding='utf-8') as f, \
+                open(os.path.join(src, 'README.md'), encoding='utf-8') as g:
+            out += transport_drifts(enghelp, f.read(), g.read())
+    return out + path_drifts(src)

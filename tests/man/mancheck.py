@@ -16,12 +16,10 @@ has a default.
   mancheck.py --man DIR [--fio FIO --engine libtorus.so]
               [--nbd-shim PATH] [--tcmu-shim PATH]
 
-It also holds the docs' lists of transports and compare paths to the
-registries (doclists.py).
-
 Exit 0 when page and code agree (and groff finds nothing to warn about),
 1 naming every drift (option, page says, code says), 77 when groff is
-missing (after the drift checks passed).
+missing (after the drift checks passed). The docs' lists of transports and
+compare paths are held to the registries too (doclists.py).
 """
 
 import argparse
@@ -32,6 +30,7 @@ import subprocess
 import sys
 
 import doclists
+
 
 class Opt:
     """One option: its names (the first is the one reports use), its
@@ -267,7 +266,8 @@ def main():
             checks.append((f'{name}.1', f'{name} --help',
                            lambda path=path: parse_usage(run([path, '--help']))))
 
-    drifts, pages = [], []
+    enghelp = run([args.fio, f'--enghelp={args.engine}'], fio_env()) if args.engine else None
+    drifts, pages = doclists.drifts(args.man, enghelp), []
     for page_file, code_name, code_opts in checks:
         path = os.path.join(args.man, page_file)
         pages.append(path)
@@ -281,15 +281,6 @@ def main():
             drifts.append(f'man/{page_file} has no options in its OPTIONS section')
         drifts += compare(page, code, f'man/{page_file}', code_name)
         print(f'{page_file}: {len(page)} options on the page, {len(code)} in {code_name}')
-    # the docs' lists of transports and compare paths (doclists.py)
-    src = os.path.dirname(os.path.abspath(args.man))
-    with open(os.path.join(args.man, 'libtorus.7'), encoding='utf-8') as f, \
-            open(os.path.join(src, 'README.md'), encoding='utf-8') as g:
-        man_text, readme_text = f.read(), g.read()
-    if args.engine:
-        drifts += doclists.transport_drifts(
-            run([args.fio, f'--enghelp={args.engine}'], fio_env()), man_text, readme_text)
-    drifts += doclists.path_drifts(src)
     for d in drifts:
         print(f'DRIFT: {d}', file=sys.stderr)
     if drifts:
