@@ -558,12 +558,13 @@ SECTIONS = {s.name: s for s in (
 
 
 def groups():
-    """{group: [section ids]}: engine, shims, tcmu, and all of them."""
+    """{group: [section ids]}: each group of SECTIONS, and "all" of them
+    (every section but those run by name only)."""
     out = {}
     for s in SECTIONS.values():
         if s.group:
             out.setdefault(s.group, []).append(s.name)
-    out["all"] = [n for g in ("engine", "shims", "tcmu") for n in out[g]]
+    out["all"] = [n for g in list(out) for n in out[g]]
     return out
 
 

@@ -261,6 +261,24 @@ MUTATIONS = [
         tests=["meta-layers"],
         expect='storage/blockio.c:6: #include "../bridges/backends.h": storage may not include bridges',
     ),
+    Mutation(
+        name="man-transport-undocumented",
+        why="a transport of the engine's list that man/libtorus.7's EMBEDDED SERVERS does not name",
+        file="man/libtorus.7",
+        old=".TP\n.B transport=tcmu\n",
+        new=".TP\n",
+        tests=["man-drift"],
+        expect="transport tcmu: not in man/libtorus.7's EMBEDDED SERVERS",
+    ),
+    Mutation(
+        name="jobs-readme-kernel-path-missing",
+        why="jobs/README.md's list of the kernel paths misses one of compare_paths.PATHS",
+        file="jobs/README.md",
+        old="(`kernel-loop`, `kernel-nbd`, `kernel-tcmu`,",
+        new="(`kernel-loop`, `kernel-nbd`,",
+        tests=["man-drift"],
+        expect="compare path kernel-tcmu: in scripts/compare_paths.py's PATHS but not in jobs/README.md's list",
+    ),
 ]
 
 
