@@ -101,7 +101,7 @@ CANNOT = {
     ("docs/shims.md", "nbd-shim --profile coreos    --size 30G --replicas 2 --bandwidth 1gbit --shape-at storage"):
         "alternatives, each a server in the foreground: tests/shims runs each profile",
     ("docs/shims.md", "nbd-shim --profile coreos --size 30G --replicas 2 --bandwidth 1gbit --shape-at storage"):
-        "a server in the foreground: tests/shims runs the torus profile",
+        "a server in the foreground: tests/shims runs the coreos profile",
     ("docs/shims.md", "for p in 6380 6381 6382 6383 6384 6385 6386 6387 6388; do"):
         "fixed Redis ports and daemonized redis-servers: tests/shims runs the zeroos profile on private ones",
 }
