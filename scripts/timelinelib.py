@@ -3,8 +3,9 @@
 The engine (timeline=DIR) and the shims (--timeline DIR) each write record
 files into one directory (timeline/timeline_rec.h: a 512-byte header, then
 one 64-byte record per wire command, stamped on CLOCK_MONOTONIC;
-timeline_rec.py reads them). This module reads such a directory, joins every engine record with the server's
-record of the same command, cuts each I/O's life into phases between
+timeline_rec.py reads them). This module reads such a directory, joins
+every engine record with the server's record of the same command, cuts
+each I/O's life into phases between
 consecutive stamps (so that the phases add up to the total by
 construction: the engine's own phases as it names them in engine-N.json,
 its server-and-wire phase split into the server's parts when the server
