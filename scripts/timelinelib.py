@@ -3,8 +3,9 @@
 The engine (timeline=DIR) and the shims (--timeline DIR) each write record
 files into one directory (timeline/timeline_rec.h: a 512-byte header, then
 one 64-byte record per wire command, stamped on CLOCK_MONOTONIC;
-timeline_rec.py reads them). This module reads such a directory, joins every engine record with the server's
-record of the same command, cuts each I/O's life into phases between
+timeline_rec.py reads them). This module reads such a directory, joins
+every engine record with the server's record of the same command, cuts
+each I/O's life into phases between
 consecutive stamps (so that the phases add up to the total by
 construction: the engine's own phases as it names them in engine-N.json,
 its server-and-wire phase split into the server's parts when the server
@@ -15,14 +16,17 @@ scripts/compare --timeline calls it for every engine path and round.
 The join (one rule for every source): the same key (NBD cookie, TCMU
 cmd_id), offset, length and op, and the server's stamps inside the engine's
 window ([sent, header] for NBD, [published, seen] for TCMU, [queued,
-callback] for libnbd). Each side
-stamps next to a system call (the server's 'replied' after its send
-returns, the engine's 'header' after its receive), so a server stamp may
-fall outside the engine's window, by milliseconds when a thread lost its
-CPU in between: a server record up to SLACK_NS outside the window still joins, the
-nearest one when several could (a key is never reused while in flight, so
-two uses of one key are at least a whole I/O apart), and such an I/O shows
-a negative wire phase (counted, and said).
+callback] for libnbd), all but its last: the reply's ('replied',
+'completed'), read after the reply went, when the engine may already have
+read it and closed its window, as long before as the server's thread waited
+for a CPU (tens of milliseconds on a loaded machine); it bounds the record
+from below only. The others are read after the request came and before the
+reply went, so they lie inside the window but for the error of the
+engine's clock mapped onto CLOCK_MONOTONIC and a stamp read a little before
+or after its system call: a server record up to SLACK_NS outside it still joins,
+the nearest one when several could (a key is never reused while in flight,
+so two uses of one key are at least a whole I/O apart). An I/O whose stamps
+cross shows a negative wire phase (counted, and said).
 """
 
 import json
@@ -239,7 +243,10 @@ def join(engine_files, server_files, window, names):
                     continue
                 rec = _filled(rec, at)
                 st = take(rec)
-            index.setdefault(rec[:4], []).append([min(st), max(st), rec, si, False])
+            # the reply's stamp (the last) bounds it from below only: the
+            # module's doc says why
+            index.setdefault(rec[:4], []).append([min(st), max(st[:-1] or st), rec, si,
+                                                  False])
     chains, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
     complete = []                       # (engine file index, record)
     for ei, rf in enumerate(engine_files):
@@ -301,8 +308,9 @@ STORAGE_SPLIT = (
 def split_storage(tcmu_files, nbd_files):
     """tcmu-shim's storage (started to stored) split by the NBD request its
     nbd: store sent for each command: the nbd-shim record of the same
-    offset, length and op inside [started, stored] (the nearest within
-    SLACK_NS; a command the store split in several requests has none).
+    offset, length and op inside [started, stored] but for its replied,
+    as in the join (the nearest within SLACK_NS; a command the store split
+    in several requests has none).
     {"server", "matched", "of", "phases"} (the phases of the matched
     commands, their total last), or None when none matched."""
     index = {}
@@ -313,7 +321,7 @@ def split_storage(tcmu_files, nbd_files):
         for rec in rf.records:
             rx, tx = rec[at[0]], rec[at[1]]
             if rx and tx:
-                index.setdefault(rec[1:4], []).append([rx, tx, None, 0, False])
+                index.setdefault(rec[1:4], []).append([rx, rx, tx, 0, False])
     chains, of = [], 0
     for rf in tcmu_files:                  # analyse() checked their stamps
         at = [5 + rf.stamps.index(n) for n in ("started", "stored")]
@@ -326,7 +334,7 @@ def split_storage(tcmu_files, nbd_files):
             if near:
                 c = near[0][1]
                 c[4] = True
-                chains.append((started, c[0], c[1], stored))
+                chains.append((started, c[0], c[2], stored))
     if not chains:
         return None
     phases, _ = phase_summary(chains, STORAGE_SPLIT, ("storage", "total", "started", "stored"))

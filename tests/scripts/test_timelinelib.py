@@ -246,6 +246,34 @@ class Join(Dir):
         r = tl.analyse(self.d)["paths"]["engine-nbd"]
         self.assertEqual(r["joined"], 0)
 
+    def test_reply_stamp_late(self):
+        # nbd-shim lost its CPU after its send returned and before it read
+        # the clock: its replied comes 20 ms after the engine's header (as
+        # seen under load, timeline-merge). The reply had gone: it joins,
+        # its wire back negative; key 1 again a whole I/O later keeps its own
+        late = 20_000_000
+        e1, s1 = nbd_io(1, 0, 10_000)
+        s1 = s1[:5] + (s1[5][:3] + [s1[5][3] + late],)
+        e2, s2 = nbd_io(1, 0, 10_000 + late // 2)
+        self.write_nbd([(e1, s1), (e2, s2)])
+        r = tl.analyse(self.d)["paths"]["engine-nbd"]
+        self.assertEqual((r["joined"], r["unmatched_server"]), (2, 0))
+        self.assertEqual(r["negative"], {"wire back": 1})
+        self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
+                               r["phases"][-1]["mean_us"])
+        # its stored still bounds it: beyond the slack after the header, not it
+        s1 = s1[:5] + ([s1[5][0], s1[5][1], e1[5][2] + tl.SLACK_NS + 1, s1[5][3]],)
+        self.write_nbd([(e1, s1)])
+        self.assertEqual(tl.analyse(self.d)["paths"]["engine-nbd"]["joined"], 0)
+        # tcmu-shim's completed alike
+        eng = [(5, 0, 4096, WRITE, 0, [1000, 2000, 9000, 9500])]
+        srv = [(5, 0, 4096, WRITE, 0, [3000, 4000, 6000, 9000 + late])]
+        write_rec(self.p("engine-1.rec"), "engine-tcmu", "tcmu-cmd-id", ENGINE_TCMU, eng)
+        write_rec(self.p("tcmu-shim-9-0.rec"), "tcmu-shim", "tcmu-cmd-id", TCMU_SHIM, srv)
+        os.unlink(self.p("nbd-shim-99-0.rec"))
+        r = tl.analyse(self.d)["paths"]["engine-tcmu"]
+        self.assertEqual((r["joined"], r["negative"]), (1, {"wake-up back": 1}))
+
     def test_fields_must_match(self):
         e, s = nbd_io(1, 0, 10_000)
         for other in ((2,) + s[1:], s[:1] + (4096,) + s[2:], s[:2] + (512,) + s[3:],
