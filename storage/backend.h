@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "torus_split.h"
+
 struct backend;
 struct backend_aio_ops;
 
@@ -88,11 +90,8 @@ struct backend_io {
 	void (*done)(struct backend_io *io, int err);
 
 	/* The store's while the request is its own. */
-	struct backend_io *next;
-	uint64_t pos;			/* bytes handed on so far */
-	uint32_t parts;			/* pieces in flight */
+	struct torus_split split;
 	uint8_t stage;
-	int error;
 };
 
 struct backend_aio_ops {
