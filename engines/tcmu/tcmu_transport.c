@@ -384,9 +384,10 @@ static void stop_sending(struct tcmu_session *ts, struct tcmu_req *r, int error)
 static void push_waiting(struct tcmu_session *ts)
 {
 	struct torus_split *s;
-	int ret = 0;
+	int ret;
 
 	while ((s = ts->waiting.head)) {
+		ret = 0;
 		while (!split_all_sent(s) && !ret)
 			ret = queue_cmd(ts, req_of(s));
 		if (ret == -EBUSY)
@@ -395,7 +396,6 @@ static void push_waiting(struct tcmu_session *ts)
 		/* The ring went down, or it never fits. */
 		if (ret)
 			stop_sending(ts, req_of(s), ret == -ENOTCONN ? EIO : -ret);
-		ret = 0;
 	}
 }
 
