@@ -128,8 +128,8 @@ static int nbd_be_xfer(struct nbd_be *n, uint16_t type, void *buf,
 	while (!split_all_sent(s) || s->out) {
 		while (!split_all_sent(s) && s->out < NBD_BE_DEPTH) {
 			l = split_next(s, chunk);
-			ret = nbd_client_queue(n->client, type, 0, off + s->sent,
-					       l, at, s);
+			ret = nbd_client_queue(n->client, type, 0,
+					       off + s->sent, l, at, s);
 			if (ret == -EBUSY)
 				break;
 			if (ret)

@@ -17,8 +17,8 @@
 
 struct torus_split {
 	struct torus_split *next;	/* in a torus_fifo */
-	uint64_t len;			/* 0: one piece of none (a flush) */
-	uint64_t sent;			/* bytes in pieces queued so far */
+	uint64_t len;			/* 0: one empty piece (a flush) */
+	uint64_t sent;			/* bytes in the pieces queued */
 	uint32_t pieces;		/* queued so far */
 	uint32_t out;			/* queued, not back */
 	int error;			/* the first, in the caller's sign */

@@ -395,7 +395,8 @@ static void push_waiting(struct tcmu_session *ts)
 		fifo_pop(&ts->waiting);
 		/* The ring went down, or it never fits. */
 		if (ret)
-			stop_sending(ts, req_of(s), ret == -ENOTCONN ? EIO : -ret);
+			stop_sending(ts, req_of(s),
+				     ret == -ENOTCONN ? EIO : -ret);
 	}
 }
 
