@@ -16,7 +16,7 @@
 #include "transport.h"
 
 #define MAX_OPTIONS		64	/* common and every transport's, + end */
-#define MAX_HELP		512	/* an option's help with its tail */
+#define MAX_HELP		1024	/* an option's help with its tail */
 #define MAX_TRANSPORTS		8
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
@@ -24,21 +24,16 @@ static const struct fio_option common_options[] = {
 	{
 		.name	= "uri",
 		.lname	= "Target URI",
-		.help	= "Target of torus " TORUS_VERSION ": nbd://host[:port]/export, nbd+unix:///export?socket=PATH or tcmu+unix:///?socket=PATH (with transport=libnbd also nbds://, nbds+unix:// and nbd+vsock://); without one the transport's embedded server is started, sized to the job",
+		/* Its help names each transport's uris: set at load. */
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, uri),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "transport",
 		.lname	= "Transport",
-		.help	= "Which transport: nbd (native), tcmu, or libnbd (TLS; where built with libnbd-dev); with a uri, one that serves it (unset: the uri's own), without one, whose embedded server to start: nbdkit memory (nbd, libnbd) or the handler host tcmu-shim (tcmu)",
+		/* Its help and default come from transports.c: set at load. */
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, transport),
-		/* Set at load: the first transport listed (transports.c). */
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "fua",
@@ -47,8 +42,6 @@ static const struct fio_option common_options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct torus_options, fua),
 		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		/* Not "timeout": fio takes that name as an alias of runtime. */
@@ -60,8 +53,6 @@ static const struct fio_option common_options[] = {
 		.def	= "30",
 		.minval	= 0,
 		.maxval	= MAX_REQUEST_TIMEOUT,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "timeline",
@@ -69,8 +60,6 @@ static const struct fio_option common_options[] = {
 		.help	= "Directory (made if missing) for per-I/O stamps: each job writes DIR/engine-N.rec, a record of every wire command (N: fio's job number), and DIR/engine-N.json, its phases, and prints the phase table at its end (docs/timeline.md); empty: off",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct torus_options, timeline),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 };
 
@@ -86,6 +75,8 @@ static struct fio_option laid_out[MAX_OPTIONS];
 static const struct torus_transport *option_owner[MAX_OPTIONS];
 /* Each option's help with its default and range, for --enghelp. */
 static char option_help[MAX_OPTIONS][MAX_HELP];
+/* uri= and transport= name every transport: built from transports.c. */
+static char uri_help[MAX_HELP], transport_help[MAX_HELP];
 /* Where each transport's block starts in the option struct. */
 static size_t opts_offset[MAX_TRANSPORTS];
 
@@ -114,8 +105,20 @@ size_t torus_option_table_build(void)
 
 	for (k = 0; k < ARRAY_SIZE(common_options); k++) {
 		options[n] = common_options[k];
-		if (!strcmp(options[n].name, "transport"))
+		if (!strcmp(options[n].name, "uri")) {
+			snprintf(uri_help, sizeof(uri_help),
+				 "Target of torus " TORUS_VERSION ": a uri of one of the transports (%s); without one the transport's embedded server is started, sized to the job",
+				 torus_transport_uri_forms_named());
+			options[n].help = uri_help;
+		}
+		if (!strcmp(options[n].name, "transport")) {
+			snprintf(transport_help, sizeof(transport_help),
+				 "Which transport: one of %s; with a uri, one that serves it (unset: the first listed that does), without one, whose embedded server to start (man libtorus.7)",
+				 torus_transport_names());
+			options[n].help = transport_help;
+			/* The first transport listed (transports.c). */
 			options[n].def = torus_transports[0]->name;
+		}
 		n++;
 	}
 	for (i = 0; i < torus_ntransports && i < MAX_TRANSPORTS; i++) {
@@ -143,6 +146,9 @@ size_t torus_option_table_build(void)
 	}
 	options[n].name = NULL;
 	for (k = 0; k < n; k++) {
+		/* Every option is the engine's, in no group of fio's. */
+		options[k].category = FIO_OPT_C_ENGINE;
+		options[k].group = FIO_OPT_G_INVALID;
 		torus_option_help(&options[k], option_help[k], MAX_HELP);
 		options[k].help = option_help[k];
 		laid_out[k] = options[k];

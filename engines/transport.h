@@ -140,6 +140,8 @@ const struct torus_transport *torus_transport_for_uri(const char *uri);
 const struct torus_transport *torus_transport_named(const char *name);
 /* "nbd://... or nbd+unix://..." for messages. */
 const char *torus_transport_uri_forms(void);
+/* "nbd: nbd://... or nbd+unix://...; tcmu: ...": uri='s help. */
+const char *torus_transport_uri_forms_named(void);
 /* "nbd" or "nbd, tcmu": the names transport= takes. */
 const char *torus_transport_names(void);
 

@@ -77,6 +77,20 @@ const char *torus_transport_uri_forms(void)
 	return join(buf, sizeof(buf), " or ", uri_forms);
 }
 
+const char *torus_transport_uri_forms_named(void)
+{
+	static char buf[768];
+	size_t used = 0;
+	unsigned int i;
+
+	buf[0] = 0;
+	for (i = 0; i < torus_ntransports && used < sizeof(buf); i++)
+		used += snprintf(buf + used, sizeof(buf) - used, "%s%s: %s",
+				 i ? "; " : "", torus_transports[i]->name,
+				 torus_transports[i]->uri_forms);
+	return buf;
+}
+
 const char *torus_transport_names(void)
 {
 	static char buf[128];

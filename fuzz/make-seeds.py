@@ -776,6 +776,12 @@ def seeds_tcmu_attach():
     write("tcmu_attach", "reply-ok", bytes([3]) + struct.pack("<II", 1, 0) + bytes(232))
     write("tcmu_attach", "reply-unterminated", bytes([3]) + struct.pack("<II", 1, 5) + b"x" * 232)
     write("tcmu_attach", "reply-raw", bytes([1]) + b"TORUS-TCMU-ACK.\0" + reply)
+    # bit 2: the host's hello (magic, then its version)
+    write("tcmu_attach", "hello", bytes([6]) + struct.pack("<I", 2))
+    write("tcmu_attach", "hello-long", bytes([6]) + struct.pack("<II", 2, 0))
+    write("tcmu_attach", "hello-raw", bytes([4]) + b"TORUS-TCMU-HOST\0" + struct.pack("<I", 2))
+    # what an NBD server greets with, read as a TCMU reply
+    write("tcmu_attach", "reply-nbd-greeting", bytes([1]) + be64(NBDMAGIC) + be64(IHAVEOPT) + be16(3))
 
 
 TCMU_ARGS = {

@@ -1,8 +1,8 @@
-"""The command scripts/bench: its options (checked, with their defaults),
-the programs the chosen sections need, the run's header (the machine, the
-versions, the command), each section in each placement (bench_run.Bench),
-and at the end the report (benchlib.report), the records saved as JSON and
-the page of --report (perfreport.render).
+"""The command scripts/bench: its help (HELP), its options (checked, with
+their defaults), the programs the chosen sections need, the run's header
+(the machine, the versions, the command), each section in each placement
+(bench_run.Bench), and at the end the report (benchlib.report), the
+records saved as JSON and the page of --report (perfreport.render).
 """
 
 import argparse
@@ -21,6 +21,61 @@ import harness  # noqa: E402
 import procs  # noqa: E402
 import perfreport  # noqa: E402
 
+HELP = """Benchmark libtorus.so: against fio's built-in nbd engine (and nbdcopy),
+and through it the NBD shim's profiles and the TCMU ring.
+
+  scripts/bench [--runtime S] [--rounds N] [--quick] [--sections LIST]
+                [--placements LIST] [--report [PAGE]] [--build DIR]
+                [--engine PATH] [--engine-opt OPT]... [--size SIZE]
+                [--tcmu-size SIZE] [--out FILE] [--keep] [--quiet-wait S]
+                [--no-speed-probe]
+
+--report writes the page every published figure comes from, PAGE (default
+docs/performance.md; scripts/perfreport.py renders it): the date, the
+machine, the mode and rounds, and for each section its ratios (median and
+min-max of the rounds' own), its figures, its lean probe and the command
+that re-runs it. It runs every section (unless --sections says otherwise)
+in both placements (unless --placements does). With --quick (--runtime 2
+--rounds 1 --size 1G) the page says it is a smoke run.
+
+Placements: pinned runs the servers on CPU 0 and the clients (fio,
+nbdcopy, the probes) on CPU 1; free pins nothing, as users run them. Each
+section runs in each placement in turn, its servers started afresh.
+
+In every section the clients take turns, the order rotated each round
+(bench_run.in_turn), so that drift on the machine hits them alike; the
+report gives the median over rounds and the ratios (the median of each
+round's own ratio, scripts/stats.py), with PASS/MISS for each target. It
+is printed and written to results/bench-DATE.md (--out), its records
+beside it as .json (`scripts/perfreport.py RECORDS.json PAGE` renders the
+page from them again; --keep also keeps every fio JSON). Before each run
+it waits up to --quiet-wait s (default 20, 0 = never) for an idle machine;
+around each fio run a fixed loop times the client CPU's speed (CPU probe
+ms; --no-speed-probe leaves it out).
+
+Every section has a lean probe: the same transport driven by a client
+that does nothing else, no fio (pipe-probe for NBD, each round once
+sleeping for replies and once busy-polling, the faster counting;
+ring-client --bench over the TCMU ring): the engine's gap to the
+transport's limit is reported beside its gap to fio's engine.
+
+--build DIR takes the engine, the shims, pipe-probe and ring-client from
+DIR (default build; NBD_SHIM, PIPE_PROBE, TCMU_SHIM, RING_CLIENT and
+--engine name one each). --engine-opt options apply to every run of the
+engine. CPU per I/O = (fio usr+sys % / 100 * job runtime) / I/Os: the fio
+process's CPU per I/O, the server's excluded. Server CPU per I/O = the
+server process's utime + stime (/proc/PID/stat, every thread) over the run
+/ I/Os.
+
+The sections are the records of SECTIONS in scripts/bench_sections.py
+(each its servers, its clients, its lean probe and its targets, in its run
+function); to add one, write its function and add its record. The NBD
+shim's sections are the group shims (--sections shims). The engine of two
+commits in paired runs is scripts/bench-builds (benchpair.py: it builds
+the commits first), whose statistics come from scripts/stats.py as these
+do.
+"""
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 NAME = "bench"
@@ -30,10 +85,10 @@ BenchError = bench_run.BenchError
 
 # ------------------------------------------------------------ options
 
-def parser(doc="", epilog=""):
+def parser(epilog=""):
     p = argparse.ArgumentParser(
         prog="scripts/bench", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=doc, epilog=epilog)
+        description=HELP, epilog=epilog)
     p.add_argument("--runtime", type=int, default=8, help="seconds per run (default 8)")
     p.add_argument("--rounds", type=int, default=3, help="rounds per section (default 3)")
     p.add_argument("--quick", action="store_true",
@@ -63,8 +118,8 @@ def parser(doc="", epilog=""):
 class Options:
     """The parsed options, checked, with their defaults resolved."""
 
-    def __init__(self, argv, groups, known, doc="", listing=""):
-        a = parser(doc, sections_help(groups, listing)).parse_args(argv)
+    def __init__(self, argv, groups, known, listing=""):
+        a = parser(sections_help(groups, listing)).parse_args(argv)
         self.argv = list(argv)
         self.mode = "quick" if a.quick else "full"
         self.runtime = 2 if a.quick and "--runtime" not in argv else a.runtime
@@ -255,12 +310,12 @@ def finish(b, opts, out):
         print(f"{NAME}: page written to {opts.report}")
 
 
-def main(argv, sections, groups, doc="", listing=""):
+def main(argv, sections, groups, listing=""):
     """Run the sections named by ARGV's options. SECTIONS: {id: Section}
-    (bench_sections.SECTIONS), GROUPS: {group: [ids]}; DOC and LISTING for
-    --help."""
+    (bench_sections.SECTIONS), GROUPS: {group: [ids]}; LISTING (each
+    section's line) for --help."""
     try:
-        opts = Options(argv, groups, list(sections), doc, listing)
+        opts = Options(argv, groups, list(sections), listing)
         needs = ["fio", "taskset"]
         for sid in opts.sections:
             needs += [t if t in ("nbdkit", "nbdcopy", "certtool", "psktool", "redis-server")

@@ -1,55 +1,10 @@
-"""Benchmark libtorus.so: against fio's built-in nbd engine (and nbdcopy),
-and through it the NBD shim's profiles and the TCMU ring.
-
-  scripts/bench [--runtime S] [--rounds N] [--quick] [--sections LIST]
-                [--placements LIST] [--report [PAGE]] [--build DIR]
-                [--engine PATH] [--engine-opt OPT]... [--size SIZE]
-                [--tcmu-size SIZE] [--out FILE] [--keep] [--quiet-wait S]
-                [--no-speed-probe]
-
---report writes the page every published figure comes from, PAGE (default
-docs/performance.md; scripts/perfreport.py renders it): the date, the
-machine, the mode and rounds, and for each section its ratios (median and
-min-max of the rounds' own), its figures, its lean probe and the command
-that re-runs it. It runs every section (unless --sections says otherwise)
-in both placements (unless --placements does). With --quick (--runtime 2
---rounds 1 --size 1G) the page says it is a smoke run.
-
-Placements: pinned runs the servers on CPU 0 and the clients (fio,
-nbdcopy, the probes) on CPU 1; free pins nothing, as users run them. Each
-section runs in each placement in turn, its servers started afresh.
-
-In every section the clients take turns, the order rotated each round
-(bench_run.in_turn), so that drift on the machine hits them alike; the
-report gives the median over rounds and the ratios (the median of each
-round's own ratio, scripts/stats.py), with PASS/MISS for each target. It
-is printed and written to results/bench-DATE.md (--out), its records
-beside it as .json (`scripts/perfreport.py RECORDS.json PAGE` renders the
-page from them again; --keep also keeps every fio JSON). Before each run
-it waits up to --quiet-wait s (default 20, 0 = never) for an idle machine;
-around each fio run a fixed loop times the client CPU's speed (CPU probe
-ms; --no-speed-probe leaves it out).
-
-Every section has a lean probe: the same transport driven by a client
-that does nothing else, no fio (pipe-probe for NBD, each round once
-sleeping for replies and once busy-polling, the faster counting;
-ring-client --bench over the TCMU ring): the engine's gap to the
-transport's limit is reported beside its gap to fio's engine.
-
---build DIR takes the engine, the shims, pipe-probe and ring-client from
-DIR (default build; NBD_SHIM, PIPE_PROBE, TCMU_SHIM, RING_CLIENT and
---engine name one each). --engine-opt options apply to every run of the
-engine. CPU per I/O = (fio usr+sys % / 100 * job runtime) / I/Os: the fio
-process's CPU per I/O, the server's excluded. Server CPU per I/O = the
-server process's utime + stime (/proc/PID/stat, every thread) over the run
-/ I/Os.
-
-The sections are the records of SECTIONS below (each its servers, its
-clients, its lean probe and its targets, in its run function); to add one,
-write its function and add its record. The NBD shim's sections are the
-group shims (--sections shims). The engine of two commits in paired runs
-is scripts/bench-builds (benchpair.py: it builds the commits first), whose
-statistics come from scripts/stats.py as these do.
+"""What scripts/bench measures: its sections, each a record of SECTIONS
+(its group, the programs it needs, its run function, its line for --help).
+A run function declares what the section reports (its ratios, targets and
+lean probe), starts its servers (shared within a placement) and runs its
+clients in rounds through bench_run.Bench; to add a section, write its
+function and add its record. The command's options, help and report are
+bench_cli.py's.
 """
 
 import dataclasses
@@ -395,10 +350,12 @@ def transports_tls(sid, net, work):
     return run
 
 
-def both(*runs):
+def unix_and_tcp(make, sid, work):
+    """The section MAKE(sid, net, work) over the Unix socket, then over TCP
+    loopback as SID_tcp, one after the other."""
     def run(b):
-        for r in runs:
-            r(b)
+        make(sid, "unix", work)(b)
+        make(f"{sid}_tcp", "tcp", work)(b)
     return run
 
 
@@ -571,12 +528,10 @@ SECTIONS = {s.name: s for s in (
     Section("timeline_cost", "engine", NBD + ("nbd_shim",), timeline_cost,
             "what timeline=DIR costs: on and off as two jobs of one fio run (nbd-shim)"),
     Section("transports_plain", "engine", NBD,
-            both(transports_plain("transports_plain", "unix", "4k"),
-                 transports_plain("transports_plain_tcp", "tcp", "4k")),
+            unix_and_tcp(transports_plain, "transports_plain", "4k"),
             "4 KiB randread QD16: native transport, transport=libnbd, fio's nbd engine"),
     Section("transports_tls", "engine", NBD + ("certtool", "psktool"),
-            both(transports_tls("transports_tls", "unix", "4k"),
-                 transports_tls("transports_tls_tcp", "tcp", "4k")),
+            unix_and_tcp(transports_tls, "transports_tls", "4k"),
             "the same, TLS (certificates, PSK) against plain: TLS's cost per client"),
     Section("shim_std_qd64", "shims", NBD + ("nbd_shim",), shim_std_qd64,
             "4 KiB randread QD64: nbd-shim standard (null) vs nbdkit null (target >= 2x)"),
@@ -594,23 +549,22 @@ SECTIONS = {s.name: s for s in (
             "timeline_cost over the ring to tcmu-shim null"),
     # run by name only: in every group the page would take some 40 minutes more
     Section("transports_plain_64k", "", NBD,
-            both(transports_plain("transports_plain_64k", "unix", "64k"),
-                 transports_plain("transports_plain_64k_tcp", "tcp", "64k")),
+            unix_and_tcp(transports_plain, "transports_plain_64k", "64k"),
             "transports_plain with fio's 50/50 64 KiB randrw at QD64 (by name only)"),
     Section("transports_tls_64k", "", NBD + ("certtool", "psktool"),
-            both(transports_tls("transports_tls_64k", "unix", "64k"),
-                 transports_tls("transports_tls_64k_tcp", "tcp", "64k")),
+            unix_and_tcp(transports_tls, "transports_tls_64k", "64k"),
             "transports_tls with 64 KiB randrw at QD64 (by name only)"),
 )}
 
 
 def groups():
-    """{group: [section ids]}: engine, shims, tcmu, and all of them."""
+    """{group: [section ids]}: each group of SECTIONS, and "all" of them
+    (every section but those run by name only)."""
     out = {}
     for s in SECTIONS.values():
         if s.group:
             out.setdefault(s.group, []).append(s.name)
-    out["all"] = [n for g in ("engine", "shims", "tcmu") for n in out[g]]
+    out["all"] = [n for g in list(out) for n in out[g]]
     return out
 
 
@@ -621,4 +575,4 @@ def sections_text():
 
 def main(argv=None):
     return bench_cli.main(sys.argv[1:] if argv is None else argv, SECTIONS, groups(),
-                          __doc__, sections_text())
+                          sections_text())

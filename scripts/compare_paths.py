@@ -107,15 +107,7 @@ def path_kernel_loop(ctx, stack, res):
     def stop_fuse():
         if os.path.ismount(mnt):
             subprocess.run(["umount", mnt], capture_output=True)
-        try:
-            fuse.wait(5)
-        except subprocess.TimeoutExpired:
-            fuse.terminate()
-            try:
-                fuse.wait(5)
-            except subprocess.TimeoutExpired:
-                fuse.kill()
-                fuse.wait()
+        procs.let_end(fuse, 5)
         if os.path.ismount(mnt):
             subprocess.run(["umount", "-l", mnt], capture_output=True)
     stack.callback(stop_fuse)
@@ -163,15 +155,7 @@ def tcmu_kernel_native(ctx, stack, res, backend):
         subprocess.run([tk, "teardown", "--name", name], capture_output=True, timeout=120)
         shim = shim_holder.get("shim")
         if shim is not None:
-            try:
-                shim.wait(5)           # removing the backstore ends it
-            except subprocess.TimeoutExpired:
-                shim.terminate()
-                try:
-                    shim.wait(5)
-                except subprocess.TimeoutExpired:
-                    shim.kill()
-                    shim.wait()
+            procs.let_end(shim, 5)     # removing the backstore ends it
     stack.callback(teardown)
     slog = ctx.rout("kernel-tcmu", "shim.log")
     argv = [ctx.args.tcmu_shim, "--uio", uio, "--backend", backend, "--log", slog]

@@ -17,7 +17,6 @@ Command line (harness.py offers it too):
       what fio wrote to its --output file before the JSON object
 """
 
-import argparse
 import json as _json
 import os
 import sys
@@ -25,7 +24,7 @@ import subprocess
 import tempfile
 
 import stats
-from procs import HarnessError, status_text
+from procs import HarnessError, cli_main, exit_with, status_text
 
 
 class FioError(HarnessError):
@@ -391,15 +390,8 @@ def run_cli(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="fio_json.py", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_cli(ap.add_subparsers(dest="cmd", required=True))
-    return run_cli(ap.parse_args(argv))
+    return cli_main("fio_json.py", __doc__, (sys.modules[__name__],), argv)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (HarnessError, ValueError, OSError) as e:
-        print(f"fio_json: {e}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main, "fio_json")

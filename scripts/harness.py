@@ -16,7 +16,6 @@ Exit status: 0 done; 1 failed (the message is on stderr); 2 usage; 3 the
 --pid process of a wait was gone before it was ready (servers.py).
 """
 
-import argparse
 import os
 import re
 import sys
@@ -24,7 +23,7 @@ import sys
 import fio_json
 import servers
 import tls
-from procs import HarnessError
+from procs import cli_main, exit_with
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -62,22 +61,8 @@ MODULES = (servers, fio_json, tls)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="harness.py", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    owner = {}
-    for m in MODULES:
-        before = set(sub.choices)
-        m.add_cli(sub)
-        owner.update({c: m for c in set(sub.choices) - before})
-    args = ap.parse_args(argv)
-    return owner[args.cmd].run_cli(args)
+    return cli_main("harness.py", __doc__, MODULES, argv, epilog=__doc__.split("\n\n", 1)[1])
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (HarnessError, ValueError, KeyError, OSError) as e:
-        print(e if isinstance(e, servers.ServerError) else f"harness: {e}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main, "harness")

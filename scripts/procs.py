@@ -1,11 +1,16 @@
 """The processes the scripts start, in words: the error every helper
 raises when one does not work out (HarnessError), an exit status and a
-command line for messages, a process's CPU ticks and parent, and watching
-a process that is not our child (PidWatch). Standard library
-only; servers.py, fio_json.py and tls.py build on it."""
+command line for messages, a process's CPU ticks and parent, watching a
+process that is not our child (PidWatch), letting one end (let_end); and
+the command-line frame of servers.py, fio_json.py, tls.py and harness.py
+(cli_main, exit_with). Standard library only; servers.py, fio_json.py and
+tls.py build on it."""
 
+import argparse
 import shlex
 import signal
+import subprocess
+import sys
 
 LOOPBACK = "127.0.0.1"
 
@@ -13,6 +18,8 @@ LOOPBACK = "127.0.0.1"
 class HarnessError(Exception):
     """A server, a fio run or a tool that did not work out; the message says
     why."""
+    # exit_with() puts the script's name before the message
+    prefixed = True
 
 
 def cmdline(argv):
@@ -102,3 +109,44 @@ def ended(proc):
         return False
     rc = proc.poll()
     return rc is not None or getattr(proc, "gone", False)
+
+
+def let_end(proc, grace):
+    """Give the Popen PROC GRACE seconds to end by itself, then SIGTERM and
+    GRACE seconds more, then SIGKILL; it is reaped in every case."""
+    try:
+        proc.wait(grace)
+        return
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def cli_main(prog, doc, modules, argv=None, epilog=None):
+    """Parse ARGV (default: the command line) into the subcommands MODULES
+    offer (each has add_cli(subparsers) and run_cli(args)) and run the one
+    given; its exit status. DOC's first paragraph describes PROG."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0], epilog=epilog,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    owner = {}
+    for m in modules:
+        before = set(sub.choices)
+        m.add_cli(sub)
+        owner.update(dict.fromkeys(set(sub.choices) - before, m))
+    args = ap.parse_args(argv)
+    return owner[args.cmd].run_cli(args)
+
+
+def exit_with(main, name):
+    """Exit with MAIN()'s status; a HarnessError, ValueError, KeyError or
+    OSError becomes one line on stderr, "NAME: message", and status 1."""
+    try:
+        sys.exit(main())
+    except (HarnessError, ValueError, KeyError, OSError) as e:
+        print(f"{name}: {e}" if getattr(e, "prefixed", True) else e, file=sys.stderr)
+        sys.exit(1)

@@ -47,14 +47,14 @@ import subprocess
 import sys
 import time
 
-from procs import LOOPBACK, HarnessError, PidWatch, cmdline as _cmdline, ended, ppid, \
-    proc_cpu_ticks, status_text, watched
+from procs import LOOPBACK, HarnessError, PidWatch, cli_main, cmdline as _cmdline, ended, \
+    exit_with, ppid, proc_cpu_ticks, status_text, watched
 
 POLL = 0.05          # seconds between readiness checks
 
 
 class ServerError(HarnessError):
-    pass
+    prefixed = False      # the message names the server
 
 
 class ProcessGone(ServerError):
@@ -575,16 +575,9 @@ def run_cli(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="servers.py", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("Command line (shell code):")[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_cli(ap.add_subparsers(dest="cmd", required=True))
-    return run_cli(ap.parse_args(argv))
+    return cli_main("servers.py", __doc__, (sys.modules[__name__],), argv,
+                    epilog=__doc__.split("Command line (shell code):")[1])
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (HarnessError, ValueError, OSError) as e:
-        print(e if isinstance(e, ServerError) else f"servers: {e}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main, "servers")

@@ -18,14 +18,13 @@ Command line (harness.py offers it too):
       is /etc/pki/libnbd)
 """
 
-import argparse
 import ipaddress
 import os
 import shutil
 import subprocess
 import sys
 
-from procs import LOOPBACK, HarnessError, cmdline as _cmdline, status_text
+from procs import LOOPBACK, HarnessError, cli_main, cmdline as _cmdline, exit_with, status_text
 
 
 # The files of a certificates directory, as nbdkit (server-*) and libnbd
@@ -155,15 +154,8 @@ def run_cli(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="tls.py", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_cli(ap.add_subparsers(dest="cmd", required=True))
-    return run_cli(ap.parse_args(argv))
+    return cli_main("tls.py", __doc__, (sys.modules[__name__],), argv)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (HarnessError, ValueError, OSError) as e:
-        print(f"tls: {e}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main, "tls")

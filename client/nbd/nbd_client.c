@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The NBD client's life (nbd_client_int.h): making it, its io_uring and
- * connections, losing a connection, cancelling, freeing.
+ * connections, cancelling, freeing.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,62 +12,18 @@
 #include "nbd_connect.h"
 #include "nbd_proto.h"
 
-/*
- * Closes a connection and fails everything outstanding on it with error;
- * the other connections carry on. The caller has said why.
- */
-void nbdc_drop_conn(struct nbd_conn *cn, int error)
-{
-	struct nbd_client *c = cn->client;
-	unsigned int i;
-
-	if (cn->dead)
-		return;
-	cn->dead = true;
-	c->live_conns--;
-	/* Queued-but-unsent requests are failed with the sent ones. */
-	cn->inflight += cn->npending;
-	cn->npending = 0;
-	cn->nr_marks = 0;
-	for (i = 0; i < c->depth; i++) {
-		struct nbd_slot *s = &c->slots[i];
-
-		if (s->busy && s->conn == cn)
-			nbdc_complete_slot(c, s, error);
-	}
-	nbd_rx_init(&cn->rx, cn->rx.ops, cn, cn->rx.structured,
-		    cn->rx.max_body);
-	/* Ends any send or receive still in flight on it. */
-	shutdown(cn->fd, SHUT_RDWR);
-}
-
-/* Fails every request on a lost connection with EIO, saying why once. */
-void nbdc_conn_lost(struct nbd_conn *cn, const char *fmt, ...)
-{
-	struct nbd_client *c = cn->client;
-	char why[320];
-	va_list ap;
-
-	if (cn->dead)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	fprintf(stderr,
-		"torus: %s: connection %u lost: %s; its %u outstanding requests fail with EIO\n",
-		c->label, cn->idx + 1, why, cn->inflight + cn->npending);
-	nbdc_drop_conn(cn, EIO);
-}
-
 void nbd_client_set_stamper(struct nbd_client *c,
 			    const struct torus_stamper *stamp)
 {
 	c->stamp = *stamp;
+	/* Each submission then stamps the sends it carries. */
+	c->uring.before_submit = stamp->fn ? nbdc_stamp_sends : NULL;
+	c->uring.arg = c;
 }
 
 int nbd_client_fd(const struct nbd_client *c)
 {
-	return c->ring.ring_fd;
+	return nbd_uring_fd(&c->uring);
 }
 
 void nbd_client_cancel(struct nbd_client *c, int error)
@@ -84,49 +38,6 @@ void nbd_client_cancel(struct nbd_client *c, int error)
 	for (i = 0; i < c->nconns; i++)
 		if (c->conns[i].inflight || c->conns[i].npending)
 			nbdc_drop_conn(&c->conns[i], error);
-}
-
-static int setup_ring(struct nbd_client *c, const int *fds, char *err,
-		      size_t errlen)
-{
-	struct io_uring_params p = { 0 };
-	unsigned int entries = 2 * c->nconns + 2;
-	int ret;
-
-	/*
-	 * One job thread owns the ring; completions need not interrupt it
-	 * (5.19+). Not DEFER_TASKRUN: it also defers the kernel's retries of
-	 * partial socket sends and receives until the next enter, which
-	 * stalls large transfers (64 KiB randrw lost a third of its
-	 * efficiency). A plain ring on older kernels.
-	 */
-	static const unsigned int tries[] = {
-		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
-			IORING_SETUP_TASKRUN_FLAG,
-		0,
-	};
-	unsigned int i;
-
-	for (i = 0, ret = -EINVAL; i < 2 && ret == -EINVAL; i++) {
-		memset(&p, 0, sizeof(p));
-		p.flags = tries[i];
-		ret = io_uring_queue_init_params(entries, &c->ring, &p);
-	}
-	if (ret < 0) {
-		snprintf(err, errlen, "io_uring_queue_init: %s%s", strerror(-ret),
-			 ret == -EPERM ? " (io_uring disabled by sysctl kernel.io_uring_disabled?)" : "");
-		return -1;
-	}
-	/* Saves a file table lookup on every io_uring_enter; optional. */
-	io_uring_register_ring_fd(&c->ring);
-	ret = io_uring_register_files(&c->ring, fds, c->nconns);
-	if (ret < 0) {
-		snprintf(err, errlen, "io_uring_register_files: %s",
-			 strerror(-ret));
-		io_uring_queue_exit(&c->ring);
-		return -1;
-	}
-	return 0;
 }
 
 static void free_client(struct nbd_client *c)
@@ -193,10 +104,12 @@ struct nbd_client *nbd_client_new(const int *fds, unsigned int nconns,
 		    !cn->marks)
 			goto oom;
 		cn->rbuf = cn->rbuf_mem + RBUF_SKEW;
+		cn->send_op.done = nbdc_send_done;
+		cn->recv_op.done = nbdc_recv_done;
 		nbd_rx_init(&cn->rx, &nbdc_rx_ops, cn, exp->structured_replies,
 			    MAX_CHUNK_BODY);
 	}
-	if (setup_ring(c, fds, err, errlen))
+	if (nbd_uring_init(&c->uring, 2 * nconns + 2, fds, nconns, err, errlen))
 		goto fail;
 	for (i = 0; i < nconns; i++)
 		c->conns[i].fd = fds[i];
@@ -212,7 +125,6 @@ fail:
 
 void nbd_client_free(struct nbd_client *c)
 {
-	struct io_uring_cqe *cqe;
 	unsigned int i;
 	bool busy;
 
@@ -232,9 +144,9 @@ void nbd_client_free(struct nbd_client *c)
 				busy = true;
 			}
 		}
-		if (!busy || io_uring_wait_cqe(&c->ring, &cqe))
+		if (!busy || nbd_uring_wait_posted(&c->uring))
 			break;
-		nbdc_process_cqes(c);
+		nbd_uring_dispatch(&c->uring);
 	}
 	for (i = 0; i < c->nconns; i++) {
 		if (c->conns[i].dead)
@@ -242,6 +154,6 @@ void nbd_client_free(struct nbd_client *c)
 		else
 			nbd_disconnect(c->conns[i].fd);
 	}
-	io_uring_queue_exit(&c->ring);
+	nbd_uring_exit(&c->uring);
 	free_client(c);
 }

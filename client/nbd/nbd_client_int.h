@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The NBD client's state, shared by its three files: nbd_client.c makes
- * and frees it and loses connections, nbd_send.c queues and sends (and
- * holds requests for a batch), nbd_reap.c receives, parses replies and
- * hands each finished request on (see nbd_client.h).
+ * The NBD client's state, shared by its files, each using only those
+ * listed after it: nbd_client.c makes and frees it; nbd_reap.c receives,
+ * parses replies and waits; nbd_send.c queues and sends (and holds
+ * requests for a batch); nbd_complete.c hands a finished request on, or
+ * fails a lost connection's; nbd_uring.c is the io_uring both sides
+ * prepare their SQEs on, which hands each completion to the op in its
+ * user data (see nbd_client.h).
  *
  * Each connection has at most one SENDMSG and one RECVMSG in flight. A send
  * carries every request queued on that connection since the last one: the
@@ -17,7 +20,6 @@
 #ifndef TORUS_NBD_CLIENT_INT_H
 #define TORUS_NBD_CLIENT_INT_H
 
-#include <liburing.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -25,6 +27,7 @@
 
 #include "nbd_client.h"
 #include "nbd_replies.h"
+#include "nbd_uring.h"
 
 #define RBUF_SIZE	(256 * 1024)
 /*
@@ -86,6 +89,7 @@ struct nbd_conn {
 	unsigned int npending;
 
 	/* The send in flight. */
+	struct nbd_uring_op send_op;	/* its completion: nbdc_send_done() */
 	bool sending;
 	uint8_t *hdrbuf;	/* depth * NBD_REQUEST_LEN */
 	struct iovec *iov;	/* 2 * depth */
@@ -102,6 +106,7 @@ struct nbd_conn {
 	unsigned int big_reads;	/* of them, reads of BIG_READ or more */
 
 	/* Receive side: replies are parsed by proto/nbd/nbd_replies.c. */
+	struct nbd_uring_op recv_op;	/* its completion: nbdc_recv_done() */
 	bool receiving;
 	uint8_t *rbuf_mem;
 	uint8_t *rbuf;		/* in rbuf_mem, so that rbuf + rlen is RBUF_SKEW into a line */
@@ -114,7 +119,7 @@ struct nbd_conn {
 };
 
 struct nbd_client {
-	struct io_uring ring;
+	struct nbd_uring uring;
 	struct nbd_conn *conns;
 	unsigned int nconns, next_conn, live_conns;
 	unsigned int depth;
@@ -145,9 +150,6 @@ struct nbd_client {
 /* Below this depth nothing is held back (see nbdc_start_sends()). */
 #define HOLD_MIN_DEPTH	16
 
-#define UD_RECV		1ULL
-#define ud_conn(ud)	((ud) >> 1)
-
 /* Cookies carry the slot in the low half and its use count in the high. */
 #define COOKIE_SLOT(cookie)	((uint32_t)(cookie))
 #define COOKIE_GEN(cookie)	((uint32_t)((cookie) >> 32))
@@ -158,23 +160,25 @@ struct nbd_client {
 /* Server faults reported per connection before going quiet. */
 #define MAX_NOTICES	5
 
-/* nbd_client.c: connections. */
+/* Requests sent or queued whose reply has not completed (slots in use). */
+static inline unsigned int nbdc_outstanding(const struct nbd_client *c)
+{
+	return c->depth - c->nfree;
+}
+
+/* nbd_complete.c: a request's end, alone or with its connection's. */
+void nbdc_complete_slot(struct nbd_client *c, struct nbd_slot *s, int error);
 void nbdc_drop_conn(struct nbd_conn *cn, int error);
 void nbdc_conn_lost(struct nbd_conn *cn, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* nbd_send.c: the submission side. */
-int nbdc_submit(struct nbd_client *c);
-struct io_uring_sqe *nbdc_get_sqe(struct nbd_client *c);
-void nbdc_stamp_sends(struct nbd_client *c);
-void nbdc_handle_send(struct nbd_conn *cn, int res);
+void nbdc_stamp_sends(void *client);	/* the uring's before_submit */
+void nbdc_send_done(struct nbd_uring_op *op, int res);
 void nbdc_start_sends(struct nbd_client *c, bool hold);
 
 /* nbd_reap.c: the receiving side. */
 extern const struct nbd_rx_ops nbdc_rx_ops;
-void nbdc_complete_slot(struct nbd_client *c, struct nbd_slot *s, int error);
-void nbdc_process_cqes(struct nbd_client *c);
-unsigned int nbdc_outstanding(struct nbd_client *c);
-void nbdc_arm_recvs(struct nbd_client *c);
+void nbdc_recv_done(struct nbd_uring_op *op, int res);
 
 #endif /* TORUS_NBD_CLIENT_INT_H */

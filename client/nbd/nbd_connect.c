@@ -21,6 +21,7 @@
 
 #include "nbd_connect.h"
 #include "nbd_proto.h"
+#include "tcmu_attach.h"
 #include "torus_clock.h"
 
 const char *nbd_uri_label(const struct nbd_uri *uri, char *buf, size_t len)
@@ -226,6 +227,26 @@ static void set_blocking(int fd)
 		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 }
 
+/*
+ * A TCMU handler host greets a client that waits with its hello (or, after
+ * its --timeout, a refusal; tcmu_attach.h): the socket is a tcmu-shim's,
+ * and the job wants the TCMU transport.
+ */
+static bool tcmu_host_said(const uint8_t *buf, size_t len)
+{
+	enum tcmu_attach_magic m = tcmu_attach_magic(buf, len);
+
+	return m == TCMU_MAGIC_HELLO || m == TCMU_MAGIC_REPLY;
+}
+
+static void tcmu_host(const struct nbd_uri *uri, const char *label, char *err,
+		      size_t errlen)
+{
+	snprintf(err, errlen,
+		 "%s: that socket is a TCMU handler host (tcmu-shim), not an NBD server: use uri=tcmu+unix:///?socket=%s (transport=tcmu)",
+		 label, uri->unix_socket ? uri->socket : "PATH");
+}
+
 int nbd_connect_export(const struct nbd_uri *uri,
 		       const struct nbd_hs_config *cfg,
 		       const struct nbd_connect_limits *lim,
@@ -266,7 +287,11 @@ int nbd_connect_export(const struct nbd_uri *uri,
 			nbd_hs_closed(&hs);
 		else if (ret)
 			goto io_failed;
-		else
+		else if (hs.state == NBD_HS_MAGIC &&
+			 tcmu_host_said(inbuf, hs.want)) {
+			tcmu_host(uri, label, err, errlen);
+			goto fail;
+		} else
 			nbd_hs_feed(&hs, inbuf, hs.want);
 		if (hs.state == NBD_HS_RECONNECT) {
 			close(fd);

@@ -3,7 +3,8 @@
  * The NBD client's receiving side (nbd_client_int.h): receives into the
  * staging buffer or straight into a read's buffer, replies parsed
  * (proto/nbd/nbd_replies.c), each finished request handed to the
- * completer; the reap loop, its busy-poll and request timeouts.
+ * completer; the reap loop, its busy-poll and request timeouts, and the
+ * send of everything before a caller's own wait.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,34 +13,7 @@
 #include "nbd_client_int.h"
 #include "nbd_proto.h"
 #include "torus_clock.h"
-
-/* A request that went on the wire: its stamps, keyed by its cookie. */
-static void stamp_slot(struct nbd_client *c, const struct nbd_slot *s)
-{
-	struct torus_wire_stamps w = {
-		.key = (uint64_t)s->gen << 32 | (uint32_t)(s - c->slots),
-		.offset = s->rq.offset,
-		.len = s->rq.len,
-		.stream = s->conn->idx,
-		.t = { s->t[0], s->t[1], s->t[2] },
-	};
-
-	c->stamp.fn(c->stamp.arg, s->user, &w);
-}
-
-/* The one hand-off of a finished request: straight to the completer. */
-void nbdc_complete_slot(struct nbd_client *c, struct nbd_slot *s, int error)
-{
-	if (c->stamp.fn && s->sent)
-		stamp_slot(c, s);
-	s->busy = false;
-	s->sent = false;
-	s->conn->inflight--;
-	s->conn->big_reads -= s->big;
-	c->free_slots[c->nfree++] = s;
-	c->completed++;
-	c->done.fn(c->done.arg, s->user, error);
-}
+#include "torus_util.h"
 
 static struct nbd_rx_req *rx_lookup(void *owner, uint64_t cookie)
 {
@@ -119,15 +93,10 @@ static bool recv_due(struct nbd_conn *cn)
 
 static void arm_recv(struct nbd_conn *cn)
 {
-	struct io_uring_sqe *sqe;
-
 	if (!recv_due(cn))
 		return;
 	prep_recv(cn);
-	sqe = nbdc_get_sqe(cn->client);
-	io_uring_prep_recvmsg(sqe, cn->idx, &cn->rmsg, 0);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, (uint64_t)cn->idx << 1 | UD_RECV);
+	nbd_uring_recvmsg(&cn->client->uring, &cn->recv_op, cn->idx, &cn->rmsg);
 	cn->receiving = true;
 }
 
@@ -139,7 +108,7 @@ static void arm_recv(struct nbd_conn *cn)
  * With the staging alignment below it saves CPU per I/O at 4 KiB QD64
  * (docs/performance-history.md).
  */
-void nbdc_arm_recvs(struct nbd_client *c)
+static void arm_recvs(struct nbd_client *c)
 {
 	unsigned int i;
 
@@ -188,6 +157,11 @@ static void handle_recv(struct nbd_conn *cn, int res)
 	parse_replies(cn);
 }
 
+void nbdc_recv_done(struct nbd_uring_op *op, int res)
+{
+	handle_recv(container_of(op, struct nbd_conn, recv_op), res);
+}
+
 /*
  * A receive without io_uring, for busy-polling: whatever the socket holds
  * now, or nothing.
@@ -204,36 +178,6 @@ static void poll_recv(struct nbd_conn *cn)
 		return;
 	cn->receiving = true;
 	handle_recv(cn, n < 0 ? -errno : (int)n);
-}
-
-void nbdc_process_cqes(struct nbd_client *c)
-{
-	struct io_uring_cqe *cqe;
-	unsigned int head, seen = 0;
-
-	io_uring_for_each_cqe(&c->ring, head, cqe) {
-		uint64_t ud = io_uring_cqe_get_data64(cqe);
-		struct nbd_conn *cn = &c->conns[ud_conn(ud)];
-
-		if (ud & UD_RECV)
-			handle_recv(cn, cqe->res);
-		else
-			nbdc_handle_send(cn, cqe->res);
-		seen++;
-	}
-	io_uring_cq_advance(&c->ring, seen);
-}
-
-/* Requests sent or queued whose reply has not completed (slots in use). */
-unsigned int nbdc_outstanding(struct nbd_client *c)
-{
-	return c->depth - c->nfree;
-}
-
-/* Completions the kernel holds until we enter it (IORING_SETUP_TASKRUN_FLAG). */
-static bool task_work_pending(struct nbd_client *c)
-{
-	return IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN;
 }
 
 /* Whether this wait spins first (see busy_poll()). */
@@ -264,15 +208,14 @@ static void busy_poll(struct nbd_client *c, unsigned int min)
 {
 	uint64_t deadline;
 
-	if (io_uring_sq_ready(&c->ring))
-		nbdc_submit(c);
+	nbd_uring_flush(&c->uring);
 	deadline = now_ns() + c->poll_ns;
 	while (c->completed < min && now_ns() < deadline) {
 		/* Sends complete as task work too. */
-		if (task_work_pending(c))
-			io_uring_get_events(&c->ring);
-		if (io_uring_cq_ready(&c->ring))
-			nbdc_process_cqes(c);
+		if (nbd_uring_task_work(&c->uring))
+			nbd_uring_get_events(&c->uring);
+		if (nbd_uring_posted(&c->uring))
+			nbd_uring_dispatch(&c->uring);
 		poll_recvs(c);
 	}
 }
@@ -310,7 +253,6 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 		    const struct timespec *timeout)
 {
 	struct __kernel_timespec kts, *tsp;
-	struct io_uring_cqe *cqe;
 	uint64_t deadline = 0, now, wait;
 	unsigned int n;
 	bool spin;
@@ -322,13 +264,13 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 	 * (task work is only run on entry); one that may wait enters anyway
 	 * once the posted completions run out.
 	 */
-	if (!min && task_work_pending(c))
-		io_uring_get_events(&c->ring);
-	nbdc_process_cqes(c);
+	if (!min && nbd_uring_task_work(&c->uring))
+		nbd_uring_get_events(&c->uring);
+	nbd_uring_dispatch(&c->uring);
 	/* A poller receives by itself (busy_poll()) before arming. */
 	spin = polling(c);
 	if (!spin)
-		nbdc_arm_recvs(c);
+		arm_recvs(c);
 	else if (c->completed >= min)
 		poll_recvs(c);
 	if (c->completed < min) {
@@ -363,16 +305,13 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 			kts.tv_nsec = wait % 1000000000ULL;
 			tsp = &kts;
 		}
-		nbdc_arm_recvs(c);
-		if (c->sends_prepped)
-			nbdc_stamp_sends(c);
-		ret = io_uring_submit_and_wait_timeout(&c->ring, &cqe, 1, tsp,
-						       NULL);
+		arm_recvs(c);
+		ret = nbd_uring_wait(&c->uring, tsp);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN) {
 			c->completed = 0;
 			return ret;
 		}
-		nbdc_process_cqes(c);
+		nbd_uring_dispatch(&c->uring);
 	}
 	/* Sends due or re-armed while parsing go out now. */
 	nbd_client_submit(c);
@@ -380,4 +319,11 @@ int nbd_client_reap(struct nbd_client *c, unsigned int min,
 	n = c->completed;
 	c->completed = 0;
 	return n;
+}
+
+int nbd_client_send_all(struct nbd_client *c)
+{
+	nbdc_start_sends(c, false);
+	arm_recvs(c);
+	return nbd_uring_flush(&c->uring);
 }

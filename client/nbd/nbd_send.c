@@ -11,6 +11,7 @@
 #include "nbd_client_int.h"
 #include "nbd_proto.h"
 #include "torus_clock.h"
+#include "torus_util.h"
 
 /* Timeline: s goes in the send being built, after what is there. */
 static void mark_send(struct nbd_conn *cn, struct nbd_slot *s)
@@ -46,8 +47,9 @@ static void mark_sent(struct nbd_conn *cn, uint64_t bytes)
  * preempted in between. A slot finished and reused meanwhile (the
  * connection dropped) is left alone.
  */
-void nbdc_stamp_sends(struct nbd_client *c)
+void nbdc_stamp_sends(void *client)
 {
+	struct nbd_client *c = client;
 	uint64_t now = 0;
 	unsigned int k, i;
 
@@ -70,29 +72,8 @@ void nbdc_stamp_sends(struct nbd_client *c)
 	}
 }
 
-/* Every submission goes through here, so that sends are stamped. */
-int nbdc_submit(struct nbd_client *c)
-{
-	if (c->sends_prepped)
-		nbdc_stamp_sends(c);
-	return io_uring_submit(&c->ring);
-}
-
-struct io_uring_sqe *nbdc_get_sqe(struct nbd_client *c)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
-
-	if (!sqe) {
-		/* The ring holds two entries per connection: never full. */
-		nbdc_submit(c);
-		sqe = io_uring_get_sqe(&c->ring);
-	}
-	return sqe;
-}
-
 static void prep_send(struct nbd_conn *cn)
 {
-	struct io_uring_sqe *sqe = nbdc_get_sqe(cn->client);
 	unsigned int n = cn->iov_cnt - cn->iov_pos;
 
 	if (n > MAX_SEND_IOV)
@@ -100,9 +81,7 @@ static void prep_send(struct nbd_conn *cn)
 	memset(&cn->msg, 0, sizeof(cn->msg));
 	cn->msg.msg_iov = &cn->iov[cn->iov_pos];
 	cn->msg.msg_iovlen = n;
-	io_uring_prep_sendmsg(sqe, cn->idx, &cn->msg, MSG_NOSIGNAL);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, (uint64_t)cn->idx << 1);
+	nbd_uring_sendmsg(&cn->client->uring, &cn->send_op, cn->idx, &cn->msg);
 	cn->sending = true;
 	if (cn->client->stamp.fn && !cn->send_prepped) {
 		cn->send_prepped = true;
@@ -159,8 +138,9 @@ static void start_send(struct nbd_conn *cn)
 	prep_send(cn);
 }
 
-void nbdc_handle_send(struct nbd_conn *cn, int res)
+void nbdc_send_done(struct nbd_uring_op *op, int res)
 {
+	struct nbd_conn *cn = container_of(op, struct nbd_conn, send_op);
 	size_t n = res;
 
 	cn->sending = false;
@@ -256,27 +236,6 @@ void nbdc_start_sends(struct nbd_client *c, bool hold)
 
 int nbd_client_submit(struct nbd_client *c)
 {
-	int ret;
-
 	nbdc_start_sends(c, true);
-	if (!io_uring_sq_ready(&c->ring))
-		return 0;
-	do {
-		ret = nbdc_submit(c);
-	} while (ret == -EINTR);
-	return ret < 0 ? ret : 0;
-}
-
-int nbd_client_send_all(struct nbd_client *c)
-{
-	int ret;
-
-	nbdc_start_sends(c, false);
-	nbdc_arm_recvs(c);
-	if (!io_uring_sq_ready(&c->ring))
-		return 0;
-	do {
-		ret = nbdc_submit(c);
-	} while (ret == -EINTR);
-	return ret < 0 ? ret : 0;
+	return nbd_uring_flush(&c->uring);
 }

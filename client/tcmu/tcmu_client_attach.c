@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "nbd_proto.h"
 #include "tcmu_attach.h"
 #include "tcmu_client_state.h"
 #include "torus_clock.h"
@@ -112,6 +113,54 @@ static int recv_all(struct tcmu_client *c, void *buf, size_t len,
 		got += n;
 	}
 	return 0;
+}
+
+/*
+ * The reply, after the host's hello when one came first (this client was
+ * slow to send). A socket that is not a TCMU host's is told at its first
+ * 16 bytes, not after a timeout: an NBD server greets whatever it is
+ * sent. 0, -errno, or 1 with a message.
+ */
+static int recv_reply(struct tcmu_client *c, const char *path, uint8_t *buf,
+		      uint64_t deadline, int *fds, int *nfds, char *err,
+		      size_t errlen)
+{
+	uint8_t hello[TCMU_ATTACH_HELLO_LEN - TCMU_ATTACH_MAGIC_LEN];
+	struct tcmu_attach_reply rep;
+	const char *why;
+	bool oldstyle;
+	uint16_t hflags;
+	int ret;
+
+	ret = recv_all(c, buf, TCMU_ATTACH_MAGIC_LEN, deadline, fds,
+		       TCMU_SHARED_NFDS, nfds);
+	if (!ret && tcmu_attach_magic(buf, TCMU_ATTACH_MAGIC_LEN) ==
+		    TCMU_MAGIC_HELLO) {
+		ret = recv_all(c, hello, sizeof(hello), deadline, fds,
+			       TCMU_SHARED_NFDS, nfds);
+		if (!ret)
+			ret = recv_all(c, buf, TCMU_ATTACH_MAGIC_LEN, deadline,
+				       fds, TCMU_SHARED_NFDS, nfds);
+	}
+	if (ret)
+		return ret;
+	if (nbd_decode_greeting(buf, TCMU_ATTACH_MAGIC_LEN, &oldstyle,
+				&hflags) >= 0) {
+		snprintf(err, errlen,
+			 "%s: that socket speaks NBD (an NBD server's greeting), not TCMU: use uri=nbd+unix:///?socket=%s (transport=nbd; the export's name, if not the default, after the ///)",
+			 c->label, path);
+		return 1;
+	}
+	if (tcmu_attach_magic(buf, TCMU_ATTACH_MAGIC_LEN) != TCMU_MAGIC_REPLY) {
+		/* Short of a reply: its decoder names what is wrong. */
+		tcmu_attach_reply_decode(buf, TCMU_ATTACH_MAGIC_LEN, &rep,
+					 &why);
+		snprintf(err, errlen, "%s: %s", c->label, why);
+		return 1;
+	}
+	return recv_all(c, buf + TCMU_ATTACH_MAGIC_LEN,
+			TCMU_ATTACH_REPLY_LEN - TCMU_ATTACH_MAGIC_LEN, deadline,
+			fds, TCMU_SHARED_NFDS, nfds);
 }
 
 /* A memfd of @size bytes mapped shared: 0, or -1 with a message. */
@@ -309,11 +358,13 @@ static int attach_ring(struct tcmu_client *c, const char *path,
 	}
 	ret = send_attach(c, cfg);
 	if (!ret)
-		ret = recv_all(c, buf, sizeof(buf), deadline, fds,
-			       TCMU_SHARED_NFDS, &nfds);
+		ret = recv_reply(c, path, buf, deadline, fds, &nfds, err,
+				 errlen);
 	if (ret) {
 		for (i = 0; i < nfds && i < TCMU_SHARED_NFDS; i++)
 			close(fds[i]);
+		if (ret > 0)
+			return -1;
 		snprintf(err, errlen, "%s: attaching the TCMU ring: %s",
 			 c->label,
 			 ret == -ETIMEDOUT ? "no answer from the handler host within request_timeout" :

@@ -30,8 +30,6 @@ struct fio_option lnbd_options[] = {
 		.def	= "1",
 		.minval	= 1,
 		.maxval	= LNBD_MAX_CONNS,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "tls_certificates",
@@ -39,8 +37,6 @@ struct fio_option lnbd_options[] = {
 		.help	= "X.509 directory (ca-cert.pem, client-cert.pem, client-key.pem) for an nbds:// uri with transport=libnbd; the uri's ?tls-certificates=DIR does the same",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct lnbd_opts, tls_certificates),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "tls_psk_file",
@@ -48,8 +44,6 @@ struct fio_option lnbd_options[] = {
 		.help	= "PSK file (username:hexkey lines, as psktool writes them) for an nbds:// uri with transport=libnbd; the uri's ?tls-psk-file=FILE does the same",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct lnbd_opts, tls_psk_file),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "tls_username",
@@ -57,8 +51,6 @@ struct fio_option lnbd_options[] = {
 		.help	= "PSK user name with transport=libnbd; a user in the uri (nbds://alice@host/) wins; none: the login name",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct lnbd_opts, tls_username),
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= NULL,

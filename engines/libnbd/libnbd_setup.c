@@ -15,6 +15,7 @@
 #include <libnbd.h>
 
 #include "libnbd_setup.h"
+#include "nbd_uri.h"
 
 /* The connect loop's poll slice: stop and the deadline are seen this fast. */
 #define SLICE_MS	200
@@ -82,10 +83,26 @@ static bool uri_has_tls(const char *uri)
 	return !strncmp(uri, "nbds", 4);
 }
 
+/*
+ * libnbd's words for a greeting without NBDMAGIC: what a TCMU handler
+ * host's hello is to it (proto/tcmu/tcmu_attach.h).
+ */
+#define NOT_NBD_GREETING	"did not send expected NBD magic"
+
 /* What to check when libnbd could not connect, by the uri's kind. */
-static const char *hint(const char *uri)
+static const char *hint(const char *uri, char *buf, size_t len)
 {
 	int e = nbd_get_errno();
+	struct nbd_uri u;
+	char ignored[256];
+
+	if (strstr(lnbd_error(), NOT_NBD_GREETING)) {
+		snprintf(buf, len,
+			 "the server did not greet as an NBD server: if that socket is a TCMU handler host (tcmu-shim), use uri=tcmu+unix:///?socket=%s (transport=tcmu)",
+			 !nbd_uri_parse(uri, &u, ignored, sizeof(ignored)) &&
+			 u.unix_socket ? u.socket : "PATH");
+		return buf;
+	}
 
 	/* Nothing answered: TLS never started, whatever the uri asks. */
 	if (e == ENOENT || e == ECONNREFUSED || e == EHOSTUNREACH ||
@@ -187,6 +204,7 @@ static int finish_connect(const struct torus_params *p, struct nbd_handle *h,
 			  char *err, size_t errlen)
 {
 	uint64_t end = lnbd_now_ns() + (uint64_t)p->timeout_s * 1000000000ULL;
+	char why[512];
 
 	while (nbd_aio_is_connecting(h) == 1) {
 		if (p->stop && *p->stop) {
@@ -208,8 +226,7 @@ static int finish_connect(const struct torus_params *p, struct nbd_handle *h,
 		return 0;
 failed:
 	snprintf(err, errlen, "%s: libnbd could not connect: %s; %s", p->uri,
-		 lnbd_error(),
-		 hint(p->uri));
+		 lnbd_error(), hint(p->uri, why, sizeof(why)));
 	return -1;
 }
 
@@ -217,6 +234,7 @@ struct nbd_handle *lnbd_connect(const struct torus_params *p, char *err,
 				size_t errlen)
 {
 	struct nbd_handle *h = nbd_create();
+	char why[512];
 
 	if (!h) {
 		snprintf(err, errlen, "%s: libnbd could not make a handle: %s",
@@ -236,7 +254,7 @@ struct nbd_handle *lnbd_connect(const struct torus_params *p, char *err,
 	warn_unchecked(p->opts, p->uri);
 	if (nbd_aio_connect_uri(h, p->uri) == -1) {
 		snprintf(err, errlen, "%s: libnbd could not connect: %s; %s",
-			 p->uri, lnbd_error(), hint(p->uri));
+			 p->uri, lnbd_error(), hint(p->uri, why, sizeof(why)));
 		goto fail;
 	}
 	if (finish_connect(p, h, err, errlen))

@@ -64,8 +64,6 @@ static struct fio_option nbd_options[] = {
 		.def	= "1",
 		.minval	= 1,
 		.maxval	= MAX_CONNS,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "handshake",
@@ -83,8 +81,6 @@ static struct fio_option nbd_options[] = {
 			{ .ival = "export-name", .oval = NBD_HS_MODE_EXPORT_NAME,
 			  .help = "NBD_OPT_EXPORT_NAME only" },
 		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "structured_replies",
@@ -93,8 +89,6 @@ static struct fio_option nbd_options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct nbd_opts, structured),
 		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "poll_us",
@@ -105,8 +99,6 @@ static struct fio_option nbd_options[] = {
 		.def	= "0",
 		.minval	= 0,
 		.maxval	= MAX_POLL_US,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= NULL,

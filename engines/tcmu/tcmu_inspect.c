@@ -38,8 +38,6 @@ struct fio_option tcmu_options[] = {
 		.def	= DEF_RING_SIZE,
 		.minval	= MIN_RING_SIZE,
 		.maxval	= MAX_RING_SIZE,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "data_size",
@@ -50,8 +48,6 @@ struct fio_option tcmu_options[] = {
 		.def	= DEF_DATA_SIZE,
 		.minval	= MIN_DATA_SIZE,
 		.maxval	= MAX_DATA_SIZE,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "max_transfer",
@@ -62,8 +58,6 @@ struct fio_option tcmu_options[] = {
 		.def	= DEF_MAX_TRANSFER,
 		.minval	= 0,
 		.maxval	= MAX_TRANSFER,
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "trim_mode",
@@ -79,8 +73,6 @@ struct fio_option tcmu_options[] = {
 			{ .ival = "write_same", .oval = TRIM_WRITE_SAME,
 			  .help = "WRITE SAME(16) with the UNMAP bit" },
 		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "hold_batch",
@@ -89,8 +81,6 @@ struct fio_option tcmu_options[] = {
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct tcmu_opts, hold_batch),
 		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "ring",
@@ -106,8 +96,6 @@ struct fio_option tcmu_options[] = {
 			{ .ival = "private", .oval = RING_PRIVATE,
 			  .help = "A ring of the job's own" },
 		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= NULL,

@@ -32,9 +32,23 @@ void tcmu_attach_take_fds(struct msghdr *msg, int *fds, int max, int *nfds)
 	}
 }
 
-/* Both 16 bytes with the NUL: a stray client reads as a bad magic. */
+/* All 16 bytes with the NUL: a stray client reads as a bad magic. */
 static const char req_magic[16] = "TORUS-TCMU-RING";
 static const char reply_magic[16] = "TORUS-TCMU-ACK.";
+static const char hello_magic[16] = "TORUS-TCMU-HOST";
+
+enum tcmu_attach_magic tcmu_attach_magic(const uint8_t *buf, size_t len)
+{
+	if (len < TCMU_ATTACH_MAGIC_LEN)
+		return TCMU_MAGIC_NONE;
+	if (!memcmp(buf, req_magic, 16))
+		return TCMU_MAGIC_REQ;
+	if (!memcmp(buf, reply_magic, 16))
+		return TCMU_MAGIC_REPLY;
+	if (!memcmp(buf, hello_magic, 16))
+		return TCMU_MAGIC_HELLO;
+	return TCMU_MAGIC_NONE;
+}
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -47,6 +61,26 @@ static void put32(uint8_t *p, uint32_t v)
 static uint32_t get32(const uint8_t *p)
 {
 	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void tcmu_attach_hello_encode(uint8_t buf[TCMU_ATTACH_HELLO_LEN],
+			      uint32_t version)
+{
+	memcpy(buf, hello_magic, 16);
+	put32(buf + 16, version);
+}
+
+int tcmu_attach_hello_decode(const uint8_t *buf, size_t len,
+			     uint32_t *version, const char **msg)
+{
+	if (len != TCMU_ATTACH_HELLO_LEN ||
+	    tcmu_attach_magic(buf, len) != TCMU_MAGIC_HELLO) {
+		*msg = "not a TCMU handler host's hello";
+		return -1;
+	}
+	*version = get32(buf + 16);
+	/* Any version: it only says what the host serves at most. */
+	return 0;
 }
 
 void tcmu_attach_req_encode(uint8_t buf[TCMU_ATTACH_REQ_LEN],

@@ -24,6 +24,15 @@
  *                      submitters:u32 region_size:u64 message[216]
  * flags TCMU_REPLY_JOINED says the fds came; submitters counts them with
  * this one. A version 1 request gets a version 1 reply.
+ *
+ * The host's hello, 20 bytes:  magic[16] version:u32 (the highest it serves)
+ * A TCMU client speaks first and an NBD client waits for its server to, so
+ * a host that has had nothing from a new connection within
+ * TCMU_ATTACH_HELLO_MS sends its hello: an NBD client given the socket
+ * then learns at once that it is not an NBD server. The engine sends its
+ * request as it connects, so does not normally see a hello; when it does
+ * (it was slow to send), the reply follows it. The three magics differ in
+ * their first 16 bytes: tcmu_attach_magic() tells them apart.
  */
 #ifndef TORUS_TCMU_ATTACH_H
 #define TORUS_TCMU_ATTACH_H
@@ -36,6 +45,9 @@
 #define TCMU_ATTACH_REQ_LEN	32
 #define TCMU_ATTACH_REPLY_LEN	256
 #define TCMU_ATTACH_MSG_MAX	232
+#define TCMU_ATTACH_MAGIC_LEN	16
+#define TCMU_ATTACH_HELLO_LEN	20
+#define TCMU_ATTACH_HELLO_MS	100
 
 /* The fds that ride with the request, as SCM_RIGHTS, in this order. */
 enum tcmu_attach_fd {
@@ -81,6 +93,22 @@ void tcmu_attach_reply_encode(uint8_t buf[TCMU_ATTACH_REPLY_LEN],
 /* 0, or -1 with *msg naming what is wrong; r->msg is NUL-terminated. */
 int tcmu_attach_reply_decode(const uint8_t *buf, size_t len,
 			     struct tcmu_attach_reply *r, const char **msg);
+
+/* Which of the exchange's messages the first bytes open. */
+enum tcmu_attach_magic {
+	TCMU_MAGIC_NONE,	/* none, or fewer than 16 bytes */
+	TCMU_MAGIC_REQ,
+	TCMU_MAGIC_REPLY,
+	TCMU_MAGIC_HELLO,
+};
+
+enum tcmu_attach_magic tcmu_attach_magic(const uint8_t *buf, size_t len);
+
+void tcmu_attach_hello_encode(uint8_t buf[TCMU_ATTACH_HELLO_LEN],
+			      uint32_t version);
+/* 0, or -1 with *msg naming what is wrong with the bytes. */
+int tcmu_attach_hello_decode(const uint8_t *buf, size_t len,
+			     uint32_t *version, const char **msg);
 
 struct msghdr;
 

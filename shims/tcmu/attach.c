@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Attaching a ring over the socket and serving it (see attach.h).
+ * Serving the ring a client attached (see attach.h); its request is
+ * attach_req.c's.
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,26 +12,13 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attach.h"
+#include "attach_req.h"
 #include "log.h"
 #include "ring.h"
 #include "tcmu_attach.h"
-#include "torus_clock.h"
-
-struct client {
-	int sock;
-	int fds[TCMU_SHARED_NFDS];
-	int nfds;
-	unsigned long id;
-	uint32_t version;		/* of the request: the reply's */
-	uint32_t kind;			/* enum tcmu_attach_kind */
-	char name[64];
-	uint8_t *region;
-	uint64_t region_size;
-};
 
 /*
  * The device's shared ring: one per tcmu-shim (one socket, one device),
@@ -61,156 +49,6 @@ struct shared_ring {
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_ring *shared_cur;
 
-/* The 32-byte request and its fds, within the timeout: 0 or -errno. */
-static int recv_request(struct client *c, uint8_t *buf, unsigned int timeout_s)
-{
-	uint64_t deadline = timeout_s ? now_ns() + timeout_s * 1000000000ull : 0;
-	size_t got = 0;
-
-	while (got < TCMU_ATTACH_REQ_LEN) {
-		union {
-			char buf[CMSG_SPACE(sizeof(int) * 8)];
-			struct cmsghdr align;
-		} ctl;
-		struct iovec iov = {
-			.iov_base = buf + got,
-			.iov_len = TCMU_ATTACH_REQ_LEN - got,
-		};
-		struct msghdr msg = {
-			.msg_iov = &iov,
-			.msg_iovlen = 1,
-			.msg_control = ctl.buf,
-			.msg_controllen = sizeof(ctl.buf),
-		};
-		struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
-		int ms = -1;
-		ssize_t n;
-
-		if (deadline) {
-			uint64_t now = now_ns();
-
-			if (now >= deadline)
-				return -ETIMEDOUT;
-			ms = (deadline - now + 999999) / 1000000;
-		}
-		n = poll(&pfd, 1, ms);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n <= 0)
-			continue;
-		n = recvmsg(c->sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		tcmu_attach_take_fds(&msg, c->fds, TCMU_SHARED_NFDS, &c->nfds);
-		if (n == 0)
-			return -ECONNRESET;
-		got += n;
-	}
-	return 0;
-}
-
-static void send_reply(struct client *c, int status, const char *msg)
-{
-	struct tcmu_attach_reply rep = {
-		.version = c->version,
-		.status = status,
-	};
-	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
-
-	snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
-	tcmu_attach_reply_encode(buf, &rep);
-	/* 256 bytes into a fresh socket's empty buffer: all or nothing. */
-	if (send(c->sock, buf, sizeof(buf), MSG_NOSIGNAL) != sizeof(buf))
-		shim_debug("%s: the reply did not go out: %s", c->name,
-			   strerror(errno));
-}
-
-/* Refuse the ring: the client reads why, our log says it too. */
-static void refuse(struct client *c, int status, const char *msg)
-{
-	shim_err("%s: attach refused: %s", c->name, msg);
-	send_reply(c, status, msg);
-}
-
-static bool is_eventfd(int fd)
-{
-	char path[64], target[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return true;	/* no /proc: let the first read tell */
-	target[n] = '\0';
-	return !strcmp(target, "anon_inode:[eventfd]");
-}
-
-/* The request, the fds and the region: 0, or -1 after refusing. */
-static int check_and_map(struct client *c, const uint8_t *buf)
-{
-	struct tcmu_attach_req req;
-	char msg[TCMU_ATTACH_MSG_MAX];
-	const char *why;
-	struct stat st;
-
-	if (tcmu_attach_req_decode(buf, TCMU_ATTACH_REQ_LEN, &req, &why)) {
-		refuse(c, EPROTO, why);
-		return -1;
-	}
-	c->version = req.version;
-	c->kind = req.version == TCMU_ATTACH_V1 ? TCMU_ATTACH_PRIVATE :
-		  req.flags;
-	if (c->kind == TCMU_ATTACH_SHARED && c->nfds != TCMU_SHARED_NFDS) {
-		snprintf(msg, sizeof(msg),
-			 "the shared-ring attach request carried %d fds; it needs 4 (the region's memfd, the kick eventfd, the done eventfd, the submitters' state memfd)",
-			 c->nfds);
-		refuse(c, EINVAL, msg);
-		return -1;
-	}
-	if (c->kind == TCMU_ATTACH_PRIVATE && c->nfds != TCMU_ATTACH_NFDS) {
-		snprintf(msg, sizeof(msg),
-			 "the attach request carried %d fds; it needs 3 (the region's memfd, the kick eventfd, the done eventfd)",
-			 c->nfds);
-		refuse(c, EINVAL, msg);
-		return -1;
-	}
-	if (!is_eventfd(c->fds[TCMU_FD_KICK]) ||
-	    !is_eventfd(c->fds[TCMU_FD_DONE])) {
-		refuse(c, EINVAL,
-		       "the second and third fds of the attach request must be eventfds (kick, done)");
-		return -1;
-	}
-	if (fstat(c->fds[TCMU_FD_REGION], &st)) {
-		snprintf(msg, sizeof(msg), "cannot stat the region's fd: %s",
-			 strerror(errno));
-		refuse(c, errno, msg);
-		return -1;
-	}
-	if (req.region_size < TCMU_MB_SIZE ||
-	    (uint64_t)st.st_size < req.region_size) {
-		snprintf(msg, sizeof(msg),
-			 "the region is %llu bytes but the request says %llu (at least %u)",
-			 (unsigned long long)st.st_size,
-			 (unsigned long long)req.region_size, TCMU_MB_SIZE);
-		refuse(c, EINVAL, msg);
-		return -1;
-	}
-	c->region = mmap(NULL, req.region_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, c->fds[TCMU_FD_REGION], 0);
-	if (c->region == MAP_FAILED) {
-		c->region = NULL;
-		snprintf(msg, sizeof(msg), "cannot map the %llu-byte region: %s",
-			 (unsigned long long)req.region_size, strerror(errno));
-		refuse(c, errno, msg);
-		return -1;
-	}
-	c->region_size = req.region_size;
-	return 0;
-}
-
 /* After the ring stopped on the socket: a close, or bytes we never expect. */
 static void socket_event(struct client *c)
 {
@@ -235,18 +73,18 @@ static void serve(struct client *c, const struct scsi_target *t,
 
 	sess = backend_session(be, err, sizeof(err));
 	if (!sess) {
-		refuse(c, EIO, err);
+		attach_refuse(c, EIO, err);
 		return;
 	}
 	ret = ring_init(&ring, c->name, c->region, c->region_size, t, sess,
 			err, sizeof(err));
 	if (ret) {
-		refuse(c, -ret, err);
+		attach_refuse(c, -ret, err);
 		goto out;
 	}
 	ring.wait_fd = c->fds[TCMU_FD_KICK];
 	ring.notify_fd = c->fds[TCMU_FD_DONE];
-	send_reply(c, 0, "attached");
+	attach_reply(c, 0, "attached");
 	shim_debug("%s: attached (%llu-byte region, ring %u bytes)", c->name,
 		   (unsigned long long)c->region_size, ring.hdl.cmdr_size);
 
@@ -383,7 +221,7 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	int i;
 
 	if (!sr) {
-		refuse(c, ENOMEM, "out of memory for the ring");
+		attach_refuse(c, ENOMEM, "out of memory for the ring");
 		return -1;
 	}
 	snprintf(sr->name, sizeof(sr->name), "%s", c->name);
@@ -401,7 +239,7 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	sr->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (sr->stop_fd < 0 ||
 	    pthread_create(&sr->thread, NULL, shared_thread, sr)) {
-		refuse(c, EAGAIN, "cannot start the ring's thread");
+		attach_refuse(c, EAGAIN, "cannot start the ring's thread");
 		shared_free(sr);
 		return -1;
 	}
@@ -411,7 +249,7 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	if (sr->init_ret) {
 		shared_cur = NULL;
 		pthread_cond_broadcast(&shared_cond);
-		refuse(c, -sr->init_ret, sr->err);
+		attach_refuse(c, -sr->init_ret, sr->err);
 		pthread_join(sr->thread, NULL);
 		shared_free(sr);
 		return -1;
@@ -462,8 +300,8 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 	}
 	if (!created && sr->peers.n == RING_PEERS_MAX) {
 		pthread_mutex_unlock(&shared_lock);
-		refuse(c, EUSERS,
-		       "the device's ring has its most submitters; use ring=private for more jobs");
+		attach_refuse(c, EUSERS,
+			      "the device's ring has its most submitters; use ring=private for more jobs");
 		return;
 	}
 	if (created) {
@@ -522,28 +360,20 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 		  const struct scsi_target *t, struct backend *be)
 {
-	uint8_t buf[TCMU_ATTACH_REQ_LEN];
 	struct client c = { .sock = sock };
-	int i, ret;
+	int i;
 
 	snprintf(c.name, sizeof(c.name), "ring %lu", id);
 	c.id = id;
 	c.version = TCMU_ATTACH_V1;
 	for (i = 0; i < TCMU_SHARED_NFDS; i++)
 		c.fds[i] = -1;
-	ret = recv_request(&c, buf, cfg->timeout_s);
-	if (ret == -ECONNRESET)
-		shim_debug("%s: closed before attaching", c.name);
-	else if (ret == -ETIMEDOUT)
-		refuse(&c, ETIMEDOUT,
-		       "no complete attach request within --timeout");
-	else if (ret)
-		shim_err("%s: reading the attach request: %s", c.name,
-			 strerror(-ret));
-	else if (!check_and_map(&c, buf) && c.kind == TCMU_ATTACH_SHARED)
-		serve_shared(&c, t, be);
-	else if (c.region)
-		serve(&c, t, be);
+	if (!attach_take_request(&c, cfg->timeout_s)) {
+		if (c.kind == TCMU_ATTACH_SHARED)
+			serve_shared(&c, t, be);
+		else
+			serve(&c, t, be);
+	}
 
 	if (c.region)
 		munmap(c.region, c.region_size);

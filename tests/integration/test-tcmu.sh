@@ -48,7 +48,10 @@ if PATH=$T/bin fio --ioengine="external:$T/alone/libtorus.so" --name=nok --trans
 fi
 grep -qF "no uri given, and the TCMU handler host tcmu-shim (the embedded default target of transport=tcmu) was found neither beside libtorus.so in the build tree (../shims/tcmu/tcmu-shim) nor in \$PATH: build it with scripts/build.sh, or point the engine at a running one with uri=tcmu+unix:///?socket=PATH" "$T/fio.out" ||
 	fail "no message naming the handler host: $(cat "$T/fio.out")"
-expect_fio_error "unknown transport=iscsi: use one of nbd, tcmu" --name=tr --transport=iscsi --size=1m --rw=read
+# The names it offers are the engine's list (transports.c), as --enghelp gives it.
+names=$("$FIO" --enghelp="$ENGINE" 2>&1 | sed -n 's/^transport *: Which transport: one of \([^;]*\);.*/\1/p')
+[ -n "$names" ] || fail "--enghelp names no transports: $("$FIO" --enghelp="$ENGINE" 2>&1)"
+expect_fio_error "unknown transport=iscsi: use one of $names" --name=tr --transport=iscsi --size=1m --rw=read
 
 # ---- refused at start, before any I/O
 expect_fio_error "tcmu+unix:///?socket=$T/none.sock: cannot connect to the handler host: No such file or directory (is tcmu-shim --socket running there?)" \

@@ -18,7 +18,8 @@ has a default.
 
 Exit 0 when page and code agree (and groff finds nothing to warn about),
 1 naming every drift (option, page says, code says), 77 when groff is
-missing (after the drift checks passed).
+missing (after the drift checks passed). The docs' lists of transports and
+compare paths are held to the registries too (doclists.py).
 """
 
 import argparse
@@ -27,6 +28,8 @@ import re
 import shutil
 import subprocess
 import sys
+
+import doclists
 
 
 class Opt:
@@ -263,7 +266,8 @@ def main():
             checks.append((f'{name}.1', f'{name} --help',
                            lambda path=path: parse_usage(run([path, '--help']))))
 
-    drifts, pages = [], []
+    enghelp = run([args.fio, f'--enghelp={args.engine}'], fio_env()) if args.engine else None
+    drifts, pages = doclists.drifts(args.man, enghelp), []
     for page_file, code_name, code_opts in checks:
         path = os.path.join(args.man, page_file)
         pages.append(path)

@@ -7,14 +7,11 @@ the records saved as JSON and loaded again."""
 import contextlib
 import io
 import os
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import benchlib  # noqa: E402
+from testlib import main
+import benchlib
 
 
 def report(records):
@@ -148,4 +145,4 @@ class Diff(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

@@ -6,15 +6,11 @@ table."""
 
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-
-import benchpair  # noqa: E402
+from testlib import SRC, main
+import benchpair
 
 
 def fio_json(read_ios, write_ios, usr, sys_, runtime_ms, iops):
@@ -222,4 +218,4 @@ class Logic(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -8,24 +8,19 @@ the filesystem choice, the command line (comparelib.py) and why a guest
 run left no result. One file: the rounds' fixtures serve every module."""
 
 import argparse
-import json
 import os
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-
-import compare_job  # noqa: E402
-import compare_paths  # noqa: E402
-import compare_report  # noqa: E402
-import compare_rounds  # noqa: E402
-import compare_run  # noqa: E402
-import comparelib  # noqa: E402
-import fio_json  # noqa: E402
-import stats  # noqa: E402
+from testlib import main
+import compare_job
+import compare_paths
+import compare_report
+import compare_rounds
+import compare_run
+import comparelib
+import fio_json
+import stats
 
 
 def ddir(ios, iops, bw, clat_ns, bins=None):
@@ -553,4 +548,4 @@ class Small(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

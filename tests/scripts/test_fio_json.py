@@ -6,17 +6,10 @@ summary's figures, fio_figure, running fio, and its command line.
 import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-BUILD = os.environ.get("TORUS_BUILD", os.path.join(SRC, "build"))
-FIO_JSON = os.path.join(SRC, "scripts", "fio_json.py")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import fio_json  # noqa: E402
+from testlib import Tmp, main, script
+import fio_json
 
 
 def fio_output(jobs):
@@ -38,15 +31,6 @@ ONE_JOB = fio_output([{
     "write": ddir(1000, 500.0, 500 * 4096, 60000.0, 62000.0),
     "trim": ddir(0, 0.0, 0, 0.0, 0.0),
 }])
-
-
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="test-fio_json.")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
 
 
 class FioJson(Tmp):
@@ -120,8 +104,7 @@ class FioJson(Tmp):
         p = self.path("out.json")
         with open(p, "w") as f:
             f.write(self.PREAMBLE + json.dumps(ONE_JOB))
-        out = subprocess.run([sys.executable, FIO_JSON, "fio-summary", p], check=True,
-                             capture_output=True, text=True).stdout
+        out = script("fio_json.py", "fio-summary", p, check=True).stdout
         lines = dict(l.split() for l in out.splitlines())
         self.assertEqual(lines["iops"], "2000")
         self.assertEqual(lines["cpu_us_per_io"], f"{25.0 / 100.0 * 2.0 / 4000 * 1e6:.6g}")
@@ -178,28 +161,15 @@ class Summaries(Tmp):
         path = os.path.join(self.tmp, "two.json")
         with open(path, "w") as f:
             json.dump(two, f)
-        out = subprocess.run([sys.executable, FIO_JSON, "fio-summary", path, "--job", "off"],
-                             capture_output=True, text=True)
+        out = script("fio_json.py", "fio-summary", path, "--job", "off")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("ios 300\n", out.stdout)
-        both = subprocess.run([sys.executable, FIO_JSON, "fio-summary", path, "--all-jobs"],
-                              capture_output=True, text=True)
+        both = script("fio_json.py", "fio-summary", path, "--all-jobs")
         self.assertIn("ios 400\n", both.stdout)
-        clash = subprocess.run([sys.executable, FIO_JSON, "fio-summary", path, "--job", "on",
-                                "--all-jobs"], capture_output=True, text=True)
+        clash = script("fio_json.py", "fio-summary", path, "--job", "on", "--all-jobs")
         self.assertEqual(clash.returncode, 2)
         self.assertIn("not allowed with argument", clash.stderr)
 
 
-
 if __name__ == "__main__":
-    # A case skipped for a missing tool or build product is a check that did
-    # not run: the whole test skips (exit 77, meson's SKIP) and names them,
-    # instead of passing.
-    result = unittest.main(verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if result.skipped:
-        print("SKIP: " + "; ".join(f"{case.id().split('.', 1)[-1]}: {why}"
-                                   for case, why in result.skipped))
-        sys.exit(77)
+    main()

@@ -8,15 +8,11 @@ key following /init's file."""
 import os
 import shlex
 import subprocess
-import sys
 import time
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-
-import guestlib  # noqa: E402
+from testlib import main
+import guestlib
 
 
 class Accel(unittest.TestCase):
@@ -220,4 +216,4 @@ class Initramfs(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -5,28 +5,10 @@ and parse_size.
 """
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-BUILD = os.environ.get("TORUS_BUILD", os.path.join(SRC, "build"))
-HARNESS = os.path.join(SRC, "scripts", "harness.py")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import harness  # noqa: E402
-
-
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="test-harness.")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
+from testlib import Tmp, main, script
+import harness
 
 
 class SmallPieces(Tmp):
@@ -39,8 +21,7 @@ class SmallPieces(Tmp):
 
 
     def cli(self, *args):
-        return subprocess.run([sys.executable, HARNESS] + list(args), capture_output=True,
-                              text=True, timeout=30)
+        return script("harness.py", *args, timeout=30)
 
     def test_cli_reaches_each_module(self):
         r = self.cli("free-port")
@@ -68,5 +49,4 @@ class SmallPieces(Tmp):
 
 
 if __name__ == "__main__":
-    # meson runs it through tests/pyrun.py, which exits 77 on a skipped case
-    unittest.main(verbosity=2)
+    main()

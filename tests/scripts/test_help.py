@@ -7,12 +7,11 @@ its call and fails."""
 
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
+from testlib import SRC, main
+
 
 TRAPS = ("apt-get", "apt-cache", "apt", "dpkg", "dpkg-query", "sudo", "meson", "ninja", "cc",
          "gcc", "fio", "nbdkit", "qemu-system-x86_64", "git", "curl", "wget", "make")
@@ -56,4 +55,4 @@ class Help(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -6,15 +6,12 @@ ratios (median [min-max] of the rounds' own), targets, lean probe, figures
 and the command that re-runs it."""
 
 import os
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import benchlib  # noqa: E402
-import perfreport  # noqa: E402
+from testlib import main
+import benchlib
+import perfreport
 
 META = [("meta", "command", "scripts/bench --report --quick"),
         ("meta", "rerun", "--rounds 3 --runtime 8 --size 8G"),
@@ -261,5 +258,6 @@ class ServerBound(unittest.TestCase):
         self.assertIn("| IOPS: torus / probe (the lean probe) | 0.50 |", p)
         self.assertNotIn("‡", p)
 
+
 if __name__ == "__main__":
-    unittest.main()
+    main()

@@ -7,20 +7,15 @@ the chosen tests lack."""
 import argparse
 import contextlib
 import io
-import os
-import sys
 import tempfile
 import types
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-
-import compare_paths  # noqa: E402
-import docs_tests  # noqa: E402
-import rerunlib  # noqa: E402
-from docs_tests import KiB, MiB, GiB  # noqa: E402
+from testlib import main
+import compare_paths
+import docs_tests
+import rerunlib
+from docs_tests import KiB, MiB, GiB
 
 
 def args(**kw):
@@ -191,4 +186,4 @@ class Programs(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

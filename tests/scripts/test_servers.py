@@ -10,26 +10,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-BUILD = os.environ.get("TORUS_BUILD", os.path.join(SRC, "build"))
-SERVERS = os.path.join(SRC, "scripts", "servers.py")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import servers  # noqa: E402
-
-
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="test-servers.")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
+from testlib import BUILD, SCRIPTS, Tmp, main, script
+import servers
 
 
 class Ports(Tmp):
@@ -42,8 +28,7 @@ class Ports(Tmp):
             s.bind(("127.0.0.1", port))
 
     def test_cli_free_port(self):
-        out = subprocess.run([sys.executable, SERVERS, "free-port"], check=True,
-                             capture_output=True, text=True).stdout
+        out = script("servers.py", "free-port", check=True).stdout
         self.assertTrue(out.strip().isdigit())
 
     def test_wait_port(self):
@@ -110,9 +95,8 @@ class WaitSocket(Tmp):
         yet (a zombie) gives its exit status; one already reaped (as a shell
         does at once) ends the wait with status 3, the shell adds it."""
         def wait(pid):
-            return subprocess.run([sys.executable, SERVERS, "wait-socket", self.path("s.sock"),
-                                   "30", "--pid", str(pid), "--what", "my server"],
-                                  capture_output=True, text=True, timeout=20)
+            return script("servers.py", "wait-socket", self.path("s.sock"), "30", "--pid", pid,
+                          "--what", "my server", timeout=20)
         proc = subprocess.Popen(["sh", "-c", "exit 4"])
         t0 = time.monotonic()
         r = wait(proc.pid)                        # not reaped: a zombie
@@ -126,8 +110,7 @@ class WaitSocket(Tmp):
         self.assertLess(time.monotonic() - t0, 10)
 
     def test_cli_timeout(self):
-        r = subprocess.run([sys.executable, SERVERS, "wait-port", str(servers.free_port()),
-                            "0.2"], capture_output=True, text=True)
+        r = script("servers.py", "wait-port", servers.free_port(), "0.2")
         self.assertEqual(r.returncode, 1)
         self.assertIn("nothing listens on 127.0.0.1:", r.stderr)
 
@@ -193,7 +176,8 @@ class Exec(Tmp):
     @unittest.skipUnless(shutil.which("nbdkit"), "nbdkit is not installed")
     def test_nbdkit(self):
         sock = self.path("k.sock")
-        proc = subprocess.Popen([sys.executable, SERVERS, "exec", "nbdkit", sock,
+        proc = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "servers.py"), "exec",
+                                 "nbdkit", sock,
                                  "--filter=delay", "memory", "1M", "rdelay=0"])
         self.addCleanup(proc.wait)
         self.addCleanup(proc.terminate)
@@ -206,8 +190,7 @@ class Exec(Tmp):
     def test_refuses(self):
         for args, said in ((["nbdkit", "s.sock", "--filter=log"], "no plugin"),
                            (["tcmu-shim", "s.sock", "--size", "1M"], "give the program")):
-            r = subprocess.run([sys.executable, SERVERS, "exec"] + args, capture_output=True,
-                               text=True, timeout=30)
+            r = script("servers.py", "exec", *args, timeout=30)
             self.assertNotEqual(r.returncode, 0)
             self.assertIn(said, r.stderr)
 
@@ -220,8 +203,8 @@ class NbdServerCli(Tmp):
         img = self.path("d.img")
         with open(img, "wb") as f:
             f.truncate(1 << 20)
-        r = subprocess.run([sys.executable, SERVERS, "nbd-server", img, self.tmp, "--export", "d",
-                            "--server-defaults"], capture_output=True, text=True, timeout=60)
+        r = script("servers.py", "nbd-server", img, self.tmp, "--export", "d",
+                   "--server-defaults", timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         port, pid = map(int, r.stdout.split())
         self.addCleanup(os.kill, pid, 15)
@@ -241,28 +224,16 @@ class CpuTicks(Tmp):
                                 stdin=subprocess.PIPE)
         time.sleep(1.0)
         ticks = servers.proc_cpu_ticks(busy.pid)
-        out = subprocess.run([sys.executable, SERVERS, "cpu-ticks", str(busy.pid)],
-                             capture_output=True, text=True)
+        out = script("servers.py", "cpu-ticks", busy.pid)
         busy.communicate(b"\n")
         self.assertGreaterEqual(ticks, 0.2 * os.sysconf("SC_CLK_TCK"))
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertGreaterEqual(int(out.stdout), ticks)
         self.assertIsNone(servers.proc_cpu_ticks(busy.pid))
-        gone = subprocess.run([sys.executable, SERVERS, "cpu-ticks", str(busy.pid)],
-                              capture_output=True, text=True)
+        gone = script("servers.py", "cpu-ticks", busy.pid)
         self.assertEqual((gone.returncode, gone.stderr.strip()),
                          (1, f"servers: process {busy.pid} has gone"))
 
 
-
 if __name__ == "__main__":
-    # A case skipped for a missing tool or build product is a check that did
-    # not run: the whole test skips (exit 77, meson's SKIP) and names them,
-    # instead of passing.
-    result = unittest.main(verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if result.skipped:
-        print("SKIP: " + "; ".join(f"{case.id().split('.', 1)[-1]}: {why}"
-                                   for case, why in result.skipped))
-        sys.exit(77)
+    main()

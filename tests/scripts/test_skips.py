@@ -5,14 +5,11 @@ with --fatal only the allow-list's may pass."""
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import skips  # noqa: E402
+from testlib import main
+import skips
 
 
 def write(tmp, name, text):
@@ -100,4 +97,4 @@ class Skips(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

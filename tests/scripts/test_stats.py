@@ -2,14 +2,10 @@
 """Unit tests of scripts/stats.py, the one statistics module: summary,
 spread, the median's interval, paired ratios and percentiles."""
 
-import os
-import sys
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import stats  # noqa: E402
+from testlib import main
+import stats
 
 
 class Summary(unittest.TestCase):
@@ -88,4 +84,4 @@ class Percentile(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

@@ -6,16 +6,11 @@ section, the picture's bars. Record files as test_timelinelib.py writes
 them."""
 
 import os
-import sys
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import timeline_runs as tr  # noqa: E402
-from test_timelinelib import (ENGINE_LIBNBD, ENGINE_NBD, NBD_SHIM, READ, Dir,  # noqa: E402
+from testlib import main
+import timeline_runs as tr
+from test_timelinelib import (ENGINE_LIBNBD, ENGINE_NBD, NBD_SHIM, READ, Dir,
                               nbd_io, write_rec)
 
 
@@ -172,4 +167,4 @@ class Compare(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

@@ -6,26 +6,11 @@ served by nbdkit --tls=require (servers.py), and the command line.
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 import unittest
 
-SRC = os.environ.get("TORUS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..")
-BUILD = os.environ.get("TORUS_BUILD", os.path.join(SRC, "build"))
-TLS = os.path.join(SRC, "scripts", "tls.py")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
-import servers  # noqa: E402
-import tls  # noqa: E402
-
-
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="test-tls.")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
+from testlib import Tmp, main, script
+import servers
+import tls
 
 
 TLS_TOOLS = all(shutil.which(t) for t in ("certtool", "psktool", "nbdkit", "nbdinfo"))
@@ -112,8 +97,7 @@ class Tls(Tmp):
     @unittest.skipUnless(TLS_TOOLS, TLS_NEEDS)
     def test_cli(self):
         def cli(*args):
-            return subprocess.run([sys.executable, TLS] + list(args),
-                                  capture_output=True, text=True, timeout=30)
+            return script("tls.py", *args, timeout=30)
         r = cli("tls-certificates", self.path("pki"), "--host", "example.test",
                 "--client", "carol")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
@@ -133,15 +117,5 @@ class Tls(Tmp):
         self.assertIn("has no ca-cert.pem", r.stderr)
 
 
-
 if __name__ == "__main__":
-    # A case skipped for a missing tool or build product is a check that did
-    # not run: the whole test skips (exit 77, meson's SKIP) and names them,
-    # instead of passing.
-    result = unittest.main(verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if result.skipped:
-        print("SKIP: " + "; ".join(f"{case.id().split('.', 1)[-1]}: {why}"
-                                   for case, why in result.skipped))
-        sys.exit(77)
+    main()

@@ -574,6 +574,12 @@ static int attach_version(const char *path, uint16_t version)
 			exit(1);
 		}
 		got += n;
+		/* A hello first (this was slow to send): the reply follows. */
+		if (got >= TCMU_ATTACH_HELLO_LEN &&
+		    tcmu_attach_magic(rbuf, got) == TCMU_MAGIC_HELLO) {
+			got -= TCMU_ATTACH_HELLO_LEN;
+			memmove(rbuf, rbuf + TCMU_ATTACH_HELLO_LEN, got);
+		}
 	}
 	if (tcmu_attach_reply_decode(rbuf, sizeof(rbuf), &rep, &why)) {
 		fprintf(stderr, "ring-client: %s\n", why);

@@ -5,7 +5,8 @@
  * client's own region), so each bad answer is written into the ring by
  * hand, then the client reaps it as it would any other. Also when the
  * handler sees a command: at queue() (cmd_head) and woken once per submit,
- * or, with hold, not before submit.
+ * or, with hold, not before submit. A reply after the host's hello (the
+ * client was slow to send) attaches as one without it.
  */
 #include <errno.h>
 #include <poll.h>
@@ -43,6 +44,7 @@ struct fixture {
 	unsigned int ndone;
 	uint8_t buf[IO_LEN];
 	char log[1024];
+	bool hello;		/* the host's hello before the reply */
 };
 
 /* The handler host's half of the attach, in a thread: attach() waits for it. */
@@ -50,6 +52,7 @@ static void *accept_ring(void *arg)
 {
 	struct fixture *f = arg;
 	uint8_t req[TCMU_ATTACH_REQ_LEN], rep[TCMU_ATTACH_REPLY_LEN];
+	uint8_t hello[TCMU_ATTACH_HELLO_LEN];
 	union {
 		char buf[CMSG_SPACE(sizeof(f->fds))];
 		struct cmsghdr align;
@@ -69,6 +72,10 @@ static void *accept_ring(void *arg)
 		return NULL;
 	memcpy(f->fds, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(f->fds));
 	f->region_size = q.region_size;
+	tcmu_attach_hello_encode(hello, TCMU_ATTACH_VERSION);
+	if (f->hello && send(f->hsock, hello, sizeof(hello), MSG_NOSIGNAL) !=
+			sizeof(hello))
+		return NULL;
 	tcmu_attach_reply_encode(rep, &r);
 	if (send(f->hsock, rep, sizeof(rep), MSG_NOSIGNAL) != sizeof(rep))
 		return NULL;
@@ -83,7 +90,7 @@ static void on_complete(void *arg, const struct tcmu_completion *d)
 	f->ndone++;
 }
 
-static int setup_with(void **state, bool hold)
+static int setup_with(void **state, bool hold, bool hello)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -97,6 +104,7 @@ static int setup_with(void **state, bool hold)
 	void *ok;
 
 	assert_non_null(f);
+	f->hello = hello;
 	cfg.complete_arg = f;
 	snprintf(f->path, sizeof(f->path), "/tmp/torus-tcmu-completion.%d",
 		 (int)getpid());
@@ -121,12 +129,17 @@ static int setup_with(void **state, bool hold)
 
 static int setup(void **state)
 {
-	return setup_with(state, false);
+	return setup_with(state, false, false);
 }
 
 static int setup_hold(void **state)
 {
-	return setup_with(state, true);
+	return setup_with(state, true, false);
+}
+
+static int setup_hello(void **state)
+{
+	return setup_with(state, false, true);
 }
 
 static int teardown(void **state)
@@ -240,6 +253,12 @@ static void good_read(void **state)
 	assert_int_equal(f->done.error, 0);
 	assert_int_equal(f->done.data_len, IO_LEN);
 	assert_data(f, 0x55);
+}
+
+/* The ring attached after a hello works as any other. */
+static void read_after_hello(void **state)
+{
+	good_read(state);
 }
 
 static void short_read_len(void **state)
@@ -526,6 +545,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(good_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_after_hello, setup_hello,
+						teardown),
 		cmocka_unit_test_setup_teardown(short_read_len, setup, teardown),
 		cmocka_unit_test_setup_teardown(zero_read_len, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_len_without_flag, setup, teardown),

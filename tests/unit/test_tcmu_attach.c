@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The TCMU attach exchange (proto/tcmu/tcmu_attach.c) byte by byte: both
- * messages encoded against hand-written bytes, and every way a decoder
- * refuses them. A decoder's input is a heap copy of exactly the bytes
- * given, so the sanitized build catches any read past it.
+ * The TCMU attach exchange (proto/tcmu/tcmu_attach.c) byte by byte: the
+ * messages encoded against hand-written bytes, every way a decoder refuses
+ * them, and the magics told apart. A decoder's input is a heap copy of
+ * exactly the bytes given, so the sanitized build catches any read past it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 
 static const uint8_t req_magic[16] = "TORUS-TCMU-RING";
 static const uint8_t reply_magic[16] = "TORUS-TCMU-ACK.";
+static const uint8_t hello_magic[16] = "TORUS-TCMU-HOST";
 
 static int req_decode(const uint8_t *buf, size_t len,
 		      struct tcmu_attach_req *r, const char **msg)
@@ -273,6 +274,67 @@ static void test_reply_decode_refusals(void **state)
 	assert_int_equal(reply_decode(bad, sizeof(bad), &out, &msg), -1);
 }
 
+static void test_hello(void **state)
+{
+	static const uint8_t want[TCMU_ATTACH_HELLO_LEN] = {
+		'T', 'O', 'R', 'U', 'S', '-', 'T', 'C',
+		'M', 'U', '-', 'H', 'O', 'S', 'T', 0,
+		0x02, 0, 0, 0,			/* version */
+	};
+	uint8_t buf[TCMU_ATTACH_HELLO_LEN + 1], *copy;
+	uint32_t version = 0;
+	const char *msg = NULL;
+	size_t len;
+	int i;
+
+	tcmu_attach_hello_encode(buf, TCMU_ATTACH_VERSION);
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(tcmu_attach_hello_decode(buf, TCMU_ATTACH_HELLO_LEN,
+						  &version, &msg), 0);
+	assert_int_equal(version, TCMU_ATTACH_VERSION);
+
+	/* Short, long, or any byte of the magic changed. */
+	buf[TCMU_ATTACH_HELLO_LEN] = 0;
+	for (len = 0; len <= TCMU_ATTACH_HELLO_LEN + 1; len++) {
+		if (len == TCMU_ATTACH_HELLO_LEN)
+			continue;
+		copy = malloc(len ? len : 1);
+		memcpy(copy, buf, len);
+		assert_int_equal(tcmu_attach_hello_decode(copy, len, &version,
+							  &msg), -1);
+		assert_non_null(strstr(msg, "hello"));
+		free(copy);
+	}
+	for (i = 0; i < 16; i++) {
+		buf[i] ^= 0x01;
+		assert_int_equal(tcmu_attach_hello_decode(buf,
+				TCMU_ATTACH_HELLO_LEN, &version, &msg), -1);
+		buf[i] ^= 0x01;
+	}
+}
+
+static void test_magic(void **state)
+{
+	static const uint8_t nbd_newstyle[16] = "NBDMAGICIHAVEOPT";
+	uint8_t buf[16];
+	int i;
+
+	assert_int_equal(tcmu_attach_magic(req_magic, 16), TCMU_MAGIC_REQ);
+	assert_int_equal(tcmu_attach_magic(reply_magic, 16), TCMU_MAGIC_REPLY);
+	assert_int_equal(tcmu_attach_magic(hello_magic, 16), TCMU_MAGIC_HELLO);
+	assert_int_equal(tcmu_attach_magic(nbd_newstyle, 16), TCMU_MAGIC_NONE);
+	/* Fewer than 16 bytes tell nothing, not even a magic's start. */
+	for (i = 0; i < 16; i++)
+		assert_int_equal(tcmu_attach_magic(hello_magic, i),
+				 TCMU_MAGIC_NONE);
+	/* Each byte of each magic counts. */
+	for (i = 0; i < 16; i++) {
+		memcpy(buf, hello_magic, 16);
+		buf[i] ^= 0x40;
+		assert_int_equal(tcmu_attach_magic(buf, 16), TCMU_MAGIC_NONE);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +346,8 @@ int main(void)
 		cmocka_unit_test(test_reply_round_trip),
 		cmocka_unit_test(test_reply_decode_nul_terminates),
 		cmocka_unit_test(test_reply_decode_refusals),
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_magic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
