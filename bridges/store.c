@@ -2,24 +2,31 @@
 /*
  * The registry of stores (store.h): the one list, and parsing, flags,
  * opening and --help through it. A new store: its file with its struct
- * store_type, and one line in store_types[]. It lives over every store,
- * storage/'s and the bridges', so that it is the only file naming them all.
+ * store_type store_NAME, and one line in STORES. It lives over every
+ * store, storage/'s and the bridges', so that it is the only file naming
+ * them all.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "store.h"
 
-extern const struct store_type store_memory, store_null, store_file,
-	store_redis, store_nbd, store_runner;
+/* Every store, in --help's order. */
+#define STORES(X)	\
+	X(memory)	\
+	X(null)		\
+	X(file)		\
+	X(redis)	\
+	X(nbd)		\
+	X(runner)
+
+#define STORE_DECLARE(name)	extern const struct store_type store_##name;
+#define STORE_ENTRY(name)	&store_##name,
+
+STORES(STORE_DECLARE)
 
 const struct store_type *const store_types[] = {
-	&store_memory,
-	&store_null,
-	&store_file,
-	&store_redis,
-	&store_nbd,
-	&store_runner,
+	STORES(STORE_ENTRY)
 	NULL,
 };
 
@@ -55,6 +62,15 @@ static const struct store_type *find(const char *arg)
 	return NULL;
 }
 
+/* A store without a parser takes no argument. */
+static int parse_none(const char *arg, char *err, size_t errlen)
+{
+	if (!arg)
+		return 0;
+	snprintf(err, errlen, "this store takes no argument (nothing after \":\")");
+	return -1;
+}
+
 void store_spec_free(struct store_spec *spec)
 {
 	free(spec->priv);
@@ -66,22 +82,24 @@ int store_parse(struct store_spec *spec, const char *arg, char *err,
 {
 	const struct store_type *t = find(arg);
 	const char *colon = strchr(arg, ':');
+	const char *val = colon ? colon + 1 : NULL;
 	char why[512];
 	void *priv;
 
 	if (!t) {
-		snprintf(err, errlen, "--backend %s: no such store: use %s",
+		snprintf(err, errlen, "--store %s: no such store: use %s",
 			 arg, store_usages());
 		return -1;
 	}
 	priv = calloc(1, t->priv_size ? t->priv_size : 1);
 	if (!priv) {
-		snprintf(err, errlen, "--backend %s: out of memory", arg);
+		snprintf(err, errlen, "--store %s: out of memory", arg);
 		return -1;
 	}
 	why[0] = '\0';
-	if (t->parse(priv, colon ? colon + 1 : NULL, why, sizeof(why))) {
-		snprintf(err, errlen, "--backend %s: %s", arg,
+	if (t->parse ? t->parse(priv, val, why, sizeof(why)) :
+	    parse_none(val, why, sizeof(why))) {
+		snprintf(err, errlen, "--store %s: %s", arg,
 			 why[0] ? why : "bad argument");
 		free(priv);
 		return -1;
@@ -112,7 +130,7 @@ int store_set_flag(struct store_spec *spec, const char *name,
 	char why[512];
 
 	if (!t || t != spec->type) {
-		snprintf(err, errlen, "--%s is only for --backend %s",
+		snprintf(err, errlen, "--%s is only for --store %s",
 			 name, t ? t->usage : "(no store)");
 		return -1;
 	}
@@ -125,9 +143,9 @@ int store_set_flag(struct store_spec *spec, const char *name,
 	return 0;
 }
 
-struct backend *store_open(const struct store_spec *spec,
-			   const struct store_params *p, char *err,
-			   size_t errlen)
+struct store *store_open(const struct store_spec *spec,
+			 const struct store_params *p, char *err,
+			 size_t errlen)
 {
 	return spec->type->open(spec->priv, p, err, errlen);
 }

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 #include "store.h"
 
 struct runner_spec {
@@ -40,9 +40,9 @@ static int runner_set_flag(void *priv, const char *name, const char *value,
 	return 0;
 }
 
-static struct backend *runner_open(const void *priv,
-				   const struct store_params *p, char *err,
-				   size_t errlen)
+static struct store *runner_open(const void *priv,
+				 const struct store_params *p, char *err,
+				 size_t errlen)
 {
 	const struct runner_spec *rs = priv;
 

@@ -164,7 +164,7 @@ int torus_job_validate(struct thread_data *td,
 			start, where, t->size);
 		return 1;
 	}
-	if (td_write(td) && t->read_only) {
+	if ((td_write(td) || td_trim(td)) && t->read_only) {
 		log_err("torus: %s: the export is read-only but the job writes; use a read workload or a writable export\n",
 			t->label);
 		return 1;

@@ -19,9 +19,9 @@
  *    input, so out of order) with status, sense and read_len from the
  *    input; move cmd_head; scribble a ring byte. With raw bit 3 (and the
  *    handler host's SCSI target built in, -Dshims=true), each
- *    command is executed by scsi_execute() over a memory backend (bit 4:
+ *    command is executed by scsi_execute() over a memory store (bit 4:
  *    4096-byte blocks, else 512; bits 5-7: 64 KiB to 512 KiB), wrapped in
- *    a backend that aborts on any access outside it, and completed with
+ *    a store that aborts on any access outside it, and completed with
  *    the target's reply instead.
  *
  * 1, submitter and handler: both sides well behaved, over a region laid
@@ -117,7 +117,7 @@ static uint8_t *alloc_region(size_t size)
 
 static volatile uint8_t sink;
 
-/* Read and write every byte the handler was given, as a backend would. */
+/* Read and write every byte the handler was given, as a store would. */
 static void touch(const struct tcmu_hdl *h, const struct tcmu_hdl_cmd *c,
 		  uint8_t fill)
 {
@@ -165,58 +165,58 @@ struct reply {
 };
 
 #ifdef FUZZ_SCSI_TARGET
-/* A backend that aborts on any access outside itself, over memory. */
+/* A store that aborts on any access outside itself, over memory. */
 struct fenced {
-	struct backend be;
-	struct backend *inner;
+	struct store st;
+	struct store *inner;
 };
 
-static void fence(struct backend *be, size_t len, uint64_t off)
+static void fence(struct store *st, size_t len, uint64_t off)
 {
-	FUZZ_CHECK(off <= be->size && len <= be->size - off);
+	FUZZ_CHECK(off <= st->size && len <= st->size - off);
 }
 
-static int f_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int f_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->pread(f->inner, buf, len, off);
 }
 
-static int f_pwrite(struct backend *be, const void *buf, size_t len,
+static int f_pwrite(struct store *st, const void *buf, size_t len,
 		    uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->pwrite(f->inner, buf, len, off);
 }
 
-static int f_zero(struct backend *be, size_t len, uint64_t off)
+static int f_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->zero(f->inner, len, off);
 }
 
-static int f_trim(struct backend *be, size_t len, uint64_t off)
+static int f_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
-	fence(be, len, off);
+	fence(st, len, off);
 	return f->inner->ops->trim(f->inner, len, off);
 }
 
-static int f_flush(struct backend *be)
+static int f_flush(struct store *st)
 {
-	struct fenced *f = (struct fenced *)be;
+	struct fenced *f = (struct fenced *)st;
 
 	return f->inner->ops->flush(f->inner);
 }
 
-static const struct backend_ops fenced_ops = {
+static const struct store_ops fenced_ops = {
 	.name = "fenced",
 	.pread = f_pread,
 	.pwrite = f_pwrite,
@@ -239,12 +239,12 @@ static struct target *target_open(uint8_t raw)
 	char err[256];
 
 	FUZZ_CHECK(tg);
-	tg->f.inner = backend_memory_open(size, err, sizeof(err));
+	tg->f.inner = store_memory_open(size, err, sizeof(err));
 	FUZZ_CHECK(tg->f.inner);
-	tg->f.be.ops = &fenced_ops;
-	tg->f.be.size = size;
+	tg->f.st.ops = &fenced_ops;
+	tg->f.st.size = size;
 	FUZZ_CHECK(!scsi_target_init(&tg->t, size, bs, 64u << 10, true, 42));
-	FUZZ_CHECK(!scsi_lu_init(&tg->lu, &tg->t, &tg->f.be));
+	FUZZ_CHECK(!scsi_lu_init(&tg->lu, &tg->t, &tg->f.st));
 	return tg;
 }
 

@@ -9,16 +9,16 @@
  * (server.c: negotiate, transmit, give back the torus lock, free), on one
  * end of a socketpair. A client thread writes the input to the other end,
  * shuts its writing side and reads and drops every reply until the shim
- * closes. The export's backend is wrapped in one that checks every
+ * closes. The export's store is wrapped in one that checks every
  * operation lies inside the export, and fails some on demand so that the
  * profiles' error paths run too.
  *
  * Input:
  *   byte 0     bits 0-2 the configuration, from the table below;
- *              bit 3 the backend offers no zero-copy peek (replies are
+ *              bit 3 the store offers no zero-copy peek (replies are
  *              copied, as from a file); bit 4 the client hangs up as soon
  *              as it has written everything, replies unread; bits 5-7
- *              f: with f > 0, every f-th backend operation fails with EIO
+ *              f: with f > 0, every f-th store operation fails with EIO
  *   the rest   the client's bytes
  *
  * The shim's messages are dropped; FUZZ_SHIM_LOG=1 shows them, and its
@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "config.h"
 #include "peer.h"
 #include "export.h"
@@ -43,14 +43,14 @@
 
 /* Command lines, as main() would parse them (argv[0] is added). */
 static const char *const configs[8][15] = {
-	{ "--profile", "torus", "--size", "1M", "--block-size", "4096" },
-	{ "--profile", "torus", "--backend", "null", "--size", "1M",
+	{ "--profile", "coreos", "--size", "1M", "--block-size", "4096" },
+	{ "--profile", "coreos", "--store", "null", "--size", "1M",
 	  "--replicas", "2", "--latency-us", "1", "--shape-at", "storage" },
 	{ "--profile", "zeroos", "--size", "1M" },
-	{ "--profile", "zeroos", "--backend", "null", "--size", "1T",
+	{ "--profile", "zeroos", "--store", "null", "--size", "1T",
 	  "--advertise-trim" },
 	{ "--profile", "standard", "--size", "1M" },
-	{ "--profile", "standard", "--backend", "null", "--size", "1T",
+	{ "--profile", "standard", "--store", "null", "--size", "1T",
 	  "--export", "disk", "--poll-us", "5" },
 	{ "--profile", "standard", "--size", "64K", "--latency-us", "1" },
 	{ "--profile", "zeroos", "--size", "64K", "--block-size", "512",
@@ -104,20 +104,20 @@ void shim_debug_line(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ---- a backend that checks the export's bounds ---------------------- */
+/* ---- a store that checks the export's bounds ---------------------- */
 
 struct checked {
-	struct backend be;
-	struct backend *inner;
+	struct store st;
+	struct store *inner;
 	bool no_peek;
 	unsigned int fail_every;	/* 0: never */
 	unsigned int ops;
 };
 
-static struct checked *checked(struct backend *be, size_t len, uint64_t off)
+static struct checked *checked(struct store *st, size_t len, uint64_t off)
 {
-	FUZZ_CHECK(off <= be->size && len <= be->size - off);
-	return (struct checked *)be;
+	FUZZ_CHECK(off <= st->size && len <= st->size - off);
+	return (struct checked *)st;
 }
 
 /* This operation fails (it is the fail_every-th since the last). */
@@ -126,56 +126,56 @@ static bool fault(struct checked *ck)
 	return ck->fail_every && ++ck->ops % ck->fail_every == 0;
 }
 
-static int ck_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int ck_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
-	return fault(ck) ? -EIO : backend_pread(ck->inner, buf, len, off);
+	return fault(ck) ? -EIO : store_pread(ck->inner, buf, len, off);
 }
 
-static int ck_pwrite(struct backend *be, const void *buf, size_t len,
+static int ck_pwrite(struct store *st, const void *buf, size_t len,
 		     uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
-	return fault(ck) ? -EIO : backend_pwrite(ck->inner, buf, len, off);
+	return fault(ck) ? -EIO : store_pwrite(ck->inner, buf, len, off);
 }
 
-static int ck_zero(struct backend *be, size_t len, uint64_t off)
+static int ck_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
-	return fault(ck) ? -EIO : backend_zero(ck->inner, len, off);
+	return fault(ck) ? -EIO : store_zero(ck->inner, len, off);
 }
 
-static int ck_trim(struct backend *be, size_t len, uint64_t off)
+static int ck_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
-	return fault(ck) ? -EIO : backend_trim(ck->inner, len, off);
+	return fault(ck) ? -EIO : store_trim(ck->inner, len, off);
 }
 
-static int ck_flush(struct backend *be)
+static int ck_flush(struct store *st)
 {
-	struct checked *ck = checked(be, 0, 0);
+	struct checked *ck = checked(st, 0, 0);
 
-	return fault(ck) ? -EIO : backend_flush(ck->inner);
+	return fault(ck) ? -EIO : store_flush(ck->inner);
 }
 
-static const void *ck_peek(struct backend *be, size_t len, uint64_t off)
+static const void *ck_peek(struct store *st, size_t len, uint64_t off)
 {
-	struct checked *ck = checked(be, len, off);
+	struct checked *ck = checked(st, len, off);
 
-	return ck->no_peek ? NULL : backend_peek(ck->inner, len, off);
+	return ck->no_peek ? NULL : store_peek(ck->inner, len, off);
 }
 
-static void ck_close(struct backend *be)
+static void ck_close(struct store *st)
 {
-	backend_close(checked(be, 0, 0)->inner);
-	free(be);
+	store_close(checked(st, 0, 0)->inner);
+	free(st);
 }
 
-static const struct backend_ops checked_ops = {
+static const struct store_ops checked_ops = {
 	.name = "checked",
 	.pread = ck_pread,
 	.pwrite = ck_pwrite,
@@ -219,10 +219,10 @@ static struct shim *shim_get(unsigned int i)
 		abort();
 	}
 	ck = calloc(1, sizeof(*ck));
-	ck->be.ops = &checked_ops;
-	ck->be.size = s->srv.exp.be->size;
-	ck->inner = s->srv.exp.be;
-	s->srv.exp.be = &ck->be;
+	ck->st.ops = &checked_ops;
+	ck->st.size = s->srv.exp.st->size;
+	ck->inner = s->srv.exp.st;
+	s->srv.exp.st = &ck->st;
 	s->ready = true;
 	return s;
 }
@@ -295,7 +295,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	s = shim_get(data[0] & 7);
-	ck = (struct checked *)s->srv.exp.be;
+	ck = (struct checked *)s->srv.exp.st;
 	ck->no_peek = data[0] & 8;
 	ck->fail_every = data[0] >> 5;
 	ck->ops = 0;

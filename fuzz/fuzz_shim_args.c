@@ -2,7 +2,7 @@
 /*
  * The shim's command line value parsers (shims/nbd/parse.h) on arbitrary
  * strings: sizes, rates, numbers, listen addresses, Redis addresses
- * (storage/hostport.h) and --backend through the store registry
+ * (storage/hostport.h) and --store through the store registry
  * (storage/store.h), as a user types them.
  *
  * Input: byte 0 picks the parser (mod 6), the rest is the string (cut at

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tcmu-shim's command line (shims/tcmu/args.c) on arbitrary argument
- * vectors: every flag, its aliases, --backend through the store registry
+ * vectors: every flag, its aliases, --store through the store registry
  * and the stores' own flags, as a user or a script types them.
  *
  * Input: the arguments after the program's name, each ended by a NUL

@@ -390,7 +390,7 @@ def seeds_shim():
                      req(CMD_READ, 1, mb, 1) + req(CMD_WRITE, 2, mb, 1, 0, b"x") +
                      req(CMD_READ, 3, 0, 0) + req(CMD_READ, 4, 0, 1, 0x80) +
                      req(CMD_BS, 5, 0, 1) + req(CMD_WRITE, 6, 0, (32 << 20) + 1)))
-    # The same sessions with the backend copying, failing, and a client
+    # The same sessions with the store copying, failing, and a client
     # that hangs up without reading its replies (byte 0's high bits).
     sessions = {
         "torus0": (0, be32(1) + opt(OPT_EXPORT_NAME, b"torus") + io(mb, "torus")),
@@ -429,7 +429,7 @@ ARGS = [
 
 def seeds_shim_args():
     for i, (sel, s) in enumerate(ARGS):
-        write("shim_args", f"{i:02d}-{'size rate uint listen hostport backend'.split()[sel]}",
+        write("shim_args", f"{i:02d}-{'size rate uint listen hostport store'.split()[sel]}",
               bytes([sel]) + s.encode())
 
 
@@ -787,14 +787,14 @@ def seeds_tcmu_attach():
 TCMU_ARGS = {
     "memory": ["--listen", "unix:/tmp/t.sock", "--size", "1G"],
     "socket-alias": ["--socket", "/tmp/t.sock", "--size", "64M", "-v"],
-    "uio-file": ["--uio", "/dev/uio0", "--backend", "file:/tmp/d.img,direct",
+    "uio-file": ["--uio", "/dev/uio0", "--store", "file:/tmp/d.img,direct",
                  "--block-size", "4096", "--max-command-data", "1M"],
     "max-transfer": ["--socket", "/tmp/t.sock", "--size", "1M", "--max-transfer", "6K"],
-    "nbd": ["--listen", "unix:/tmp/t.sock", "--backend",
+    "nbd": ["--listen", "unix:/tmp/t.sock", "--store",
             "nbd:nbd+unix:///x?socket=/tmp/n.sock", "--timeout", "0"],
     "runner": ["--listen", "unix:/tmp/t.sock", "--plugin-dir", "/tmp",
-               "--backend", "runner:qcow:/tmp/a.qcow2"],
-    "redis": ["--listen", "unix:/tmp/t.sock", "--backend", "redis:h:1,[::1]:2",
+               "--store", "runner:qcow:/tmp/a.qcow2"],
+    "redis": ["--listen", "unix:/tmp/t.sock", "--store", "redis:h:1,[::1]:2",
               "--redis-meta", "m:3", "--vdisk", "v", "--size", "4M"],
     "both": ["--listen", "unix:/tmp/t.sock", "--uio", "/dev/uio0", "--size", "1M"],
     "version": ["--version"],

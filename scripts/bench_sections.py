@@ -57,11 +57,11 @@ def null_tls_server(b, net, kind):
     return b.need(("null-tls", net, kind), start)
 
 
-def shim(b, name, profile, backend=None, size=None, extra=()):
+def shim(b, name, profile, store=None, size=None, extra=()):
     """nbd-shim PROFILE on NAME.sock."""
-    return b.start(servers.nbd_shim, b.o.nbd_shim, profile, backend=backend, size=size,
+    return b.start(servers.nbd_shim, b.o.nbd_shim, profile, store=store, size=size,
                    socket=b.path(f"{name}.sock"), extra=extra, log=f"{name}.log",
-                   what=f"nbd-shim {profile} {backend or ''}".strip())
+                   what=f"nbd-shim {profile} {store or ''}".strip())
 
 
 def std_shim(b):
@@ -69,10 +69,10 @@ def std_shim(b):
     return b.need("std_shim", lambda: shim(b, "std_shim", "standard", "null", b.o.size))
 
 
-def tcmu(b, name, backend):
-    """tcmu-shim --backend BACKEND of --tcmu-size on NAME.sock."""
-    return b.start(servers.tcmu_shim, b.o.tcmu_shim, b.path(f"{name}.sock"), backend=backend,
-                   size=b.o.tcmu_size, log=f"{name}.log", what=f"tcmu-shim {backend}")
+def tcmu(b, name, store):
+    """tcmu-shim --store STORE of --tcmu-size on NAME.sock."""
+    return b.start(servers.tcmu_shim, b.o.tcmu_shim, b.path(f"{name}.sock"), store=store,
+                   size=b.o.tcmu_size, log=f"{name}.log", what=f"tcmu-shim {store}")
 
 
 # ------------------------------------------------------------ clients
@@ -232,7 +232,7 @@ def timeline_cost(b):
 
 def timeline_cost_tcmu(b):
     sid = "timeline_cost_tcmu"
-    b.record("section", sid, f"4 KiB randread QD16, tcmu-shim --backend null ({b.o.tcmu_size}):"
+    b.record("section", sid, f"4 KiB randread QD16, tcmu-shim --store null ({b.o.tcmu_size}):"
              " two jobs side by side in one fio run, the engine with timeline=DIR on a tmpfs "
              "(on) and without (off)")
     b.record("probe", sid, "ring-client", "ring-client --bench over a ring to the same "
@@ -390,27 +390,27 @@ def shim_probe(b):
 
 
 def shim_docs(b):
-    """Each profile's IOPS on the documents' workloads, memory backend."""
+    """Each profile's IOPS on the documents' workloads, memory store."""
     sz = "1G"
     works = {"torus64k": (["--rw=randrw", "--rwmixread=75", "--bs=64k", "--iodepth=64"], 64,
                           65536),
              "torus4k": (["--rw=randrw", "--rwmixread=75", "--bs=4k", "--iodepth=64"], 64, 4096),
              "zeroos4k": (["--rw=randrw", "--rwmixwrite=80", "--bs=4k", "--iodepth=4"], 4, 4096)}
     b.record("section", "shim_doc_torus64k", f"torus document: 64 KiB randrw QD64 rwmixread=75 "
-             f"({sz}), memory backend")
+             f"({sz}), memory store")
     b.record("ratio", "shim_doc_torus64k", "iops", "torus", "standard")
     b.record("section", "shim_doc_torus4k", "torus document, 4 KiB variant: 4 KiB randrw QD64 "
-             f"rwmixread=75 ({sz}), memory backend")
+             f"rwmixread=75 ({sz}), memory store")
     b.record("ratio", "shim_doc_torus4k", "iops", "torus", "standard")
     b.record("section", "shim_doc_zeroos4k", f"0-Disk document: 4 KiB randrw QD4 rwmixwrite=80 "
-             f"({sz}), memory backend (and 8 + 1 redis)")
+             f"({sz}), memory store (and 8 + 1 redis)")
     b.record("ratio", "shim_doc_zeroos4k", "iops", "zeroos", "standard")
     for d, (_, qd, bs) in works.items():
         b.record("probe", f"shim_doc_{d}", "probe", f"pipe-probe over the Unix socket to "
                  f"nbd-shim standard, {bs // 1024} KiB reads at QD{qd}, no fio")
         b.record("ratio", f"shim_doc_{d}", "iops", "standard", "probe")
-    torus = shim(b, "doc_torus", "torus", size="2G", extra=["--replicas", "2"])
-    torus1g = shim(b, "doc_torus_1g", "torus", size="2G",
+    torus = shim(b, "doc_torus", "coreos", size="2G", extra=["--replicas", "2"])
+    torus1g = shim(b, "doc_torus_1g", "coreos", size="2G",
                    extra=["--replicas", "2", "--bandwidth", "1gbit", "--shape-at", "storage"])
     b.record("ratio", "shim_doc_torus64k", "iops", "torus-1gbit", "standard")
     b.record("ratio", "shim_doc_torus4k", "iops", "torus-1gbit", "standard")
@@ -423,7 +423,7 @@ def shim_docs(b):
         rs = [b.start(servers.redis_server, b.path(f"redis{i}"), log=f"redis{i}.log",
                       what=f"redis-server {i}") for i in range(9)]
         redis = shim(b, "doc_zeroos_redis", "zeroos", size="2G",
-                     backend="redis:" + ",".join(r.address for r in rs[:8]),
+                     store="redis:" + ",".join(r.address for r in rs[:8]),
                      extra=["--redis-meta", rs[8].address, "--vdisk", "bench"])
     auto = ["--handshake=auto"]
     size = [f"--size={sz}"]
@@ -478,7 +478,7 @@ def tcmu_vs_nbd_qd32(b):
 def tcmu_ceiling_qd32(b):
     sid = "tcmu_ceiling_qd32"
     job = ["--rw=randread", "--bs=4k", "--iodepth=32", f"--size={b.o.tcmu_size}"]
-    b.record("section", sid, f"4 KiB randread QD32, tcmu-shim --backend null ({b.o.tcmu_size}):"
+    b.record("section", sid, f"4 KiB randread QD32, tcmu-shim --store null ({b.o.tcmu_size}):"
              " the engine vs ring-client --bench (a lean ring driver)")
     b.record("ratio", sid, "iops", "engine", "ring-client")
     b.record("ratio", sid, "cpu_us_per_io", "engine", "ring-client")

@@ -16,7 +16,7 @@ built like --old; or --new-engine PATH, as it is (the tcmu-shim of the
 build it sits in).
 
 Servers: `nbdkit null 4G` on a Unix socket and the NEW build's tcmu-shim
---backend null --size 4G (the same server binary for both engines; or
+--store null --size 4G (the same server binary for both engines; or
 --tcmu-shim PATH), pinned to the first CPU we may use, fio to the second
 (no pinning, with a note, on one CPU).
 
@@ -456,7 +456,7 @@ def main(argv=None):
             "started": f"{now:%Y-%m-%d %H:%M} UTC", "pinning": pin_note,
             "rounds": args.rounds, "runtime": args.runtime, "together": args.together,
             "servers": f"nbdkit null {SERVER_SIZE} on a Unix socket; "
-                       f"{shim} --backend null --size {SERVER_SIZE}"}
+                       f"{shim} --store null --size {SERVER_SIZE}"}
     results = {c.label: {"old": [], "new": []} for c in args.case_list}
     engines = {"old": old_so, "new": new_so}
     failed = None
@@ -468,7 +468,7 @@ def main(argv=None):
                 servers["nbd"] = servers.nbdkit("null", SERVER_SIZE, socket=f"{tmp}/nbd.sock",
                                                 pin=server_cpu, log=log)
             if any(c.transport == "tcmu" for c in args.case_list):
-                servers["tcmu"] = servers.tcmu_shim(shim, f"{tmp}/tcmu.sock", backend="null",
+                servers["tcmu"] = servers.tcmu_shim(shim, f"{tmp}/tcmu.sock", store="null",
                                                     size=SERVER_SIZE, pin=server_cpu, log=log)
             for r in range(args.rounds):
                 for case in args.case_list:

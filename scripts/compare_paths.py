@@ -78,13 +78,13 @@ def path_engine_tcmu(ctx, stack, res):
     if ctx.args.engine_in_guest and not ctx.in_guest:
         return engine_in_guest(ctx, "engine-tcmu", res)
     sock = os.path.join(ctx.tmp, "tcmu.sock")
-    shim = servers.tcmu_shim(ctx.args.tcmu_shim, sock, backend=f"nbd:{ctx.target}",
+    shim = servers.tcmu_shim(ctx.args.tcmu_shim, sock, store=f"nbd:{ctx.target}",
                              log=ctx.server_log or ctx.out("servers.log"), log_header=True,
                              what="tcmu-shim (nbd store)",
                              timeline=timeline_runs.round_dir(ctx, "engine-tcmu")
                              if ctx.args.timeline else None)
     stack.callback(shim.stop)
-    res["notes"].append(f"tcmu-shim --backend nbd:{ctx.target}")
+    res["notes"].append(f"tcmu-shim --store nbd:{ctx.target}")
     watch = [shim.pid] + [s.pid for s in ctx.servers]
     return run_job(ctx, "engine-tcmu",
                    {"ioengine": f"external:{ctx.engine}", "uri": shim.uri}, watch=watch)
@@ -139,9 +139,9 @@ def path_kernel_loop(ctx, stack, res):
     return run_on_device(ctx, stack, res, "kernel-loop", dev, watch=watch)
 
 
-def tcmu_kernel_native(ctx, stack, res, backend):
+def tcmu_kernel_native(ctx, stack, res, store):
     """LIO user backstore + tcm_loop on this kernel, tcmu-shim --uio with
-    BACKEND; fio on the /dev/sdX."""
+    STORE; fio on the /dev/sdX."""
     ctx.need("fio")
     ctx.need_root("kernel-tcmu")
     ctx.need_file(ctx.args.tcmu_shim, "tcmu-shim")
@@ -158,8 +158,8 @@ def tcmu_kernel_native(ctx, stack, res, backend):
             procs.let_end(shim, 5)     # removing the backstore ends it
     stack.callback(teardown)
     slog = ctx.rout("kernel-tcmu", "shim.log")
-    argv = [ctx.args.tcmu_shim, "--uio", uio, "--backend", backend, "--log", slog]
-    if backend in ("memory", "null"):
+    argv = [ctx.args.tcmu_shim, "--uio", uio, "--store", store, "--log", slog]
+    if store in ("memory", "null"):
         argv += ["--size", size]
     shim = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -180,8 +180,8 @@ def tcmu_kernel_native(ctx, stack, res, backend):
             raise PathFailed(f"tcmu-shim did not serve {uio} within 10 s")
         time.sleep(0.05)
     sd = run_cmd([tk, "attach", "--name", name, "--timeout", "120"], "tcmu-kernel attach", 180)
-    log(f"kernel-tcmu: tcmu-shim --uio {uio} --backend {backend} -> tcm_loop {sd}")
-    res["notes"].append(f"tcmu-shim --uio {uio} --backend {backend}, tcm_loop {sd}")
+    log(f"kernel-tcmu: tcmu-shim --uio {uio} --store {store} -> tcm_loop {sd}")
+    res["notes"].append(f"tcmu-shim --uio {uio} --store {store}, tcm_loop {sd}")
     return run_on_device(ctx, stack, res, "kernel-tcmu", sd, watch=[shim.pid])
 
 
@@ -327,7 +327,7 @@ PATHS = (
          "libtorus.so with transport=libnbd (the NBD client library) to the server; "
          "costed against engine-nbd"),
     Path("engine-tcmu", "tcmu", None, "host", (), path_engine_tcmu,
-         "libtorus.so over a TCMU ring to tcmu-shim --backend nbd:<server>"),
+         "libtorus.so over a TCMU ring to tcmu-shim --store nbd:<server>"),
     Path("kernel-nbd", "nbd", "engine-nbd", "native-or-guest", ("nbd",), path_kernel_nbd,
          "nbd-client (scripts/nbd-kernel) attaches the export as /dev/nbdN; fio with "
          "libaio, direct I/O"),

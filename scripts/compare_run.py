@@ -229,17 +229,17 @@ def start_target(ctx, stack):
         return
     ctx.target_kind = "default"
     sock = os.path.join(ctx.tmp, "nbd.sock")
-    backend = a.backend or "memory"
+    store = a.store or "memory"
     ctx.server_log = open(ctx.out("servers.log"), "a")
     stack.callback(ctx.server_log.close)
     if a.nbd_shim and os.access(a.nbd_shim, os.X_OK):
-        srv = servers.nbd_shim(a.nbd_shim, "standard", backend=backend,
-                               size=None if backend.startswith("file:") else a.size,
+        srv = servers.nbd_shim(a.nbd_shim, "standard", store=store,
+                               size=None if store.startswith("file:") else a.size,
                                socket=sock, log=ctx.server_log, log_header=True,
                                timeline=timeline_runs.servers_dir(ctx) if a.timeline else None)
-        ctx.target_desc = (f"nbd-shim --profile standard --backend {backend} "
+        ctx.target_desc = (f"nbd-shim --profile standard --store {store} "
                            f"--size {a.size} on {sock}")
-    elif backend == "memory" and shutil.which("nbdkit"):
+    elif store == "memory" and shutil.which("nbdkit"):
         srv = servers.nbdkit("memory", str(a.size), socket=sock, log=ctx.server_log,
                              log_header=True)
         ctx.target_desc = f"nbdkit memory {a.size} on {sock} (nbd-shim is not built)"

@@ -1,6 +1,6 @@
 """scripts/compare: run one fio job through every path to the same storage and compare them.
 
-  scripts/compare JOB.fio [--uri URI | --backend SPEC] [--size SIZE]
+  scripts/compare JOB.fio [--uri URI | --store SPEC] [--size SIZE]
                   [--paths LIST] [--results DIR] [--seconds N]
                   [--kernel auto|native|guest] [--engine-in-guest]
                   [--fs auto|none|ext4|xfs] [--mount-options OPTS]
@@ -15,7 +15,7 @@ is one record of PATHS in compare_paths.py, which --help lists):
 
 The target: --uri names an NBD server to use; otherwise one server is
 started for all paths: the project's nbd-shim --profile standard with
---backend SPEC (memory by default; null, file:PATH) and --size (default
+--store SPEC (memory by default; null, file:PATH) and --size (default
 256M), on a private Unix socket (nbdkit memory when nbd-shim is not built).
 
 The job is the user's: each path runs a copy of it with ioengine, filename,
@@ -125,8 +125,9 @@ def parse_args(argv):
     t = ap.add_mutually_exclusive_group()
     t.add_argument("--uri", help="an NBD server to use (nbd://HOST[:PORT]/NAME, "
                    "nbd+unix:///NAME?socket=PATH) instead of starting one")
-    t.add_argument("--backend", help="the started server's store: memory (default), null, "
+    t.add_argument("--store", help="the started server's store: memory (default), null, "
                    "file:PATH")
+    t.add_argument("--backend", dest="store", help=argparse.SUPPRESS)  # old spelling of --store
     ap.add_argument("--size", type=parse_size, default=256 * 2**20,
                     help="the started server's size (default 256M)")
     ap.add_argument("--paths", default=",".join(NAMES),
@@ -172,6 +173,9 @@ def parse_args(argv):
             print(p.name)
         sys.exit(0)
     a = ap.parse_args(argv)
+    old = "--backend"  # old spelling of --store
+    if any(x == old or x.startswith(old + "=") for x in argv or sys.argv[1:]):
+        print("compare: --backend is deprecated: use --store", file=sys.stderr)
     a.paths = [p.strip() for p in a.paths.split(",") if p.strip()]
     bad = [p for p in a.paths if p not in BY_NAME]
     if bad:

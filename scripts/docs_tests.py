@@ -7,7 +7,7 @@ Each test is a dict:
   doc       which document (the seeds/ file and its subject)
   test      the document's name for the test
   job       the job file in jobs/
-  server    'torus' (nbd-shim torus profile, replication 2, 1 GbE shaping),
+  server    'torus' (nbd-shim coreos profile, replication 2, 1 GbE shaping),
             'nbd-server' (the official server), 'zeroos' (nbd-shim zeroos
             profile on Redis), 'nbdkit' (nbdkit memory)
   size      the document's TORUS_SIZE (bytes) or None when the job has none

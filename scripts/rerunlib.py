@@ -13,7 +13,7 @@ has a job file in jobs/ (see jobs/README.md). This command runs every one of
 them with the engine (libtorus.so) against the server that matches its
 document, all on this machine over TCP on loopback:
 
-  torus tests            nbd-shim --profile torus, replication 2, shaped to 1 GbE
+  torus tests            nbd-shim --profile coreos, replication 2, shaped to 1 GbE
   ZeroOS baseline        the official nbd-server, exporting a sparse file
   0-Disk tests           nbd-shim --profile zeroos on Redis (deduped layout,
                          8 storage servers + 1 metadata server as in the document)
@@ -22,7 +22,7 @@ document, all on this machine over TCP on loopback:
 The torus document measured each test through NBD and through TCMU, so its
 tests run twice: over NBD (the engine's NBD client to the torus shim), then
 over TCMU (ids <test>-tcmu: the engine's TCMU transport,
-tcmu+unix:///?socket=PATH, to tcmu-shim --backend nbd:<the torus shim's URI>,
+tcmu+unix:///?socket=PATH, to tcmu-shim --store nbd:<the torus shim's URI>,
 one tcmu-shim for the four, in front of the same torus shim). Each row of the
 report stands beside the document's figures of its own front end.
 
@@ -221,7 +221,7 @@ class Servers:
     # the torus shim: one for all torus tests (ddreadback reads what ddwrite wrote)
     def torus(self, size):
         size = -(-size // (512 * KiB)) * 512 * KiB      # torus: whole 512 KiB blocks
-        srv = self._start(servers.nbd_shim, self.args.nbd_shim, "torus", backend="memory",
+        srv = self._start(servers.nbd_shim, self.args.nbd_shim, "coreos", store="memory",
                           size=size, export="torus",
                           extra=["--replicas", "2", "--bandwidth", "1gbit"],
                           what="nbd-shim torus")
@@ -233,7 +233,7 @@ class Servers:
     def tcmu(self, nbd_uri, name):
         srv = self._start(servers.tcmu_shim, self.args.tcmu_shim,
                           os.path.join(self.workdir, f"tcmu-{name}.sock"),
-                          backend=f"nbd:{nbd_uri}", what=f"tcmu-shim ({name})")
+                          store=f"nbd:{nbd_uri}", what=f"tcmu-shim ({name})")
         return srv.uri, [srv]
 
     # the 0-Disk shim on Redis: N storage servers and one metadata server
@@ -246,7 +246,7 @@ class Servers:
             srv.wait_ready()
         storage = ",".join(srv.address for srv in redis[:-1])
         shim = self._start(servers.nbd_shim, self.args.nbd_shim, "zeroos",
-                           backend=f"redis:{storage}", size=size, export="default",
+                           store=f"redis:{storage}", size=size, export="default",
                            extra=["--redis-meta", redis[-1].address], what="nbd-shim zeroos")
         return shim.uri, redis + [shim]
 

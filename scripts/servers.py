@@ -357,16 +357,16 @@ def nbdkit_tls_args(certificates=None, psk=None):
     return []
 
 
-# the export each nbd-shim profile serves by default
-SHIM_EXPORTS = {"torus": "torus", "zeroos": "default"}
+# the export each nbd-shim profile serves by default (torus: coreos's old spelling)
+SHIM_EXPORTS = {"coreos": "torus", "torus": "torus", "zeroos": "default"}
 
 
-def nbd_shim(program, profile, backend=None, size=None, export=None, socket=None, port=None,
+def nbd_shim(program, profile, store=None, size=None, export=None, socket=None, port=None,
              host=LOOPBACK, extra=(), timeline=None, **kw):
     """The NBD shim PROGRAM (build/shims/nbd/nbd-shim) with --profile PROFILE
-    on SOCKET or HOST:PORT (a free port when neither is given); BACKEND, SIZE,
+    on SOCKET or HOST:PORT (a free port when neither is given); STORE, SIZE,
     EXPORT and TIMELINE (a directory for its records, docs/timeline.md)
-    become --backend, --size, --export and --timeline, EXTRA follows. The
+    become --store, --size, --export and --timeline, EXTRA follows. The
     URI names EXPORT, or the profile's default export."""
     socket, port = _listen(socket, port, host)
     argv = [program, "--profile", profile, "--listen",
@@ -375,8 +375,8 @@ def nbd_shim(program, profile, backend=None, size=None, export=None, socket=None
         argv += ["--export", export]
     if size is not None:
         argv += ["--size", str(size)]
-    if backend is not None:
-        argv += ["--backend", backend]
+    if store is not None:
+        argv += ["--store", store]
     if timeline is not None:
         argv += ["--timeline", timeline]
     argv += [str(a) for a in extra]
@@ -398,25 +398,25 @@ def tcp_to_unix(socket, port=None, host=LOOPBACK, **kw):
     return Server(argv, uri=f"tcp://{host}:{port}", port=port, host=host, **kw)
 
 
-def tcmu_shim_argv(program, socket, backend=None, size=None, extra=(), timeline=None):
+def tcmu_shim_argv(program, socket, store=None, size=None, extra=(), timeline=None):
     """tcmu-shim's command line for tcmu_shim()."""
     argv = [program, "--socket", socket]
     if size is not None:
         argv += ["--size", str(size)]
-    if backend is not None:
-        argv += ["--backend", backend]
+    if store is not None:
+        argv += ["--store", store]
     if timeline is not None:
         argv += ["--timeline", timeline]
     return argv + [str(a) for a in extra]
 
 
-def tcmu_shim(program, socket, backend=None, size=None, extra=(), timeline=None, **kw):
+def tcmu_shim(program, socket, store=None, size=None, extra=(), timeline=None, **kw):
     """The TCMU handler host PROGRAM (build/shims/tcmu/tcmu-shim) on the Unix
-    socket SOCKET; BACKEND, SIZE and TIMELINE (a directory for its records,
-    docs/timeline.md) become --backend, --size and --timeline, EXTRA follows
+    socket SOCKET; STORE, SIZE and TIMELINE (a directory for its records,
+    docs/timeline.md) become --store, --size and --timeline, EXTRA follows
     (--block-size, --max-transfer, -v ...). .uri is the engine's
     tcmu+unix:///?socket=SOCKET."""
-    argv = tcmu_shim_argv(program, socket, backend, size, extra, timeline)
+    argv = tcmu_shim_argv(program, socket, store, size, extra, timeline)
     kw.setdefault("what", "tcmu-shim")
     return Server(argv, uri=f"tcmu+unix:///?socket={socket}", socket=socket, **kw)
 
@@ -471,7 +471,7 @@ def qemu_nbd(image, socket=None, port=None, host=LOOPBACK, export=None, fmt="raw
 def redis_server(datadir, port=None, host=LOOPBACK, extra=(), program="redis-server", **kw):
     """redis-server in the foreground on HOST:PORT (a free port when not
     given), no persistence, its files in DATADIR (made if missing). .uri is
-    redis://HOST:PORT, .address HOST:PORT (what nbd-shim's redis backend
+    redis://HOST:PORT, .address HOST:PORT (what nbd-shim's redis store
     takes)."""
     port = free_port(host) if port is None else port
     os.makedirs(datadir, exist_ok=True)

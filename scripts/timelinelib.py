@@ -289,7 +289,7 @@ def phase_summary(chains, phases, total):
     return out, negative
 
 
-# engine-tcmu through tcmu-shim --backend nbd: to an nbd-shim that stamps
+# engine-tcmu through tcmu-shim --store nbd: to an nbd-shim that stamps
 # too: its "storage" split at the NBD request the store sent
 STORAGE_SPLIT = (
     ("storage: to nbd-shim", "wire", "started", "received"),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Byte ranges over a store that only reads and writes whole blocks: the
- * torus block layer (512 KiB blocks over a child backend; it writes with
+ * coreos-torus block layer (512 KiB blocks over a child store; it writes with
  * a loop of its own, which keeps the blocks' previous versions) and the
  * 0-Disk Redis layout (4 KiB deduped blocks). A part of a block is read through a
  * scratch block; a partial write reads, changes and writes the block back.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Splitting byte ranges into fixed-size blocks: the read-modify-write of the
- * torus profile (512 KiB blocks), the 0-Disk volume blocks (4 KiB) and
- * torus's TRIM, which only clears blocks the range covers whole. Pure
+ * coreos profile (512 KiB blocks), the 0-Disk volume blocks (4 KiB) and
+ * coreos-torus's TRIM, which only clears blocks the range covers whole. Pure
  * arithmetic, tested by tests/shims/test_blockmath.c.
  */
 #ifndef TORUS_STORAGE_BLOCKMATH_H
@@ -41,8 +41,8 @@ static inline bool blk_span_whole(const struct blk_span *s, uint32_t bs)
 }
 
 /*
- * Blocks [*first, *end) that [off, off + len) covers entirely (torus TRIM:
- * partial blocks at either edge keep their data). *first == *end when none.
+ * Blocks [*first, *end) that [off, off + len) covers entirely
+ * (coreos-torus's TRIM: partial blocks at either edge keep their data). *first == *end when none.
  */
 static inline void blk_whole_range(uint64_t off, uint64_t len, uint32_t bs,
 				   uint64_t *first, uint64_t *end)

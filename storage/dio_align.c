@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The alignment O_DIRECT wants on an open file (see dio_align.h). Apart
- * from backend_file.c because the kernel's struct statx, which has the
+ * from store_file.c because the kernel's struct statx, which has the
  * direct I/O fields glibc 2.36 lacks, clashes with <sys/stat.h>.
  */
 #include <errno.h>

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "backend.h"
+#include "store_ops.h"
 
 /* HOST:PORT with HOST possibly [IPV6]; the port may be left out if dflt >= 0. */
 int hostport_split(const char *s, char *host, size_t hostlen, int *port,

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The CoreOS torus server's block layer (shim profile "torus"): the volume is stored in fixed blocks (512 KiB by
- * default). Reads fetch whole blocks; a write that covers part of a block
- * reads the block, changes it and writes it back whole. TRIM clears only
- * the blocks the range covers entirely, as torus's File.Trim does.
+ * The coreos-torus server's block layer (nbd-shim's profile "coreos"): the
+ * volume is stored in fixed blocks (512 KiB by default). Reads fetch whole
+ * blocks; a write that covers part of a block reads the block, changes it
+ * and writes it back whole. TRIM clears only the blocks the range covers
+ * entirely, as coreos-torus's File.Trim does.
  *
- * torus never overwrites a block in place: a write makes a new version and
- * the one of the last sync stays in storage. A TRIM of a block written
- * since the last flush brings that version back instead of clearing the
- * block (observed on the real server: the old data reads back). So the
- * first write to a block after a flush keeps the block's content (nothing
- * for a block of zeroes), TRIM restores it, and FLUSH forgets them all.
- * A partial write reads the block anyway; a whole-block write reads it
- * only for this, from below the storage shaping (torus moves nothing to
- * keep the old version, so neither does the emulated link).
+ * coreos-torus never overwrites a block in place: a write makes a new
+ * version and the one of the last sync stays in storage. A TRIM of a block
+ * written since the last flush brings that version back instead of
+ * clearing the block (observed on the real server: the old data reads
+ * back). So the first write to a block after a flush keeps the block's
+ * content (nothing for a block of zeroes), TRIM restores it, and FLUSH
+ * forgets them all. A partial write reads the block anyway; a whole-block
+ * write reads it only for this, from below the storage shaping
+ * (coreos-torus moves nothing to keep the old version, so neither does the
+ * emulated link).
  *
- * One scratch block, so operations are serialised by a mutex (torus
+ * One scratch block, so operations are serialised by a mutex (coreos-torus
  * serves one request at a time anyway).
  */
 #include <errno.h>
@@ -24,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "blockio.h"
 #include "blockmath.h"
 #include "torus_util.h"
@@ -36,9 +38,9 @@ struct tb_saved {
 };
 
 struct coreos_blocks {
-	struct backend be;
-	struct backend *child;
-	struct backend *raw;		/* child without shaping, not owned */
+	struct store st;
+	struct store *child;
+	struct store *raw;		/* child without shaping, not owned */
 	struct blk_store blocks;	/* whole blocks of child, for reads */
 	uint8_t *buf;			/* one block, for writes */
 	struct tb_saved *saved;		/* open addressing, a power of 2 */
@@ -48,16 +50,16 @@ struct coreos_blocks {
 
 #define TB_SAVED_MIN	64
 
-static struct coreos_blocks *to_tb(struct backend *be)
+static struct coreos_blocks *to_tb(struct store *st)
 {
-	return container_of(be, struct coreos_blocks, be);
+	return container_of(st, struct coreos_blocks, st);
 }
 
 static int tb_get(void *ctx, uint64_t block, uint8_t *buf)
 {
 	struct coreos_blocks *t = ctx;
 
-	return backend_pread(t->child, buf, t->blocks.bs, block * t->blocks.bs);
+	return store_pread(t->child, buf, t->blocks.bs, block * t->blocks.bs);
 }
 
 static int tb_put(void *ctx, uint64_t block, const uint8_t *buf)
@@ -65,8 +67,8 @@ static int tb_put(void *ctx, uint64_t block, const uint8_t *buf)
 	struct coreos_blocks *t = ctx;
 	uint64_t off = block * t->blocks.bs;
 
-	return buf ? backend_pwrite(t->child, buf, t->blocks.bs, off) :
-		     backend_zero(t->child, t->blocks.bs, off);
+	return buf ? store_pwrite(t->child, buf, t->blocks.bs, off) :
+		     store_zero(t->child, t->blocks.bs, off);
 }
 
 static const struct blk_store_ops tb_store_ops = {
@@ -162,9 +164,9 @@ static void saved_clear(struct coreos_blocks *t)
 	t->saved_n = 0;
 }
 
-static int tb_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int tb_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
@@ -194,8 +196,8 @@ static int tb_write_locked(struct coreos_blocks *t, const uint8_t *data,
 		if (!whole)
 			ret = tb_get(t, s.block, t->buf);
 		else if (first)
-			ret = backend_pread(t->raw, t->buf, bs,
-					    s.block * bs);
+			ret = store_pread(t->raw, t->buf, bs,
+					  s.block * bs);
 		if (!ret && first)
 			ret = saved_add(t, s.block, t->buf);
 		if (ret)
@@ -227,25 +229,25 @@ static int tb_write(struct coreos_blocks *t, const uint8_t *data, size_t len,
 	return ret;
 }
 
-static int tb_pwrite(struct backend *be, const void *buf, size_t len,
+static int tb_pwrite(struct store *st, const void *buf, size_t len,
 		     uint64_t off)
 {
-	return tb_write(to_tb(be), buf, len, off);
+	return tb_write(to_tb(st), buf, len, off);
 }
 
-/* Not reachable from the torus profile (no WRITE_ZEROES); kept exact. */
-static int tb_zero(struct backend *be, size_t len, uint64_t off)
+/* Not reachable from the coreos profile (no WRITE_ZEROES); kept exact. */
+static int tb_zero(struct store *st, size_t len, uint64_t off)
 {
-	return tb_write(to_tb(be), NULL, len, off);
+	return tb_write(to_tb(st), NULL, len, off);
 }
 
 /*
  * Whole blocks only. A block written since the last flush gets back its
  * content of then; the others are cleared, runs of them at once.
  */
-static int tb_trim(struct backend *be, size_t len, uint64_t off)
+static int tb_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 	uint64_t first, end, b, run;
 	uint32_t bs = t->blocks.bs;
 	const struct tb_saved *sv;
@@ -258,39 +260,39 @@ static int tb_trim(struct backend *be, size_t len, uint64_t off)
 		if (!sv)
 			continue;
 		if (run < b) {
-			err = backend_zero(t->child, (b - run) * bs, run * bs);
+			err = store_zero(t->child, (b - run) * bs, run * bs);
 			ret = ret ? ret : err;
 		}
-		err = sv->old ? backend_pwrite(t->child, sv->old, bs, b * bs) :
-				backend_zero(t->child, bs, b * bs);
+		err = sv->old ? store_pwrite(t->child, sv->old, bs, b * bs) :
+				store_zero(t->child, bs, b * bs);
 		ret = ret ? ret : err;
 		run = b + 1;
 	}
 	if (run < end) {
-		err = backend_zero(t->child, (end - run) * bs, run * bs);
+		err = store_zero(t->child, (end - run) * bs, run * bs);
 		ret = ret ? ret : err;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
-static int tb_flush(struct backend *be)
+static int tb_flush(struct store *st)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	ret = backend_flush(t->child);
+	ret = store_flush(t->child);
 	saved_clear(t);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
-static void tb_close(struct backend *be)
+static void tb_close(struct store *st)
 {
-	struct coreos_blocks *t = to_tb(be);
+	struct coreos_blocks *t = to_tb(st);
 
-	backend_close(t->child);
+	store_close(t->child);
 	saved_clear(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t->blocks.scratch);
@@ -298,8 +300,8 @@ static void tb_close(struct backend *be)
 	free(t);
 }
 
-static const struct backend_ops coreos_blocks_ops = {
-	.name = "torus-blocks",
+static const struct store_ops coreos_blocks_ops = {
+	.name = "coreos-blocks",
 	.pread = tb_pread,
 	.pwrite = tb_pwrite,
 	.zero = tb_zero,
@@ -308,8 +310,8 @@ static const struct backend_ops coreos_blocks_ops = {
 	.close = tb_close,
 };
 
-/* The child's size must be a multiple of block_size (torus requires it). */
-struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
+/* The child's size must be a multiple of block_size (coreos-torus requires it). */
+struct store *coreos_blocks_open(struct store *child, struct store *raw,
 				  uint32_t block_size, char *err,
 				  size_t errlen)
 {
@@ -317,7 +319,7 @@ struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
 
 	if (!block_size || child->size % block_size) {
 		snprintf(err, errlen,
-			 "torus: the size (%llu bytes) must be a multiple of the %u-byte block size, as torus requires for its volumes",
+			 "coreos: the size (%llu bytes) must be a multiple of the %u-byte block size, as coreos-torus requires for its volumes",
 			 (unsigned long long)child->size, block_size);
 		goto fail;
 	}
@@ -332,7 +334,7 @@ struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
 			free(t->buf);
 		}
 		free(t);
-		snprintf(err, errlen, "torus: out of memory");
+		snprintf(err, errlen, "coreos: out of memory");
 		goto fail;
 	}
 	pthread_mutex_init(&t->lock, NULL);
@@ -341,10 +343,11 @@ struct backend *coreos_blocks_open(struct backend *child, struct backend *raw,
 	t->blocks.ops = &tb_store_ops;
 	t->blocks.ctx = t;
 	t->blocks.bs = block_size;
-	t->be.ops = &coreos_blocks_ops;
-	t->be.size = child->size;
-	return &t->be;
+	t->st.ops = &coreos_blocks_ops;
+	t->st.size = child->size;
+	t->st.read_only = child->read_only;
+	return &t->st;
 fail:
-	backend_close(child);
+	store_close(child);
 	return NULL;
 }

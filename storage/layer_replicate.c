@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * torus replication with write level "all": every write, zero, trim and
+ * coreos-torus replication with write level "all": every write, zero, trim and
  * flush goes to each of the R replicas in turn and succeeds only when all
  * of them did. Reads come from the first replica that answers.
  */
@@ -8,27 +8,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "torus_util.h"
 
 struct replicate {
-	struct backend be;
+	struct store st;
 	int n;
-	struct backend *child[];
+	struct store *child[];
 };
 
-static struct replicate *to_rep(struct backend *be)
+static struct replicate *to_rep(struct store *st)
 {
-	return container_of(be, struct replicate, be);
+	return container_of(st, struct replicate, st);
 }
 
-static int rep_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int rep_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct replicate *r = to_rep(be);
+	struct replicate *r = to_rep(st);
 	int i, ret = -EIO;
 
 	for (i = 0; i < r->n; i++) {
-		ret = backend_pread(r->child[i], buf, len, off);
+		ret = store_pread(r->child[i], buf, len, off);
 		if (!ret)
 			return 0;
 	}
@@ -38,25 +38,25 @@ static int rep_pread(struct backend *be, void *buf, size_t len, uint64_t off)
 enum rep_op { REP_WRITE, REP_ZERO, REP_TRIM, REP_FLUSH };
 
 /* Write level "all": every replica, and the first error if any failed. */
-static int rep_all(struct backend *be, enum rep_op op, const void *buf,
+static int rep_all(struct store *st, enum rep_op op, const void *buf,
 		   size_t len, uint64_t off)
 {
-	struct replicate *r = to_rep(be);
+	struct replicate *r = to_rep(st);
 	int i, ret = 0, first = 0;
 
 	for (i = 0; i < r->n; i++) {
 		switch (op) {
 		case REP_WRITE:
-			ret = backend_pwrite(r->child[i], buf, len, off);
+			ret = store_pwrite(r->child[i], buf, len, off);
 			break;
 		case REP_ZERO:
-			ret = backend_zero(r->child[i], len, off);
+			ret = store_zero(r->child[i], len, off);
 			break;
 		case REP_TRIM:
-			ret = backend_trim(r->child[i], len, off);
+			ret = store_trim(r->child[i], len, off);
 			break;
 		case REP_FLUSH:
-			ret = backend_flush(r->child[i]);
+			ret = store_flush(r->child[i]);
 			break;
 		}
 		if (ret && !first)
@@ -65,38 +65,38 @@ static int rep_all(struct backend *be, enum rep_op op, const void *buf,
 	return first;
 }
 
-static int rep_pwrite(struct backend *be, const void *buf, size_t len,
+static int rep_pwrite(struct store *st, const void *buf, size_t len,
 		      uint64_t off)
 {
-	return rep_all(be, REP_WRITE, buf, len, off);
+	return rep_all(st, REP_WRITE, buf, len, off);
 }
 
-static int rep_zero(struct backend *be, size_t len, uint64_t off)
+static int rep_zero(struct store *st, size_t len, uint64_t off)
 {
-	return rep_all(be, REP_ZERO, NULL, len, off);
+	return rep_all(st, REP_ZERO, NULL, len, off);
 }
 
-static int rep_trim(struct backend *be, size_t len, uint64_t off)
+static int rep_trim(struct store *st, size_t len, uint64_t off)
 {
-	return rep_all(be, REP_TRIM, NULL, len, off);
+	return rep_all(st, REP_TRIM, NULL, len, off);
 }
 
-static int rep_flush(struct backend *be)
+static int rep_flush(struct store *st)
 {
-	return rep_all(be, REP_FLUSH, NULL, 0, 0);
+	return rep_all(st, REP_FLUSH, NULL, 0, 0);
 }
 
-static void rep_close(struct backend *be)
+static void rep_close(struct store *st)
 {
-	struct replicate *r = to_rep(be);
+	struct replicate *r = to_rep(st);
 	int i;
 
 	for (i = 0; i < r->n; i++)
-		backend_close(r->child[i]);
+		store_close(r->child[i]);
 	free(r);
 }
 
-static const struct backend_ops replicate_ops = {
+static const struct store_ops replicate_ops = {
 	.name = "replicate",
 	.pread = rep_pread,
 	.pwrite = rep_pwrite,
@@ -107,8 +107,8 @@ static const struct backend_ops replicate_ops = {
 };
 
 /* The replicas must all have the same size. */
-struct backend *replicate_open(struct backend **children, int n,
-			       char *err, size_t errlen)
+struct store *replicate_open(struct store **children, int n,
+			     char *err, size_t errlen)
 {
 	struct replicate *r;
 	int i;
@@ -130,11 +130,12 @@ struct backend *replicate_open(struct backend **children, int n,
 		r->child[i] = children[i];
 	}
 	r->n = n;
-	r->be.ops = &replicate_ops;
-	r->be.size = children[0]->size;
-	return &r->be;
+	r->st.ops = &replicate_ops;
+	r->st.size = children[0]->size;
+	r->st.read_only = children[0]->read_only;
+	return &r->st;
 fail:
 	for (i = 0; i < n; i++)
-		backend_close(children[i]);
+		store_close(children[i]);
 	return NULL;
 }

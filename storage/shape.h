@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Latency and bandwidth shaping, to emulate the networks of the documents
- * (torus ran on 1 GbE). Every request gets a due time: its arrival plus the
- * latency, and not before its bytes (written data or read data) have
+ * (coreos-torus ran on 1 GbE). Every request gets a due time: its arrival
+ * plus the latency, and not before its bytes (written data or read data) have
  * crossed a link of the given rate shared by all connections. Replies are
  * held until they are due. A serial profile therefore pays the latency per
  * request; a pipelined one overlaps it, as a real network would.

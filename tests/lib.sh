@@ -244,7 +244,7 @@ start_nbdkit() {
 }
 
 # start_tcmu_shim SOCKET ARGS...: the TCMU handler host on a private Unix
-# socket (ARGS: --backend, --size and the like).
+# socket (ARGS: --store, --size and the like).
 start_tcmu_shim() {
 	local sock=$1
 	shift

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tcmu-runner store: a struct backend over one of tcmu-runner's
+ * The tcmu-runner store: a struct store over one of tcmu-runner's
  * handler plugins, loaded unmodified (plugin.c), on a device this host
  * fakes (runner_dev.h, plugin_api.c). Here: opening the device, and the
  * synchronous operations, one command at a time under a lock, its struct
@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 #include "plugin.h"
 #include "runner_aio.h"
 #include "runner_dev.h"
@@ -35,15 +35,15 @@
 #define RUNNER_MAX_XFER_BLOCKS	128u
 
 
-static struct runner_be *dev_to_runner(struct tcmu_device *dev)
+static struct runner_store *dev_to_runner(struct tcmu_device *dev)
 {
-	return (struct runner_be *)((char *)dev -
-				    offsetof(struct runner_be, dev));
+	return (struct runner_store *)((char *)dev -
+				       offsetof(struct runner_store, dev));
 }
 
 static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
 {
-	struct runner_be *r = dev_to_runner(dev);
+	struct runner_store *r = dev_to_runner(dev);
 
 	pthread_mutex_lock(&r->done_lock);
 	r->status = rc;
@@ -53,7 +53,7 @@ static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
 }
 
 /* Fresh command state over buf (may be NULL), io_lock held. */
-static struct tcmur_cmd *prep(struct runner_be *r, void *buf, size_t len)
+static struct tcmur_cmd *prep(struct runner_store *r, void *buf, size_t len)
 {
 	memset(&r->cmd, 0, sizeof(r->cmd));
 	memset(&r->lib, 0, sizeof(r->lib));
@@ -76,7 +76,7 @@ static struct tcmur_cmd *prep(struct runner_be *r, void *buf, size_t len)
  * callout of a handler without threads that returned OK has queued it;
  * handle_cmd says ASYNC_HANDLED.
  */
-static int finish(struct runner_be *r, int rc, bool callout)
+static int finish(struct runner_store *r, int rc, bool callout)
 {
 	bool queued = callout ? !r->h->nr_threads && rc == TCMU_STS_OK :
 				rc == TCMU_STS_ASYNC_HANDLED;
@@ -91,14 +91,14 @@ static int finish(struct runner_be *r, int rc, bool callout)
 	return rc;
 }
 
-static int report(struct runner_be *r, const char *what, size_t len,
+static int report(struct runner_store *r, const char *what, size_t len,
 		  uint64_t off, int sts)
 {
 	return runner_report(r, what, len, off, sts, r->lib.sense_buf);
 }
 
 /* A SCSI command through handle_cmd, io_lock held. */
-static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
+static int scsi_cmd(struct runner_store *r, void *buf, size_t len)
 {
 	struct tcmur_cmd *c = prep(r, buf, len);
 
@@ -111,7 +111,7 @@ static int scsi_cmd(struct runner_be *r, void *buf, size_t len)
 }
 
 /* READ(10)/WRITE(10) in pieces a 10-byte CDB can carry, io_lock held. */
-static int scsi_rw(struct runner_be *r, bool write, void *buf, size_t len,
+static int scsi_rw(struct runner_store *r, bool write, void *buf, size_t len,
 		   uint64_t off)
 {
 	uint32_t bs = r->dev.block_size;
@@ -133,7 +133,7 @@ static int scsi_rw(struct runner_be *r, bool write, void *buf, size_t len,
 	return TCMU_STS_OK;
 }
 
-static int rw(struct runner_be *r, bool write, void *buf, size_t len,
+static int rw(struct runner_store *r, bool write, void *buf, size_t len,
 	      uint64_t off)
 {
 	struct tcmur_cmd *c;
@@ -141,7 +141,7 @@ static int rw(struct runner_be *r, bool write, void *buf, size_t len,
 
 	if (off % r->dev.block_size || len % r->dev.block_size)
 		return -EINVAL;
-	if (off > r->be.size || len > r->be.size - off)
+	if (off > r->st.size || len > r->st.size - off)
 		return -ERANGE;
 	pthread_mutex_lock(&r->io_lock);
 	if (r->h->read && r->h->write) {
@@ -159,23 +159,23 @@ static int rw(struct runner_be *r, bool write, void *buf, size_t len,
 	return sts;
 }
 
-static int runner_pread(struct backend *be, void *buf, size_t len,
+static int runner_pread(struct store *st, void *buf, size_t len,
 			uint64_t off)
 {
-	return rw(to_runner(be), false, buf, len, off);
+	return rw(to_runner(st), false, buf, len, off);
 }
 
-static int runner_pwrite(struct backend *be, const void *buf, size_t len,
+static int runner_pwrite(struct store *st, const void *buf, size_t len,
 			 uint64_t off)
 {
 	/* Handlers take a mutable iovec; they only read a write's data. */
-	return rw(to_runner(be), true, (void *)buf, len, off);
+	return rw(to_runner(st), true, (void *)buf, len, off);
 }
 
 /* No handler here has WRITE SAME for zeroes alone: write them. */
-static int runner_zero(struct backend *be, size_t len, uint64_t off)
+static int runner_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_store *r = to_runner(st);
 	size_t n;
 	int ret;
 
@@ -190,9 +190,9 @@ static int runner_zero(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int runner_trim(struct backend *be, size_t len, uint64_t off)
+static int runner_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_store *r = to_runner(st);
 	struct tcmur_cmd *c;
 	int sts;
 
@@ -209,9 +209,9 @@ static int runner_trim(struct backend *be, size_t len, uint64_t off)
 	return sts;
 }
 
-static int runner_flush(struct backend *be)
+static int runner_flush(struct store *st)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_store *r = to_runner(st);
 	struct tcmur_cmd *c;
 	int sts = TCMU_STS_OK;
 
@@ -235,45 +235,45 @@ static int runner_flush(struct backend *be)
 	return sts;
 }
 
-static const struct backend_ops runner_sess_ops;
+static const struct store_ops runner_sess_ops;
 
 /* A session forwards to the device; only its asynchronous state is its own. */
-static int sess_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int sess_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	return runner_pread(&runner_port(be, NULL)->be, buf, len, off);
+	return runner_pread(&runner_port(st, NULL)->st, buf, len, off);
 }
 
-static int sess_pwrite(struct backend *be, const void *buf, size_t len,
+static int sess_pwrite(struct store *st, const void *buf, size_t len,
 		       uint64_t off)
 {
-	return runner_pwrite(&runner_port(be, NULL)->be, buf, len, off);
+	return runner_pwrite(&runner_port(st, NULL)->st, buf, len, off);
 }
 
-static int sess_zero(struct backend *be, size_t len, uint64_t off)
+static int sess_zero(struct store *st, size_t len, uint64_t off)
 {
-	return runner_zero(&runner_port(be, NULL)->be, len, off);
+	return runner_zero(&runner_port(st, NULL)->st, len, off);
 }
 
-static int sess_trim(struct backend *be, size_t len, uint64_t off)
+static int sess_trim(struct store *st, size_t len, uint64_t off)
 {
-	return runner_trim(&runner_port(be, NULL)->be, len, off);
+	return runner_trim(&runner_port(st, NULL)->st, len, off);
 }
 
-static int sess_flush(struct backend *be)
+static int sess_flush(struct store *st)
 {
-	return runner_flush(&runner_port(be, NULL)->be);
+	return runner_flush(&runner_port(st, NULL)->st);
 }
 
-static void sess_close(struct backend *be)
+static void sess_close(struct store *st)
 {
 	struct runner_aio **aio;
 
-	runner_port(be, &aio);
+	runner_port(st, &aio);
 	runner_aio_free(*aio);
-	free((char *)be - offsetof(struct runner_sess, be));
+	free((char *)st - offsetof(struct runner_sess, st));
 }
 
-static const struct backend_ops runner_sess_ops = {
+static const struct store_ops runner_sess_ops = {
 	.name = "tcmu-runner",
 	.pread = sess_pread,
 	.pwrite = sess_pwrite,
@@ -285,31 +285,31 @@ static const struct backend_ops runner_sess_ops = {
 };
 
 /* Each ring its own handle, so that each has its own commands in flight. */
-static struct backend *runner_session(struct backend *be, char *err, size_t errlen)
+static struct store *runner_session(struct store *st, char *err, size_t errlen)
 {
 	struct runner_sess *sess = calloc(1, sizeof(*sess));
 
 	if (!sess) {
 		snprintf(err, errlen, "tcmu-runner %s: out of memory",
-			 to_runner(be)->label);
+			 to_runner(st)->label);
 		return NULL;
 	}
-	sess->be.ops = &runner_sess_ops;
-	sess->be.size = be->size;
-	sess->r = to_runner(be);
-	return &sess->be;
+	sess->st.ops = &runner_sess_ops;
+	sess->st.size = st->size;
+	sess->r = to_runner(st);
+	return &sess->st;
 }
 
-bool runner_store_write_cache(const struct backend *be)
+bool runner_store_write_cache(const struct store *st)
 {
-	struct runner_be *r = runner_port((struct backend *)be, NULL);
+	struct runner_store *r = runner_port((struct store *)st, NULL);
 
 	return r->dev.write_cache;
 }
 
-static void runner_close(struct backend *be)
+static void runner_close(struct store *st)
 {
-	struct runner_be *r = to_runner(be);
+	struct runner_store *r = to_runner(st);
 
 	runner_aio_free(r->aio);
 	runner_wq_stop(r);
@@ -324,7 +324,7 @@ static void runner_close(struct backend *be)
 	free(r);
 }
 
-static const struct backend_ops runner_ops = {
+static const struct store_ops runner_ops = {
 	.name = "tcmu-runner",
 	.pread = runner_pread,
 	.pwrite = runner_pwrite,
@@ -382,7 +382,7 @@ static int64_t image_size(const char *path)
 }
 
 /* READ CAPACITY(16), then (10), for a handler that takes SCSI commands. */
-static int read_capacity(struct runner_be *r, uint64_t *lbas, uint32_t *bs)
+static int read_capacity(struct runner_store *r, uint64_t *lbas, uint32_t *bs)
 {
 	uint8_t buf[32] = { 0 };
 	int sts;
@@ -412,8 +412,8 @@ static int read_capacity(struct runner_be *r, uint64_t *lbas, uint32_t *bs)
 	return 0;
 }
 
-static int open_device(struct runner_be *r, const char *path, const char *cfg,
-		       char *err, size_t errlen)
+static int open_device(struct runner_store *r, const char *path,
+		       const char *cfg, char *err, size_t errlen)
 {
 	struct tcmu_device *dev = &r->dev;
 	uint64_t lbas;
@@ -448,8 +448,8 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 		dev->num_lbas = lbas;
 		dev->block_size = bs;
 	}
-	r->be.size = dev->num_lbas * dev->block_size;
-	if (!r->be.size || !dev->block_size) {
+	r->st.size = dev->num_lbas * dev->block_size;
+	if (!r->st.size || !dev->block_size) {
 		snprintf(err, errlen, "tcmu-runner %s (%s): the device is empty after open",
 			 r->label, path);
 		r->h->close(dev);
@@ -458,13 +458,13 @@ static int open_device(struct runner_be *r, const char *path, const char *cfg,
 	return 0;
 }
 
-struct backend *runner_store_open(const char *handler, const char *dir,
-				  const char *cfg, uint64_t size,
-				  uint32_t block_size, char *err,
-				  size_t errlen)
+struct store *runner_store_open(const char *handler, const char *dir,
+				const char *cfg, uint64_t size,
+				uint32_t block_size, char *err,
+				size_t errlen)
 {
 	const struct runner_plugin *p;
-	struct runner_be *r;
+	struct runner_store *r;
 	struct tcmu_device *dev;
 
 	p = runner_plugin_load(handler, dir, err, errlen);
@@ -514,7 +514,7 @@ struct backend *runner_store_open(const char *handler, const char *dir,
 	dev->block_size = block_size;
 	dev->num_lbas = size / block_size;
 	dev->max_xfer_len = RUNNER_MAX_XFER_BLOCKS;
-	r->be.ops = &runner_ops;
+	r->st.ops = &runner_ops;
 	if (open_device(r, p->path, cfg, err, errlen)) {
 		pthread_mutex_destroy(&r->io_lock);
 		pthread_mutex_destroy(&r->done_lock);
@@ -526,5 +526,5 @@ struct backend *runner_store_open(const char *handler, const char *dir,
 		free(r);
 		return NULL;
 	}
-	return &r->be;
+	return &r->st;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tcmu-runner store at depth (backend_aio_ops): a plugin driven as
+ * The tcmu-runner store at depth (store_aio_ops): a plugin driven as
  * tcmu-runner drives it. A handler with nr_threads > 0 has its callouts
  * run on that many worker threads of the device, each callout's return
  * its final status; a handler with nr_threads 0 is called from the
@@ -38,7 +38,7 @@ struct runner_slot {
 	uint8_t cdb[16];		/* what the handler gets */
 	uint8_t init_cdb[16];		/* the READ/WRITE it was asked */
 	struct runner_aio *aio;
-	struct backend_io *io;
+	struct store_io *io;
 	bool flushing;			/* the flush after a FUA write */
 	int sts;			/* a TCMU_STS_*, or with host_err: */
 	int host_err;			/* an errno from the host itself */
@@ -46,7 +46,7 @@ struct runner_slot {
 };
 
 struct runner_aio {
-	struct runner_be *r;
+	struct runner_store *r;
 	struct runner_slot *slots;
 	struct runner_slot **free;	/* a stack: the submitter's only */
 	unsigned int nr, nr_free;
@@ -101,7 +101,7 @@ static void cmd_done(struct tcmu_device *dev, struct tcmur_cmd *cmd, int rc)
 /* The initiator's SYNCHRONIZE CACHE, else one of the whole device. */
 static void take_sync_cdb(struct runner_slot *s)
 {
-	const struct backend_io *io = s->io;
+	const struct store_io *io = s->io;
 	int len = io->cdb ? tcmu_cdb_get_length((uint8_t *)io->cdb) : -1;
 
 	if (len > 0 && len <= (int)sizeof(s->cdb) &&
@@ -122,7 +122,7 @@ static void take_sync_cdb(struct runner_slot *s)
  */
 static void take_cdb(struct runner_slot *s)
 {
-	const struct backend_io *io = s->io;
+	const struct store_io *io = s->io;
 	uint32_t bs = s->aio->r->dev.block_size;
 	int len = io->cdb ? tcmu_cdb_get_length((uint8_t *)io->cdb) : -1;
 
@@ -134,7 +134,7 @@ static void take_cdb(struct runner_slot *s)
 		    len > 6)
 			return;
 	}
-	runner_cdb_rw(s->cdb, io->op == BACKEND_IO_WRITE, io->off / bs,
+	runner_cdb_rw(s->cdb, io->op == STORE_IO_WRITE, io->off / bs,
 		      io->len / bs);
 }
 
@@ -145,12 +145,12 @@ static void take_cdb(struct runner_slot *s)
  */
 static int call(struct runner_slot *s, bool *callout)
 {
-	struct runner_be *r = s->aio->r;
+	struct runner_store *r = s->aio->r;
 	struct tcmur_handler *h = r->h;
-	const struct backend_io *io = s->io;
+	const struct store_io *io = s->io;
 
 	*callout = true;
-	if (s->flushing || io->op == BACKEND_IO_FLUSH) {
+	if (s->flushing || io->op == STORE_IO_FLUSH) {
 		if (h->flush)
 			return h->flush(&r->dev, &s->cmd);
 		if (!runner_scsi_only(r))
@@ -159,12 +159,12 @@ static int call(struct runner_slot *s, bool *callout)
 			runner_cdb_sync(s->cdb);
 		else
 			memcpy(s->cdb, s->init_cdb, sizeof(s->cdb));
-	} else if (io->op == BACKEND_IO_TRIM) {
+	} else if (io->op == STORE_IO_TRIM) {
 		if (!h->unmap)
 			return TCMU_STS_NOT_HANDLED;
 		return h->unmap(&r->dev, &s->cmd, io->off, io->len);
 	} else if (!runner_scsi_only(r)) {
-		if (io->op == BACKEND_IO_WRITE)
+		if (io->op == STORE_IO_WRITE)
 			return h->write(&r->dev, &s->cmd, s->lib.iovec,
 					s->lib.iov_cnt, io->len, io->off);
 		return h->read(&r->dev, &s->cmd, s->lib.iovec, s->lib.iov_cnt,
@@ -176,7 +176,7 @@ static int call(struct runner_slot *s, bool *callout)
 	return h->handle_cmd(&r->dev, &s->cmd);
 }
 
-static bool queued(const struct runner_be *r, bool callout, int sts)
+static bool queued(const struct runner_store *r, bool callout, int sts)
 {
 	return callout ? !r->h->nr_threads && sts == TCMU_STS_OK :
 			 sts == TCMU_STS_ASYNC_HANDLED;
@@ -184,7 +184,7 @@ static bool queued(const struct runner_be *r, bool callout, int sts)
 
 static void *worker(void *arg)
 {
-	struct runner_be *r = arg;
+	struct runner_store *r = arg;
 	struct runner_wq *wq = r->wq;
 	struct runner_slot *s;
 	bool callout;
@@ -213,7 +213,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int wq_start(struct runner_be *r)
+static int wq_start(struct runner_store *r)
 {
 	struct runner_wq *wq;
 	int i;
@@ -236,7 +236,7 @@ static int wq_start(struct runner_be *r)
 	return 0;
 }
 
-void runner_wq_stop(struct runner_be *r)
+void runner_wq_stop(struct runner_store *r)
 {
 	struct runner_wq *wq = r->wq;
 	int i;
@@ -258,7 +258,7 @@ void runner_wq_stop(struct runner_be *r)
 /* Hand @s to the plugin: a worker, or the callout from here. */
 static void dispatch(struct runner_slot *s)
 {
-	struct runner_be *r = s->aio->r;
+	struct runner_store *r = s->aio->r;
 	struct runner_wq *wq = r->wq;
 	bool callout;
 	int sts;
@@ -287,10 +287,10 @@ static void dispatch(struct runner_slot *s)
 		finished(s, sts);
 }
 
-static int aio_open(struct backend *be, unsigned int depth)
+static int aio_open(struct store *st, unsigned int depth)
 {
 	struct runner_aio **ap, *a;
-	struct runner_be *r = runner_port(be, &ap);
+	struct runner_store *r = runner_port(st, &ap);
 	unsigned int i;
 	int ret = -ENOMEM;
 
@@ -335,10 +335,10 @@ static int aio_open(struct backend *be, unsigned int depth)
 	return a->efd;
 }
 
-static void aio_submit(struct backend *be, struct backend_io *io)
+static void aio_submit(struct store *st, struct store_io *io)
 {
 	struct runner_aio **ap;
-	struct runner_be *r = runner_port(be, &ap);
+	struct runner_store *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct runner_slot *s;
 
@@ -352,19 +352,19 @@ static void aio_submit(struct backend *be, struct backend_io *io)
 	s = a->free[--a->nr_free];
 	s->io = io;
 	s->flushing = false;
-	if (io->op == BACKEND_IO_ZERO) {
+	if (io->op == STORE_IO_ZERO) {
 		/* No plugin here writes zeroes alone: the synchronous path. */
-		finish_with(s, TCMU_STS_OK, backend_zero(be, io->len, io->off));
+		finish_with(s, TCMU_STS_OK, store_zero(st, io->len, io->off));
 		return;
 	}
-	if ((io->op == BACKEND_IO_READ || io->op == BACKEND_IO_WRITE) &&
+	if ((io->op == STORE_IO_READ || io->op == STORE_IO_WRITE) &&
 	    io->iov_cnt > RUNNER_AIO_IOV) {
 		storage_err("tcmu-runner %s: a request in %u pieces, more than %d",
 			    r->label, io->iov_cnt, RUNNER_AIO_IOV);
 		finish_with(s, TCMU_STS_OK, -E2BIG);
 		return;
 	}
-	if (io->op == BACKEND_IO_READ || io->op == BACKEND_IO_WRITE) {
+	if (io->op == STORE_IO_READ || io->op == STORE_IO_WRITE) {
 		memcpy(s->iov, io->iov, io->iov_cnt * sizeof(*s->iov));
 		s->lib.iov_cnt = io->iov_cnt;
 		if (runner_scsi_only(r)) {
@@ -373,13 +373,13 @@ static void aio_submit(struct backend *be, struct backend_io *io)
 		}
 	} else {
 		s->lib.iov_cnt = 0;
-		if (io->op == BACKEND_IO_FLUSH && runner_scsi_only(r))
+		if (io->op == STORE_IO_FLUSH && runner_scsi_only(r))
 			take_sync_cdb(s);
 	}
 	dispatch(s);
 }
 
-static void aio_commit(struct backend *be)
+static void aio_commit(struct store *st)
 {
 }
 
@@ -388,10 +388,10 @@ static const char *op_name(const struct runner_slot *s)
 	if (s->flushing)
 		return "flush after a FUA write";
 	switch (s->io->op) {
-	case BACKEND_IO_READ:	return "read";
-	case BACKEND_IO_WRITE:	return "write";
-	case BACKEND_IO_FLUSH:	return "flush";
-	case BACKEND_IO_ZERO:	return "zero";
+	case STORE_IO_READ:	return "read";
+	case STORE_IO_WRITE:	return "write";
+	case STORE_IO_FLUSH:	return "flush";
+	case STORE_IO_ZERO:	return "zero";
 	}
 	return "unmap";
 }
@@ -399,7 +399,7 @@ static const char *op_name(const struct runner_slot *s)
 /* @s's request is over with @err (ZERO's is an errno already). */
 static void deliver(struct runner_aio *a, struct runner_slot *s, int err)
 {
-	struct backend_io *io = s->io;
+	struct store_io *io = s->io;
 
 	a->free[a->nr_free++] = s;
 	io->done(io, err);
@@ -407,7 +407,7 @@ static void deliver(struct runner_aio *a, struct runner_slot *s, int err)
 
 static int reap_all(struct runner_aio *a, bool cancelling, int cancel_err)
 {
-	struct runner_be *r = a->r;
+	struct runner_store *r = a->r;
 	struct runner_slot *s, *next;
 	uint64_t count;
 	int n = 0, err;
@@ -427,8 +427,8 @@ static int reap_all(struct runner_aio *a, bool cancelling, int cancel_err)
 			err = runner_report(r, op_name(s), s->flushing ? 0 :
 					    s->io->len, s->io->off, s->sts,
 					    s->lib.sense_buf);
-		if (!err && !cancelling && s->io->op == BACKEND_IO_WRITE &&
-		    (s->io->flags & BACKEND_IO_FUA) && !s->flushing &&
+		if (!err && !cancelling && s->io->op == STORE_IO_WRITE &&
+		    (s->io->flags & STORE_IO_FUA) && !s->flushing &&
 		    r->dev.write_cache && (r->h->flush || runner_scsi_only(r))) {
 			s->flushing = true;
 			s->lib.iov_cnt = 0;
@@ -441,11 +441,11 @@ static int reap_all(struct runner_aio *a, bool cancelling, int cancel_err)
 	return n;
 }
 
-static int aio_reap(struct backend *be)
+static int aio_reap(struct store *st)
 {
 	struct runner_aio **ap;
 
-	runner_port(be, &ap);
+	runner_port(st, &ap);
 	return reap_all(*ap, false, 0);
 }
 
@@ -453,10 +453,10 @@ static int aio_reap(struct backend *be)
  * The plugin may still be writing into a command's buffers: wait for it
  * to give each one back, then fail them all.
  */
-static void aio_cancel(struct backend *be, int err)
+static void aio_cancel(struct store *st, int err)
 {
 	struct runner_aio **ap;
-	struct runner_be *r = runner_port(be, &ap);
+	struct runner_store *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct pollfd pfd = { .fd = a->efd, .events = POLLIN };
 	int waited = 0;
@@ -486,7 +486,7 @@ void runner_aio_free(struct runner_aio *a)
 	free(a);
 }
 
-const struct backend_aio_ops runner_aio_ops = {
+const struct store_aio_ops runner_aio_ops = {
 	.open = aio_open,
 	.submit = aio_submit,
 	.commit = aio_commit,

@@ -9,9 +9,9 @@
 
 #include "runner_store.h"
 
-extern const struct backend_aio_ops runner_aio_ops;
+extern const struct store_aio_ops runner_aio_ops;
 
 void runner_aio_free(struct runner_aio *aio);
-void runner_wq_stop(struct runner_be *r);
+void runner_wq_stop(struct runner_store *r);
 
 #endif /* TORUS_TCMU_RUNNER_AIO_H */

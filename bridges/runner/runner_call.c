@@ -15,18 +15,18 @@
 #include "storage_log.h"
 #include "torus_be.h"
 
-struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio)
+struct runner_store *runner_port(struct store *st, struct runner_aio ***aio)
 {
 	struct runner_sess *sess;
 
-	/* The device opens sessions (backend_session()); a session, none. */
-	if (be->ops->session) {
+	/* The device opens sessions (store_session()); a session, none. */
+	if (st->ops->session) {
 		if (aio)
-			*aio = &to_runner(be)->aio;
-		return to_runner(be);
+			*aio = &to_runner(st)->aio;
+		return to_runner(st);
 	}
-	sess = (struct runner_sess *)((char *)be -
-				      offsetof(struct runner_sess, be));
+	sess = (struct runner_sess *)((char *)st -
+				      offsetof(struct runner_sess, st));
 	if (aio)
 		*aio = &sess->aio;
 	return sess->r;
@@ -66,7 +66,7 @@ static int sts_errno(int sts)
 	return -EIO;
 }
 
-int runner_report(struct runner_be *r, const char *what, size_t len,
+int runner_report(struct runner_store *r, const char *what, size_t len,
 		  uint64_t off, int sts, const uint8_t *sense)
 {
 	if (sts == TCMU_STS_OK)
@@ -103,7 +103,7 @@ void runner_cdb_sync(uint8_t *cdb)
 	cdb[0] = SYNCHRONIZE_CACHE;
 }
 
-void runner_call_begin(struct runner_be *r)
+void runner_call_begin(struct runner_store *r)
 {
 	if (r->h->nr_threads)
 		while (sem_wait(&r->calls) && errno == EINTR)
@@ -112,7 +112,7 @@ void runner_call_begin(struct runner_be *r)
 		pthread_mutex_lock(&r->call_lock);
 }
 
-void runner_call_end(struct runner_be *r)
+void runner_call_end(struct runner_store *r)
 {
 	if (r->h->nr_threads)
 		sem_post(&r->calls);

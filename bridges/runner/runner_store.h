@@ -15,14 +15,14 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "runner_dev.h"
 
 struct runner_aio;
 struct runner_wq;
 
-struct runner_be {
-	struct backend be;
+struct runner_store {
+	struct store st;
 	struct tcmu_device dev;
 	struct tcmur_handler *h;
 	char label[4200];		/* "qcow//tmp/x.qcow2", for messages */
@@ -46,34 +46,34 @@ struct runner_be {
 	pthread_mutex_t call_lock;
 	sem_t calls;
 	struct runner_wq *wq;		/* nr_threads > 0, once at depth */
-	/* Asynchronous requests on this backend itself (no session). */
+	/* Asynchronous requests on this store itself (no session). */
 	struct runner_aio *aio;
 };
 
 /*
- * A ring's own handle on the device (backend_session()): the same
+ * A ring's own handle on the device (store_session()): the same
  * plugin device, with asynchronous state of its own.
  */
 struct runner_sess {
-	struct backend be;
-	struct runner_be *r;
+	struct store st;
+	struct runner_store *r;
 	struct runner_aio *aio;
 };
 
-static inline struct runner_be *to_runner(struct backend *be)
+static inline struct runner_store *to_runner(struct store *st)
 {
-	return (struct runner_be *)((char *)be -
-				    offsetof(struct runner_be, be));
+	return (struct runner_store *)((char *)st -
+				       offsetof(struct runner_store, st));
 }
 
 /* The most blocks a 10-byte CDB carries. */
 #define CDB10_MAX_BLOCKS	0xffffu
 
-/* The device and the asynchronous state behind @be (store or session). */
-struct runner_be *runner_port(struct backend *be, struct runner_aio ***aio);
+/* The device and the asynchronous state behind @st (store or session). */
+struct runner_store *runner_port(struct store *st, struct runner_aio ***aio);
 
 /* One line naming the device, the request and @sense; the errno. */
-int runner_report(struct runner_be *r, const char *what, size_t len,
+int runner_report(struct runner_store *r, const char *what, size_t len,
 		  uint64_t off, int sts, const uint8_t *sense);
 
 /* READ/WRITE(10), or (16) when 10 cannot carry it, as Linux's sd. */
@@ -82,13 +82,13 @@ void runner_cdb_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t blocks);
 void runner_cdb_sync(uint8_t *cdb);
 
 /* The handler takes only whole SCSI commands (fbo, zbc). */
-static inline bool runner_scsi_only(const struct runner_be *r)
+static inline bool runner_scsi_only(const struct runner_store *r)
 {
 	return r->h->handle_cmd && !r->h->read;
 }
 
 /* Around every callout into the handler (see calls). */
-void runner_call_begin(struct runner_be *r);
-void runner_call_end(struct runner_be *r);
+void runner_call_begin(struct runner_store *r);
+void runner_call_end(struct runner_store *r);
 
 #endif /* TORUS_TCMU_RUNNER_STORE_H */

@@ -341,7 +341,7 @@ void nbd_disconnect(int fd)
 	if (send(fd, buf, sizeof(buf), MSG_NOSIGNAL) == sizeof(buf)) {
 		/*
 		 * Wait (briefly) for the server to close its end, so that a
-		 * server allowing one connection per export (torus) has let
+		 * server allowing one connection per export (coreos-torus) has let
 		 * go of it before the next connection arrives.
 		 */
 		shutdown(fd, SHUT_WR);

@@ -74,12 +74,12 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 		return -1;
 	snprintf(sizearg, sizeof(sizearg), "%" PRIu64, size);
 	snprintf(hint, sizeof(hint),
-		 "run '%s --socket /tmp/x.sock --backend memory --size %s' by hand to see why",
+		 "run '%s --socket /tmp/x.sock --store memory --size %s' by hand to see why",
 		 prog, sizearg);
 	{
 		char *const argv[] = {
 			prog, "--socket", server.sock, "--pidfile",
-			server.pidfile, "--backend", "memory", "--size", sizearg,
+			server.pidfile, "--store", "memory", "--size", sizearg,
 			NULL,
 		};
 
@@ -89,7 +89,7 @@ static int start_server(uint64_t size, char *err, size_t errlen)
 	server.size = size;
 	atexit(stop_server);
 	fprintf(stderr,
-		"torus: no uri given: started the embedded default handler host '%s --backend memory --size %s' on %s (pid %d)\n",
+		"torus: no uri given: started the embedded default handler host '%s --store memory --size %s' on %s (pid %d)\n",
 		SHIM, sizearg, server.sock, (int)server.pid);
 	return 0;
 }

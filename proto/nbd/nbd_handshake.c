@@ -351,7 +351,7 @@ void nbd_hs_closed(struct nbd_hs *hs)
 			nbd_opt_name(hs->pending_opt));
 		return;
 	case NBD_HS_EXPORT_REPLY:
-		hs_fail(hs, "server closed the connection in answer to NBD_OPT_EXPORT_NAME '%s': the export does not exist, or it takes one connection only (torus) and is in use",
+		hs_fail(hs, "server closed the connection in answer to NBD_OPT_EXPORT_NAME '%s': the export does not exist, or it takes one connection only (as coreos-torus does) and is in use",
 			export_label(hs));
 		return;
 	default:

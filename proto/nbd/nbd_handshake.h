@@ -14,7 +14,7 @@
  *	}
  *
  * Legacy servers are handled by visible transitions: a server that drops
- * the connection on NBD_OPT_GO (torus) or resets it after misparsing it
+ * the connection on NBD_OPT_GO (coreos-torus) or resets it after misparsing it
  * (ZeroOS 0-Disk) moves the machine to NBD_HS_RECONNECT in auto mode, and
  * the retry uses NBD_OPT_EXPORT_NAME only.
  */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The stores on a shim's command line: --backend and the flags the stores
+ * The stores on a shim's command line: --store and the flags the stores
  * bring (storage/store.h), the same in both shims. A store's flags are
- * collected as they come and applied once --backend is known, so their
+ * collected as they come and applied once --store is known, so their
  * order does not matter.
  */
 #ifndef SHIM_STORE_H
@@ -31,7 +31,7 @@ void shim_options(struct option out[SHIM_MAX_OPTS],
 int shim_store_flag(struct shim_store_flags *sf, int val, const char *value);
 
 /*
- * --backend's value into spec: 0, or -1 (shim_bad). The noted flags,
+ * --store's value into spec: 0, or -1 (shim_bad). The noted flags,
  * applied to the chosen store: 0, or -1 (shim_bad).
  */
 int shim_store_parse(struct store_spec *spec, const char *arg);

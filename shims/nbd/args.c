@@ -19,12 +19,12 @@ const char shim_name[] = "nbd-shim";
 
 static const char usage_head[] =
 "NAME\n"
-"    nbd-shim - an NBD server that behaves like torus, ZeroOS 0-Disk or a\n"
-"    conformant server\n"
+"    nbd-shim - an NBD server that behaves like CoreOS torus (coreos-torus),\n"
+"    ZeroOS 0-Disk or a conformant server\n"
 "\n"
 "SYNOPSIS\n"
-"    nbd-shim --profile torus|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
-"             [--export NAME] [--size SIZE] [--backend STORE]\n"
+"    nbd-shim --profile coreos|zeroos|standard [--listen unix:PATH|tcp:HOST:PORT]\n"
+"             [--export NAME] [--size SIZE] [--store STORE]\n"
 "             [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--plugin-dir DIR]\n"
 "             [--replicas R] [--latency-us N] [--bandwidth RATE]\n"
 "             [--shape-at WHERE] [--block-size N] [--advertise-trim]\n"
@@ -35,7 +35,7 @@ static const char usage_head[] =
 "    Serves one export over NBD with the wire behaviour of the chosen\n"
 "    profile, as described in docs/shims.md:\n"
 "\n"
-"    torus     coreos/torus `torusblk nbdserve`: EXPORT_NAME and LIST only\n"
+"    coreos    coreos-torus, `torusblk nbdserve`: EXPORT_NAME and LIST only\n"
 "              (any other option closes the connection), flags 0x0025,\n"
 "              always 124 zeroes, one request at a time, one connection\n"
 "              per volume, 512 KiB blocks with read-modify-write, R-way\n"
@@ -53,31 +53,33 @@ static const char usage_head[] =
 "    connections, and exits 0 after a clean shutdown on SIGTERM or SIGINT.\n"
 "\n"
 "OPTIONS\n"
-"    --profile torus|zeroos|standard\n"
-"        The server to behave like. Required.\n"
+"    --profile coreos|zeroos|standard\n"
+"        The server to behave like. Required. torus is the old spelling of\n"
+"        coreos (warns).\n"
 "    --listen unix:PATH | tcp:HOST:PORT\n"
 "        Where to listen. Port 0 picks a free port; the ready line shows\n"
 "        it (default: tcp:127.0.0.1:10809)\n"
 "    --socket PATH\n"
 "        An alias of --listen unix:PATH, as tcmu-shim spells it.\n"
 "    --export NAME\n"
-"        The export's name; torus and zeroos serve it under that name only\n"
-"        (default: torus \"torus\", zeroos \"default\", standard \"\")\n"
+"        The export's name; coreos and zeroos serve it under that name only\n"
+"        (default: coreos \"torus\", zeroos \"default\", standard \"\")\n"
 "    --size SIZE\n"
 "        The export's size, with an optional K, M, G, T suffix (powers of\n"
 "        1024). Required unless the store has a size of its own (a file's,\n"
-"        an NBD export's). torus needs a multiple of its block size.\n"
-"    --backend STORE\n"
+"        an NBD export's). coreos needs a multiple of its block size.\n"
+"    --store STORE\n"
 "        Where data lives, the same stores as tcmu-shim's:\n";
 
-static const char usage_backend_tail[] =
+static const char usage_store_tail[] =
 "        With --replicas R > 1 (memory, null and file only), file uses\n"
 "        PATH.0 .. PATH.R-1. redis and nbd give each connection its own\n"
 "        session, which only --profile zeroos takes (default: memory)\n";
 
 static const char usage_tail[] =
+"    --backend STORE (old spelling)\n        Warns, then does what --store does.\n"
 "    --replicas R\n"
-"        torus: keep R copies, every write to all (default: 1)\n"
+"        coreos: keep R copies, every write to all (default: 1)\n"
 "    --latency-us N\n"
 "        Hold each reply until N microseconds after its request arrived\n"
 "        (default: 0)\n"
@@ -88,13 +90,13 @@ static const char usage_tail[] =
 "    --shape-at client|storage\n"
 "        Where --latency-us and --bandwidth apply: to the requests and\n"
 "        replies of the clients, or to every operation on the stores\n"
-"        behind the profile, as torus's traffic to its peers: its 512 KiB\n"
+"        behind the profile, as coreos-torus's traffic to its peers: its 512 KiB\n"
 "        block reads and writes, each write once per replica\n"
 "        (default: client)\n"
 "    --block-size N\n"
 "        zeroos: the volume block size (the preferred block size and the\n"
-"        Redis block). torus: its internal block. standard: the preferred\n"
-"        block size (default: zeroos 4096, torus 512K, standard 4096)\n"
+"        Redis block). coreos: its internal block. standard: the preferred\n"
+"        block size (default: zeroos 4096, coreos 512K, standard 4096)\n"
 "    --advertise-trim\n"
 "        zeroos: add SEND_TRIM to 0-Disk's flags, so that clients send TRIM\n"
 "        and see the EIO 0-Disk answers it with (a test hook: 0-Disk does\n"
@@ -120,25 +122,25 @@ static const char usage_tail[] =
 "        Show this text.\n"
 "\n"
 "EXAMPLES\n"
-"    nbd-shim --profile torus --size 1G --replicas 2 --bandwidth 1gbit \\\n"
+"    nbd-shim --profile coreos --size 1G --replicas 2 --bandwidth 1gbit \\\n"
 "             --shape-at storage\n"
 "    nbd-shim --profile zeroos --listen unix:/tmp/z.sock --size 2000M \\\n"
-"             --backend redis:127.0.0.1:6379,127.0.0.1:6380 \\\n"
+"             --store redis:127.0.0.1:6379,127.0.0.1:6380 \\\n"
 "             --redis-meta 127.0.0.1:6381\n"
-"    nbd-shim --profile standard --backend null --size 1T\n";
+"    nbd-shim --profile standard --store null --size 1T\n";
 
 static void usage(void)
 {
 	fputs(usage_head, stdout);
 	store_help(stdout);
-	fputs(usage_backend_tail, stdout);
+	fputs(usage_store_tail, stdout);
 	store_flags_help(stdout);
 	fputs(usage_tail, stdout);
 }
 
 enum {
 	OPT_PROFILE = 256, OPT_LISTEN, OPT_SOCKET, OPT_EXPORT, OPT_SIZE,
-	OPT_BACKEND, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
+	OPT_STORE, OPT_OLD_BACKEND, OPT_REPLICAS, OPT_LATENCY, OPT_BANDWIDTH,
 	OPT_SHAPE_AT,
 	OPT_BLOCK_SIZE, OPT_ADVERTISE_TRIM, OPT_POLL, OPT_TIMELINE,
 	OPT_PIDFILE, OPT_VERSION, OPT_HELP,
@@ -150,7 +152,8 @@ static const struct option base_options[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "size", required_argument, NULL, OPT_SIZE },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "backend", required_argument, NULL, OPT_OLD_BACKEND },
 	{ "replicas", required_argument, NULL, OPT_REPLICAS },
 	{ "latency-us", required_argument, NULL, OPT_LATENCY },
 	{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
@@ -170,44 +173,44 @@ static const struct option base_options[] = {
 static int args_check(struct shim_config *cfg)
 {
 	const struct profile *prof = cfg->profile;
-	const struct store_spec *st = &cfg->backend;
+	const struct store_spec *st = &cfg->store;
 
 	if (!prof)
 		return shim_bad("--profile is required (%s)",
-				"torus, zeroos or standard");
+				"coreos, zeroos or standard");
 	if (!cfg->export_name)
 		cfg->export_name = prof->default_export;
-	if (prof == &profile_torus && !*cfg->export_name)
-		return shim_bad("--export: %s", "torus refuses empty volume names");
+	if (prof == &profile_coreos && !*cfg->export_name)
+		return shim_bad("--export: %s", "coreos-torus refuses empty volume names");
 	if (strlen(cfg->export_name) > 4096)
 		return shim_bad("--export: %s", "the name is longer than 4096 bytes");
 	if (!cfg->block_size)
 		cfg->block_size = prof->default_block_size;
 	if (store_has(st, STORE_SESSIONS) && prof != &profile_zeroos)
-		return shim_bad("--backend %s is only for --profile zeroos (the one profile that gives each connection a session of its own)",
+		return shim_bad("--store %s is only for --profile zeroos (the one profile that gives each connection a session of its own)",
 				st->arg);
 	if (cfg->advertise_trim && prof != &profile_zeroos)
 		return shim_bad("--advertise-trim is only for --profile zeroos%s", "");
-	if (cfg->replicas > 1 && prof != &profile_torus)
-		return shim_bad("--replicas is only for --profile torus%s", "");
+	if (cfg->replicas > 1 && prof != &profile_coreos)
+		return shim_bad("--replicas is only for --profile coreos%s", "");
 	if (cfg->replicas > 1 && !store_has(st, STORE_COPIES))
-		return shim_bad("--replicas needs a store whose copies are separate data (memory, null or file:PATH), not --backend %s",
+		return shim_bad("--replicas needs a store whose copies are separate data (memory, null or file:PATH), not --store %s",
 				st->arg);
 	if (!cfg->size && store_has(st, STORE_NEEDS_SIZE))
-		return shim_bad("--size is required with the %s backend",
+		return shim_bad("--size is required with the %s store",
 				st->type->name);
 	if (cfg->size && store_has(st, STORE_OWN_SIZE))
-		return shim_bad("--size does not apply to --backend %s: the store's size is the export's",
+		return shim_bad("--size does not apply to --store %s: the store's size is the export's",
 				st->arg);
 	if (!cfg->size && cfg->replicas > 1)
 		return shim_bad("--size is required with --replicas%s", "");
 	if (prof == &profile_zeroos && !is_pow2(cfg->block_size))
 		return shim_bad("--block-size must be a power of two for %s",
 				"zeroos (as 0-Disk rounds it)");
-	if (prof == &profile_torus && cfg->size &&
+	if (prof == &profile_coreos && cfg->size &&
 	    cfg->size % cfg->block_size)
 		return shim_bad("--size must be a multiple of the block size for %s",
-				"torus (512K unless --block-size says otherwise)");
+				"coreos (512K unless --block-size says otherwise)");
 	return 0;
 }
 
@@ -220,7 +223,7 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	parse_listen("tcp:127.0.0.1:10809", &cfg->listen);
-	if (shim_store_parse(&cfg->backend, "memory"))
+	if (shim_store_parse(&cfg->store, "memory"))
 		return -1;
 	cfg->replicas = 1;
 	cfg->poll_us = -1;
@@ -230,9 +233,14 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	while ((opt = getopt_long(argc, argv, "v", options, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PROFILE:
+			/* torus: the old spelling (torus names this project) */
+			if (!strcmp(optarg, "torus")) {
+				shim_deprecated("--profile torus", "--profile coreos");
+				optarg = "coreos";
+			}
 			cfg->profile = profile_find(optarg);
 			if (!cfg->profile)
-				return shim_bad("--profile %s: use torus, zeroos or standard",
+				return shim_bad("--profile %s: use coreos, zeroos or standard",
 						optarg);
 			break;
 		case OPT_LISTEN:
@@ -257,8 +265,11 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 				return shim_bad("--size %s: use a number of bytes with an optional K, M, G or T suffix",
 						optarg);
 			break;
-		case OPT_BACKEND:
-			if (shim_store_parse(&cfg->backend, optarg))
+		case OPT_OLD_BACKEND:
+			shim_deprecated("--backend", "--store");
+			/* fall through */
+		case OPT_STORE:
+			if (shim_store_parse(&cfg->store, optarg))
 				return -1;
 			break;
 		case OPT_REPLICAS:
@@ -325,8 +336,8 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	}
 	if (optind < argc)
 		return shim_bad("unexpected argument: %s", argv[optind]);
-	/* the stores' flags may come before --backend */
-	if (shim_store_apply(&cfg->backend, &sf))
+	/* the stores' flags may come before --store */
+	if (shim_store_apply(&cfg->store, &sf))
 		return -1;
 	return args_check(cfg);
 }

@@ -24,7 +24,7 @@ struct shim_config {
 	struct listen_addr listen;
 	const char *export_name;
 	uint64_t size;			/* 0: the store's own */
-	struct store_spec backend;	/* --backend and the store's flags */
+	struct store_spec store;	/* --store and the store's flags */
 	int replicas;
 	uint64_t latency_us;
 	uint64_t bandwidth;		/* bytes per second, 0: unlimited */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Builds the export's backend stack from the configuration: the layers a
- * profile wants over the store --backend names (storage/store.h).
+ * Builds the export's store stack from the configuration: the layers a
+ * profile wants over the store --store names (storage/store.h).
  *
- *   torus     torus blocks (RMW) -> [shaped] -> [replicate R] -> R copies
+ *   coreos    coreos-torus blocks (RMW) -> [shaped] -> [replicate R] -> R copies
  *   zeroos    [shaped] -> any store (redis: 0-Disk's layout)
  *   standard  [shaped] -> any store but redis and nbd (sessions)
  *
@@ -20,9 +20,9 @@
 /* Largest request the zeroos and standard profiles advertise. */
 #define EXPORT_MAX_BLOCK	(32u << 20)
 
-/* Copy @copy (-1: the only one) of the store --backend names. */
-static struct backend *open_store(const struct shim_config *cfg, int copy,
-				  char *err, size_t errlen)
+/* Copy @copy (-1: the only one) of the store --store names. */
+static struct store *open_store(const struct shim_config *cfg, int copy,
+				char *err, size_t errlen)
 {
 	struct store_params p = {
 		.size = cfg->size,
@@ -34,26 +34,26 @@ static struct backend *open_store(const struct shim_config *cfg, int copy,
 		.copy = copy,
 	};
 
-	return store_open(&cfg->backend, &p, err, errlen);
+	return store_open(&cfg->store, &p, err, errlen);
 }
 
 /* Storage shaping wraps the stores; writes to R replicas count R times. */
-static struct backend *maybe_shaped(struct backend *be,
-				    const struct shim_config *cfg,
-				    struct shaper *sh, unsigned int factor,
-				    char *err, size_t errlen)
+static struct store *maybe_shaped(struct store *st,
+				  const struct shim_config *cfg,
+				  struct shaper *sh, unsigned int factor,
+				  char *err, size_t errlen)
 {
-	if (!be || !cfg->shape_storage || !shaper_active(sh))
-		return be;
-	return shaped_open(be, sh, factor, err, errlen);
+	if (!st || !cfg->shape_storage || !shaper_active(sh))
+		return st;
+	return shaped_open(st, sh, factor, err, errlen);
 }
 
-/* torus: R replicas, the store's copies 0 .. R-1 when R > 1. */
-static struct backend *open_torus(const struct shim_config *cfg,
+/* coreos: R replicas, the store's copies 0 .. R-1 when R > 1. */
+static struct store *open_coreos(const struct shim_config *cfg,
 				  struct shaper *sh, char *err, size_t errlen)
 {
-	struct backend *rep[64];
-	struct backend *be, *raw;
+	struct store *rep[64];
+	struct store *st, *raw;
 	int i;
 
 	for (i = 0; i < cfg->replicas; i++) {
@@ -61,20 +61,20 @@ static struct backend *open_torus(const struct shim_config *cfg,
 				    errlen);
 		if (!rep[i]) {
 			while (i--)
-				backend_close(rep[i]);
+				store_close(rep[i]);
 			return NULL;
 		}
 	}
 	if (cfg->replicas == 1) {
-		be = rep[0];
+		st = rep[0];
 	} else {
-		be = replicate_open(rep, cfg->replicas, err, errlen);
+		st = replicate_open(rep, cfg->replicas, err, errlen);
 	}
-	raw = be;
-	be = maybe_shaped(be, cfg, sh, cfg->replicas, err, errlen);
-	if (!be)
+	raw = st;
+	st = maybe_shaped(st, cfg, sh, cfg->replicas, err, errlen);
+	if (!st)
 		return NULL;
-	return coreos_blocks_open(be, raw, cfg->block_size, err, errlen);
+	return coreos_blocks_open(st, raw, cfg->block_size, err, errlen);
 }
 
 int export_open(struct export *e, const struct shim_config *cfg,
@@ -85,28 +85,30 @@ int export_open(struct export *e, const struct shim_config *cfg,
 	memset(e, 0, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	snprintf(e->name, sizeof(e->name), "%s", cfg->export_name);
-	if (prof == &profile_torus)
-		e->be = open_torus(cfg, sh, err, errlen);
+	if (prof == &profile_coreos)
+		e->st = open_coreos(cfg, sh, err, errlen);
 	else
-		e->be = open_store(cfg, -1, err, errlen);
-	if (prof != &profile_torus)
-		e->be = maybe_shaped(e->be, cfg, sh, 1, err, errlen);
-	if (!e->be)
+		e->st = open_store(cfg, -1, err, errlen);
+	if (prof != &profile_coreos)
+		e->st = maybe_shaped(e->st, cfg, sh, 1, err, errlen);
+	if (!e->st)
 		return -1;
-	e->size = e->be->size;
+	e->size = e->st->size;
 	e->min_block = 1;
 	e->pref_block = cfg->block_size;
 	e->max_block = EXPORT_MAX_BLOCK;
 	if (cfg->advertise_trim)
 		e->extra_tflags = NBD_FLAG_SEND_TRIM;
+	if (e->st->read_only)
+		e->extra_tflags |= NBD_FLAG_READ_ONLY;
 	return 0;
 }
 
 void export_close(struct export *e)
 {
-	if (e->be && backend_flush(e->be))
+	if (e->st && store_flush(e->st))
 		fprintf(stderr, "nbd-shim: flushing the export on exit failed\n");
-	backend_close(e->be);
-	e->be = NULL;
+	store_close(e->st);
+	e->st = NULL;
 	pthread_mutex_destroy(&e->lock);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The one export a shim serves: its name, size, block sizes, the backend
- * stack, and the lock torus takes per volume.
+ * The one export a shim serves: its name, size, block sizes, the store
+ * stack, and the lock coreos-torus takes per volume.
  */
 #ifndef SHIM_EXPORT_H
 #define SHIM_EXPORT_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "nbd_wire.h"
 
 struct shim_config;
@@ -19,17 +19,18 @@ struct shim_config;
 struct export {
 	char name[NBD_MAX_STRING + 1];
 	uint64_t size;
-	struct backend *be;
+	struct store *st;
 	uint32_t min_block, pref_block, max_block;
-	uint16_t extra_tflags;		/* zeroos --advertise-trim */
+	/* zeroos --advertise-trim; READ_ONLY over a read-only store */
+	uint16_t extra_tflags;
 	pthread_mutex_t lock;
-	bool busy;			/* torus: a connection holds it */
+	bool busy;			/* coreos: a connection holds it */
 };
 
 struct shaper;
 
 /*
- * Builds the backend stack the profile calls for; with --shape-at storage,
+ * Builds the store stack the profile calls for; with --shape-at storage,
  * sh shapes the operations on the stores.
  */
 int export_open(struct export *e, const struct shim_config *cfg,
@@ -42,7 +43,7 @@ static inline bool export_name_is(const struct export *e, const uint8_t *name,
 	return strlen(e->name) == len && !memcmp(e->name, name, len);
 }
 
-/* torus: one connection per volume. */
+/* coreos: one connection per volume. */
 static inline bool export_try_lock(struct export *e)
 {
 	bool got;

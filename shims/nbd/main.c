@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * nbd-shim: an NBD server with the wire behaviour of torus, ZeroOS 0-Disk
- * or a conformant server. main() parses the command line, opens the
- * export and the socket, serves until SIGTERM or SIGINT, and cleans up.
+ * nbd-shim: an NBD server with the wire behaviour of coreos-torus, ZeroOS
+ * 0-Disk or a conformant server. main() parses the command line, opens
+ * the export and the socket, serves until SIGTERM or SIGINT, and cleans up.
  */
 #include <errno.h>
 #include <signal.h>

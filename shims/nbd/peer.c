@@ -122,7 +122,7 @@ static int peer_send_prefix(struct peer *c, int k)
 	c->merge_floor = c->merge_floor > k ? c->merge_floor - k : 0;
 	if (!c->niov) {
 		c->out_used = 0;
-		c->out_refs_backend = false;
+		c->out_refs_store = false;
 	}
 	return 0;
 }
@@ -286,7 +286,7 @@ int peer_queue_ref(struct peer *c, const void *p, size_t len)
 	c->iov[c->niov].iov_base = (void *)p;
 	c->iov[c->niov].iov_len = len;
 	c->niov++;
-	c->out_refs_backend = true;
+	c->out_refs_store = true;
 	return 0;
 }
 

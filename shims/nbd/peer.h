@@ -3,7 +3,7 @@
  * A peer: one client connection as the server sees it (the client side
  * calls its sockets connections; "peer" keeps the two apart): a receive buffer parsed in place, and a reply
  * queue (a staging buffer plus iovecs, some pointing straight into the
- * backend) sent with one sendmsg per batch. Buffers are allocated when the
+ * store) sent with one sendmsg per batch. Buffers are allocated when the
  * connection opens and only grow when a request is larger than any before,
  * so the request path does not allocate.
  *
@@ -12,7 +12,7 @@
  * the server is sitting on.
  *
  * During the handshake (until transmit() starts) input is read exactly as
- * asked, never ahead: torus and 0-Disk read their options field by field
+ * asked, never ahead: coreos-torus and 0-Disk read their options field by field
  * from the socket, so what they leave unread when they hang up is still
  * in the kernel, and the client sees a reset instead of a close.
  */
@@ -48,10 +48,10 @@ struct peer {
 	struct export *exp;
 	const struct profile *prof;
 	/*
-	 * The backend this connection uses, once it chose the export (zeroos:
-	 * its own view, see backend_session()); the export's own otherwise.
+	 * The store this connection uses, once it chose the export (zeroos:
+	 * its own view, see store_session()); the export's own otherwise.
 	 */
-	struct backend *be;
+	struct store *st;
 
 	uint8_t *in;			/* received, [in_pos, in_end) unparsed */
 	size_t in_cap, in_pos, in_end;
@@ -61,7 +61,7 @@ struct peer {
 	size_t out_cap, out_used;
 	struct iovec iov[CONN_IOV_MAX];
 	int niov;
-	bool out_refs_backend;		/* an iovec points into the backend */
+	bool out_refs_store;		/* an iovec points into the store */
 	uint64_t due_ns;		/* shaping: send all no earlier */
 
 	/*
@@ -80,7 +80,7 @@ struct peer {
 	/* negotiated */
 	bool no_zeroes;
 	bool structured;
-	bool holds_export;		/* torus: this connection has the lock */
+	bool holds_export;		/* coreos: this connection has the lock */
 
 	/* --timeline (stamps.c); tl NULL: off, and nothing below is used */
 	struct tl_writer *tl;

@@ -10,7 +10,7 @@
 const struct profile *profile_find(const char *name)
 {
 	static const struct profile *const all[] = {
-		&profile_torus, &profile_zeroos, &profile_standard,
+		&profile_coreos, &profile_zeroos, &profile_standard,
 	};
 	unsigned int i;
 

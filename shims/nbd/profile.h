@@ -40,7 +40,7 @@ struct profile {
 		       const uint8_t *payload);
 };
 
-extern const struct profile profile_torus;
+extern const struct profile profile_coreos;
 extern const struct profile profile_zeroos;
 extern const struct profile profile_standard;
 

@@ -9,11 +9,11 @@
  * - READ, WRITE, FLUSH, TRIM, WRITE_ZEROES with FUA, DISC; multi-conn;
  *   structured replies for READ when agreed;
  * - replies batched: one send per receive, reads pointing straight into
- *   the memory or null backend.
+ *   the memory or null store.
  */
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "peer.h"
 #include "export.h"
 #include "negotiate.h"
@@ -41,7 +41,8 @@ static int std_export_name(struct peer *c, uint32_t len)
 			  c->peer, (int)len, name, e->name);
 		return -1;
 	}
-	return neg_export_name_reply(c, e->size, STD_TFLAGS, c->no_zeroes);
+	return neg_export_name_reply(c, e->size, STD_TFLAGS | e->extra_tflags,
+				     c->no_zeroes);
 }
 
 /* 1: GO succeeded, 0: next option, -1: close. */
@@ -66,7 +67,8 @@ static int std_info_go(struct peer *c, uint32_t opt, uint32_t len)
 	for (i = 0; i < go.ninfo; i++)
 		if (get_be16(go.info + 2 * i) == NBD_INFO_NAME)
 			want_name = true;
-	if (neg_reply_info_export(c, opt, e->size, STD_TFLAGS) ||
+	if (neg_reply_info_export(c, opt, e->size,
+				  STD_TFLAGS | e->extra_tflags) ||
 	    neg_reply_info_block_size(c, opt, e->min_block, e->pref_block,
 				     e->max_block) ||
 	    (want_name && neg_reply_info_text(c, opt, NBD_INFO_NAME, e->name)) ||
@@ -143,10 +145,13 @@ static int std_check(struct peer *c, const struct nbd_request *req)
 	if (req->flags & ~STD_CMD_FLAGS)
 		return NBD_EINVAL;
 	switch (req->type) {
-	case NBD_CMD_READ:
 	case NBD_CMD_WRITE:
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
+		if (e->st->read_only)
+			return NBD_EPERM;
+		/* fall through */
+	case NBD_CMD_READ:
 		if (!req->length || req->length > e->max_block)
 			return NBD_EINVAL;
 		if (req->offset > e->size ||
@@ -165,12 +170,12 @@ static int std_check(struct peer *c, const struct nbd_request *req)
 static int std_request(struct peer *c, const struct nbd_request *req,
 		       const uint8_t *payload)
 {
-	struct backend *be = c->exp->be;
+	struct store *st = c->exp->st;
 	int ret = 0;
 
 	switch (req->type) {
 	case NBD_CMD_READ:
-		if (reply_read(c, req, be, &ret))
+		if (reply_read(c, req, st, &ret))
 			return REQ_CLOSE;
 		if (!ret)
 			return REQ_NEXT;
@@ -178,27 +183,27 @@ static int std_request(struct peer *c, const struct nbd_request *req,
 	case NBD_CMD_WRITE:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = backend_pwrite(be, payload, req->length, req->offset);
+		ret = store_pwrite(st, payload, req->length, req->offset);
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = backend_zero(be, req->length, req->offset);
+		ret = store_zero(st, req->length, req->offset);
 		break;
 	case NBD_CMD_TRIM:
 		if (reply_fence(c))
 			return REQ_CLOSE;
-		ret = backend_trim(be, req->length, req->offset);
+		ret = store_trim(st, req->length, req->offset);
 		break;
 	case NBD_CMD_FLUSH:
-		ret = backend_flush(be);
+		ret = store_flush(st);
 		break;
 	case NBD_CMD_DISC:
-		backend_flush(be);
+		store_flush(st);
 		return REQ_DISC;
 	}
 	if (!ret && (req->flags & NBD_CMD_FLAG_FUA))
-		ret = backend_flush(be);
+		ret = store_flush(st);
 	if (ret) {
 		shim_info("%s: %s offset %llu length %u: %s", c->peer,
 			  nbd_cmd_name(req->type),

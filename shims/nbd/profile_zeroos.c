@@ -17,22 +17,22 @@
  *   a known one gets INFO_EXPORT, INFO_NAME, INFO_DESCRIPTION ("boot
  *   vdisk": 0-Disk says "<vdisk type> vdisk", and the deduped layout is
  *   the boot type's) and INFO_BLOCK_SIZE, unasked, then ACK;
- * - each connection gets its own view of the backend (backend_session):
+ * - each connection gets its own view of the store (store_session):
  *   over Redis, its own copy of the block map, as each 0-Disk connection
- *   builds its own backend;
+ *   builds its own store;
  * - transmission flags 0x014d; block sizes 1 / --block-size / 32 MiB;
- * - READ, WRITE, FLUSH, WRITE_ZEROES, DISC; FUA flushes the backend; TRIM
+ * - READ, WRITE, FLUSH, WRITE_ZEROES, DISC; FUA flushes the store; TRIM
  *   (not advertised, unless --advertise-trim asks so that clients send
  *   it) answers EIO; a request with length 0, past the end or
  *   over the maximum, or an unknown command, drops the connection;
- * - the READ reply header goes out before the data is read, so a backend
+ * - the READ reply header goes out before the data is read, so a store
  *   read error ends the connection; every error is EIO;
  * - one request at a time, replies in order.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "peer.h"
 #include "export.h"
 #include "negotiate.h"
@@ -51,26 +51,26 @@
 #define ZEROOS_DESCRIPTION	"boot vdisk"
 
 /*
- * The backend for this connection: 0-Disk builds one per connection
+ * The store for this connection: 0-Disk builds one per connection
  * (connectExport), so over Redis each has its own block map. NULL (logged)
  * when the storage cannot be reached.
  */
-static struct backend *zeroos_attach(struct peer *c)
+static struct store *zeroos_attach(struct peer *c)
 {
-	struct backend *be;
+	struct store *st;
 	char err[512];
 
-	be = backend_session(c->exp->be, err, sizeof(err));
-	if (!be)
+	st = store_session(c->exp->st, err, sizeof(err));
+	if (!st)
 		shim_info("%s: cannot open vdisk \"%s\": %s", c->peer,
 			  c->exp->name, err);
-	return be;
+	return st;
 }
 
-static void zeroos_detach(struct peer *c, struct backend *be)
+static void zeroos_detach(struct peer *c, struct store *st)
 {
-	if (be != c->exp->be)
-		backend_close(be);
+	if (st != c->exp->st)
+		store_close(st);
 }
 
 static int zeroos_export_name(struct peer *c, uint32_t len)
@@ -90,8 +90,8 @@ static int zeroos_export_name(struct peer *c, uint32_t len)
 			  c->peer, (int)len, name, e->name);
 		return -1;
 	}
-	c->be = zeroos_attach(c);
-	if (!c->be)
+	c->st = zeroos_attach(c);
+	if (!c->st)
 		return -1;
 	return neg_export_name_reply(c, e->size,
 				    ZEROOS_TFLAGS | e->extra_tflags,
@@ -107,7 +107,7 @@ static int zeroos_export_name(struct peer *c, uint32_t len)
 static int zeroos_info_go(struct peer *c, uint32_t opt, uint32_t optlen)
 {
 	struct export *e = c->exp;
-	struct backend *be;
+	struct store *st;
 	const uint8_t *p;
 	uint32_t ninfo, namelen, used;
 	bool known;
@@ -148,9 +148,9 @@ static int zeroos_info_go(struct peer *c, uint32_t opt, uint32_t optlen)
 			  nbd_opt_name(opt), (int)namelen, p, namelen);
 	if (peer_skip(c, optlen - used))
 		return -1;
-	/* 0-Disk connects the backend for INFO too, and lets it go */
-	be = known ? zeroos_attach(c) : NULL;
-	if (!be)
+	/* 0-Disk connects the store for INFO too, and lets it go */
+	st = known ? zeroos_attach(c) : NULL;
+	if (!st)
 		return neg_reply(c, opt, NBD_REP_ERR_UNKNOWN);
 	if (neg_reply_info_export(c, opt, e->size,
 				 ZEROOS_TFLAGS | e->extra_tflags) ||
@@ -160,14 +160,14 @@ static int zeroos_info_go(struct peer *c, uint32_t opt, uint32_t optlen)
 	    neg_reply_info_block_size(c, opt, e->min_block, e->pref_block,
 				     e->max_block) ||
 	    neg_reply(c, opt, NBD_REP_ACK)) {
-		zeroos_detach(c, be);
+		zeroos_detach(c, st);
 		return -1;
 	}
 	if (opt != NBD_OPT_GO) {
-		zeroos_detach(c, be);
+		zeroos_detach(c, st);
 		return 0;
 	}
-	c->be = be;
+	c->st = st;
 	return 1;
 }
 
@@ -259,8 +259,8 @@ static int zeroos_read(struct peer *c, const struct nbd_request *req)
 	if (!p)
 		return REQ_CLOSE;
 	nbd_encode_simple_reply(p, 0, req->cookie);
-	ret = backend_pread(c->be, p + NBD_SIMPLE_REPLY_LEN, req->length,
-			    req->offset);
+	ret = store_pread(c->st, p + NBD_SIMPLE_REPLY_LEN, req->length,
+			  req->offset);
 	if (ret) {
 		shim_info("%s: read I/O error: %s; closing", c->peer,
 			  strerror(-ret));
@@ -274,7 +274,7 @@ static int zeroos_read(struct peer *c, const struct nbd_request *req)
 static int zeroos_request(struct peer *c, const struct nbd_request *req,
 			  const uint8_t *payload)
 {
-	struct backend *be = c->be;
+	struct store *st = c->st;
 	bool fua = req->flags & NBD_CMD_FLAG_FUA;
 	int ret = 0;
 
@@ -282,24 +282,24 @@ static int zeroos_request(struct peer *c, const struct nbd_request *req,
 	case NBD_CMD_READ:
 		return zeroos_read(c, req);
 	case NBD_CMD_WRITE:
-		ret = backend_pwrite(be, payload, req->length, req->offset);
+		ret = store_pwrite(st, payload, req->length, req->offset);
 		if (!ret && fua)
-			ret = backend_flush(be);
+			ret = store_flush(st);
 		break;
 	case NBD_CMD_WRITE_ZEROES:
-		ret = backend_zero(be, req->length, req->offset);
+		ret = store_zero(st, req->length, req->offset);
 		if (!ret && fua)
-			ret = backend_flush(be);
+			ret = store_flush(st);
 		break;
 	case NBD_CMD_FLUSH:
-		ret = backend_flush(be);
+		ret = store_flush(st);
 		break;
 	case NBD_CMD_TRIM:
-		ret = -EIO;	/* 0-Disk's backends cannot trim */
+		ret = -EIO;	/* 0-Disk's stores cannot trim */
 		break;
 	case NBD_CMD_DISC:
-		if (backend_flush(be))
-			shim_info("%s: cannot flush backend", c->peer);
+		if (store_flush(st))
+			shim_info("%s: cannot flush store", c->peer);
 		return REQ_DISC;
 	}
 	if (ret && req->type != NBD_CMD_TRIM)

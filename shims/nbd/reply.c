@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "peer.h"
 #include "nbd_proto.h"
 #include "reply.h"
@@ -46,7 +46,7 @@ static size_t read_header(const struct peer *c, uint8_t *p,
 }
 
 int reply_read(struct peer *c, const struct nbd_request *req,
-	       struct backend *be, int *err)
+	       struct store *st, int *err)
 {
 	size_t hlen = c->structured ? NBD_CHUNK_OFFSET_DATA_HDR_LEN :
 				      NBD_SIMPLE_REPLY_LEN;
@@ -54,7 +54,7 @@ int reply_read(struct peer *c, const struct nbd_request *req,
 	uint8_t *p;
 
 	*err = 0;
-	data = backend_peek(be, req->length, req->offset);
+	data = store_peek(st, req->length, req->offset);
 	if (data) {
 		p = peer_reserve(c, hlen);
 		if (!p)
@@ -65,7 +65,7 @@ int reply_read(struct peer *c, const struct nbd_request *req,
 	p = peer_reserve(c, hlen + req->length);
 	if (!p)
 		return -1;
-	*err = backend_pread(be, p + hlen, req->length, req->offset);
+	*err = store_pread(st, p + hlen, req->length, req->offset);
 	if (*err) {
 		peer_unreserve(c, hlen + req->length);
 		return 0;
@@ -76,5 +76,5 @@ int reply_read(struct peer *c, const struct nbd_request *req,
 
 int reply_fence(struct peer *c)
 {
-	return c->out_refs_backend ? peer_flush(c) : 0;
+	return c->out_refs_store ? peer_flush(c) : 0;
 }

@@ -11,7 +11,7 @@
 #include "nbd_proto.h"
 
 struct peer;
-struct backend;
+struct store;
 
 /* A simple reply without payload. */
 int reply_simple(struct peer *c, uint64_t cookie, uint32_t error);
@@ -24,15 +24,15 @@ int reply_error(struct peer *c, const struct nbd_request *req,
 		uint32_t error, const char *msg);
 
 /*
- * The reply to a READ with its data, from be: pointing into the backend
+ * The reply to a READ with its data, from be: pointing into the store
  * when it can (peek), else copied into the staging buffer. *err gets the
- * backend's error (0 on success), in which case nothing is queued.
+ * store's error (0 on success), in which case nothing is queued.
  */
 int reply_read(struct peer *c, const struct nbd_request *req,
-	       struct backend *be, int *err);
+	       struct store *st, int *err);
 
 /*
- * Before changing the backend: send replies that still point into it, so
+ * Before changing the store: send replies that still point into it, so
  * they carry the data as it was when they were read.
  */
 int reply_fence(struct peer *c);

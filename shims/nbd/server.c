@@ -164,7 +164,7 @@ static void server_remove(struct server *s, struct peer_node *n)
 }
 
 /*
- * The connection's own backend (zeroos over Redis: its block map) goes
+ * The connection's own store (zeroos over Redis: its block map) goes
  * with it, unflushed as 0-Disk's, unless the server is stopping: 0-Disk
  * flushes every vdisk on SIGTERM.
  */
@@ -175,10 +175,10 @@ static void peer_detach(struct server *s, struct peer *c)
 	pthread_mutex_lock(&s->lock);
 	stopping = s->stopping;
 	pthread_mutex_unlock(&s->lock);
-	if (stopping && backend_flush(c->be))
+	if (stopping && store_flush(c->st))
 		shim_err("%s: flushing on shutdown failed", c->peer);
-	backend_close(c->be);
-	c->be = NULL;
+	store_close(c->st);
+	c->st = NULL;
 }
 
 static void *peer_thread(void *arg)
@@ -195,7 +195,7 @@ static void *peer_thread(void *arg)
 	}
 	if (c->holds_export)
 		export_unlock(&s->exp);
-	if (c->be && c->be != s->exp.be)
+	if (c->st && c->st != s->exp.st)
 		peer_detach(s, c);
 	shim_debug("%s: closed", c->peer);
 	stamps_close(c);

@@ -22,7 +22,7 @@ static const char usage_head[] =
 "    like a disk, over any of the stores nbd-shim offers\n"
 "\n"
 "SYNOPSIS\n"
-"    tcmu-shim (--listen unix:PATH | --uio /dev/uioN) [--backend STORE]\n"
+"    tcmu-shim (--listen unix:PATH | --uio /dev/uioN) [--store STORE]\n"
 "              [--redis-meta HOST:PORT[,...]] [--vdisk NAME] [--plugin-dir DIR]\n"
 "              [--size SIZE] [--block-size 512|4096] [--max-command-data SIZE]\n"
 "              [--pidfile FILE] [--log FILE] [--timeout SECONDS]\n"
@@ -50,13 +50,14 @@ static const char usage_head[] =
 "        An alias of --listen unix:PATH.\n"
 "    --uio /dev/uioN\n"
 "        Serve the kernel's ring behind the UIO device (its map 0).\n"
-"    --backend STORE\n"
+"    --store STORE\n"
 "        Where data lives, the same stores as nbd-shim's:\n";
 
-static const char usage_backend_tail[] =
+static const char usage_store_tail[] =
 "        (default: memory)\n";
 
 static const char usage_tail[] =
+"    --backend STORE (old spelling)\n        Warns, then does what --store does.\n"
 "    --size SIZE\n"
 "        The device's size, with an optional K, M, G, T suffix (powers of\n"
 "        1024); a multiple of the block size. Required by memory, null\n"
@@ -94,21 +95,21 @@ static const char usage_tail[] =
 "\n"
 "EXAMPLES\n"
 "    tcmu-shim --listen unix:/tmp/tcmu.sock --size 1G\n"
-"    tcmu-shim --listen unix:/tmp/tcmu.sock --backend file:/var/tmp/disk.img,direct\n"
-"    tcmu-shim --uio /dev/uio0 --backend nbd:nbd://127.0.0.1:10809\n"
-"    tcmu-shim --uio /dev/uio0 --backend runner:qcow:/var/tmp/disk.qcow2\n";
+"    tcmu-shim --listen unix:/tmp/tcmu.sock --store file:/var/tmp/disk.img,direct\n"
+"    tcmu-shim --uio /dev/uio0 --store nbd:nbd://127.0.0.1:10809\n"
+"    tcmu-shim --uio /dev/uio0 --store runner:qcow:/var/tmp/disk.qcow2\n";
 
 static void usage(void)
 {
 	fputs(usage_head, stdout);
 	store_help(stdout);
-	fputs(usage_backend_tail, stdout);
+	fputs(usage_store_tail, stdout);
 	store_flags_help(stdout);
 	fputs(usage_tail, stdout);
 }
 
 enum {
-	OPT_LISTEN = 256, OPT_SOCKET, OPT_UIO, OPT_BACKEND, OPT_SIZE,
+	OPT_LISTEN = 256, OPT_SOCKET, OPT_UIO, OPT_STORE, OPT_OLD_BACKEND, OPT_SIZE,
 	OPT_BLOCK_SIZE, OPT_MAX_COMMAND_DATA, OPT_MAX_TRANSFER, OPT_PIDFILE,
 	OPT_LOG, OPT_TIMEOUT, OPT_TIMELINE, OPT_VERSION, OPT_HELP,
 };
@@ -117,7 +118,8 @@ static const struct option base_options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "uio", required_argument, NULL, OPT_UIO },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "backend", required_argument, NULL, OPT_OLD_BACKEND },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "max-command-data", required_argument, NULL, OPT_MAX_COMMAND_DATA },
@@ -144,10 +146,10 @@ static int args_check(struct shim_config *cfg)
 		return shim_bad("--listen and --uio exclude each other: one ring source per process%s",
 				"");
 	if (!cfg->size && store_has(st, STORE_NEEDS_SIZE))
-		return shim_bad("--size is required with the %s backend",
+		return shim_bad("--size is required with the %s store",
 				st->type->name);
 	if (cfg->size && store_has(st, STORE_OWN_SIZE))
-		return shim_bad("--size does not apply to --backend %s: the export's size is the device's",
+		return shim_bad("--size does not apply to --store %s: the export's size is the device's",
 				st->arg);
 	if (cfg->size % cfg->block_size)
 		return shim_bad("--size must be a multiple of --block-size (%s bytes)",
@@ -205,7 +207,10 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 						optarg);
 			cfg->uio_path = optarg;
 			break;
-		case OPT_BACKEND:
+		case OPT_OLD_BACKEND:
+			shim_deprecated("--backend", "--store");
+			/* fall through */
+		case OPT_STORE:
 			if (shim_store_parse(&cfg->store, optarg))
 				return -1;
 			break;
@@ -268,7 +273,7 @@ int args_parse(int argc, char **argv, struct shim_config *cfg)
 	}
 	if (optind < argc)
 		return shim_bad("unexpected argument: %s", argv[optind]);
-	/* the stores' flags may come before --backend */
+	/* the stores' flags may come before --store */
 	if (shim_store_apply(&cfg->store, &sf))
 		return -1;
 	return args_check(cfg);

@@ -31,7 +31,7 @@ struct shared_ring {
 	int fds[TCMU_SHARED_NFDS];	/* region, kick, creator's done, state */
 	uint8_t *region;
 	uint64_t region_size;
-	struct backend *sess, *be;
+	struct store *sess, *st;
 	struct ring ring;
 	struct ring_peers peers;
 	int socks[RING_PEERS_MAX];	/* shut down if the ring fails */
@@ -64,14 +64,14 @@ static void socket_event(struct client *c)
 }
 
 static void serve(struct client *c, const struct scsi_target *t,
-		  struct backend *be)
+		  struct store *st)
 {
 	char err[256] = "";
-	struct backend *sess;
+	struct store *sess;
 	struct ring ring;
 	int ret;
 
-	sess = backend_session(be, err, sizeof(err));
+	sess = store_session(st, err, sizeof(err));
 	if (!sess) {
 		attach_refuse(c, EIO, err);
 		return;
@@ -100,8 +100,8 @@ static void serve(struct client *c, const struct scsi_target *t,
 	ring_report(&ring);
 	ring_free(&ring);
 out:
-	if (sess != be)
-		backend_close(sess);
+	if (sess != st)
+		store_close(sess);
 }
 
 /* The reply to a shared request, with the ring's fds when it joins. */
@@ -173,7 +173,7 @@ static void *shared_thread(void *arg)
 	unsigned int i;
 	int ret = -EIO;
 
-	sr->sess = backend_session(sr->be, err, sizeof(err));
+	sr->sess = store_session(sr->st, err, sizeof(err));
 	if (sr->sess)
 		ret = ring_init(&sr->ring, sr->name, sr->region,
 				sr->region_size, sr->t, sr->sess, err,
@@ -208,14 +208,14 @@ static void *shared_thread(void *arg)
 		  sr->name, sr->joins, (unsigned long long)sr->ring.nr_cmds);
 	ring_free(&sr->ring);
 out:
-	if (sr->sess && sr->sess != sr->be)
-		backend_close(sr->sess);
+	if (sr->sess && sr->sess != sr->st)
+		store_close(sr->sess);
 	return NULL;
 }
 
 /* A new shared ring from this client's fds: 0, or -1 after refusing. */
 static int shared_create(struct client *c, const struct scsi_target *t,
-			 struct backend *be, struct shared_ring **out)
+			 struct store *st, struct shared_ring **out)
 {
 	struct shared_ring *sr = calloc(1, sizeof(*sr));
 	int i;
@@ -233,7 +233,7 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	sr->region_size = c->region_size;
 	c->region = NULL;
 	sr->t = t;
-	sr->be = be;
+	sr->st = st;
 	pthread_mutex_init(&sr->peers.lock, NULL);
 	sr->creating = true;
 	sr->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -274,7 +274,7 @@ static void wait_gone(struct client *c)
  * out stops the ring.
  */
 static void serve_shared(struct client *c, const struct scsi_target *t,
-			 struct backend *be)
+			 struct store *st)
 {
 	struct shared_ring *sr;
 	unsigned int i, n;
@@ -291,7 +291,7 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 		}
 		if (sr && !sr->dead)
 			break;
-		if (shared_create(c, t, be, &sr)) {
+		if (shared_create(c, t, st, &sr)) {
 			pthread_mutex_unlock(&shared_lock);
 			return;
 		}
@@ -358,7 +358,7 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 }
 
 void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
-		  const struct scsi_target *t, struct backend *be)
+		  const struct scsi_target *t, struct store *st)
 {
 	struct client c = { .sock = sock };
 	int i;
@@ -370,9 +370,9 @@ void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 		c.fds[i] = -1;
 	if (!attach_take_request(&c, cfg->timeout_s)) {
 		if (c.kind == TCMU_ATTACH_SHARED)
-			serve_shared(&c, t, be);
+			serve_shared(&c, t, st);
 		else
-			serve(&c, t, be);
+			serve(&c, t, st);
 	}
 
 	if (c.region)

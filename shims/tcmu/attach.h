@@ -10,6 +10,6 @@
 #include "shim.h"
 
 void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
-		  const struct scsi_target *t, struct backend *be);
+		  const struct scsi_target *t, struct store *st);
 
 #endif /* TCMU_SHIM_ATTACH_H */

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 {
 	static struct shim_config cfg;
 	static struct scsi_target target;
-	struct backend *be;
+	struct store *st;
 	char err[512] = "";
 	uint64_t size;
 	struct store_caps caps;
@@ -61,12 +61,12 @@ int main(int argc, char **argv)
 	if (sigfd < 0)
 		return 1;
 
-	be = store_open_device(&cfg, &caps, err, sizeof(err));
-	if (!be) {
+	st = store_open_device(&cfg, &caps, err, sizeof(err));
+	if (!st) {
 		shim_err("%s", err);
 		return 1;
 	}
-	size = cfg.size && cfg.size < be->size ? cfg.size : be->size;
+	size = cfg.size && cfg.size < st->size ? cfg.size : st->size;
 	if (size % cfg.block_size)
 		shim_info("the store's %llu bytes are not a whole number of %u-byte blocks: the last %llu bytes are not offered",
 			  (unsigned long long)size, cfg.block_size,
@@ -75,19 +75,20 @@ int main(int argc, char **argv)
 			     caps.lbprz, unit_id(&cfg))) {
 		shim_err("the store's %llu bytes do not make a device of %u-byte blocks",
 			 (unsigned long long)size, cfg.block_size);
-		backend_close(be);
+		store_close(st);
 		return 1;
 	}
 	target.thin = caps.thin;
 	target.write_cache = caps.write_cache;
+	target.write_protect = st->read_only;
 
 	if (cfg.socket_path)
-		ret = server_run(&cfg, &target, be, sigfd);
+		ret = server_run(&cfg, &target, st, sigfd);
 	else
-		ret = uio_run(&cfg, &target, be, sigfd);
-	if (backend_flush(be))
+		ret = uio_run(&cfg, &target, st, sigfd);
+	if (store_flush(st))
 		shim_err("flushing the store on exit failed");
-	backend_close(be);
+	store_close(st);
 	if (cfg.pidfile)
 		unlink(cfg.pidfile);
 	close(sigfd);

@@ -6,7 +6,7 @@
  * kernel both are the UIO fd (4-byte read to wait, 4-byte write to say
  * that commands were retired).
  *
- * A store with asynchronous requests (backend_ops.aio) gets the ring's
+ * A store with asynchronous requests (store_ops.aio) gets the ring's
  * I/O started, not waited for: a command in flight keeps its state in a
  * struct ring_cmd of the ring's, one for every command the ring can hold,
  * and completes when the store says so, in any order.
@@ -89,7 +89,7 @@ struct ring {
  * -EPROTONOSUPPORT for a mailbox version other than 2.
  */
 int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
-	      const struct scsi_target *t, struct backend *be, char *err,
+	      const struct scsi_target *t, struct store *st, char *err,
 	      size_t errlen);
 void ring_free(struct ring *r);
 

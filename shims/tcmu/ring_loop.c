@@ -54,20 +54,20 @@ static uint32_t ring_slots(const struct ring *r)
  * command the ring can hold (calloc'd, so only slots used are touched).
  * -ENOMEM, else 0 (a store without them, or that cannot, runs sync).
  */
-static int aio_init(struct ring *r, struct backend *be)
+static int aio_init(struct ring *r, struct store *st)
 {
 	uint32_t i, n = ring_slots(r);
 	int fd;
 
 	r->store_fd = -1;
 	/* Completions out of order need a producer that takes them. */
-	if (!be->ops->aio || !r->ooo)
+	if (!st->ops->aio || !r->ooo)
 		return 0;
 	r->cmds = calloc(n, sizeof(*r->cmds));
 	r->free_cmds = calloc(n, sizeof(*r->free_cmds));
 	if (!r->cmds || !r->free_cmds)
 		return -ENOMEM;
-	fd = backend_aio_open(be, n);
+	fd = store_aio_open(st, n);
 	if (fd < 0) {
 		shim_err("%s: the store's asynchronous requests: %s; commands run one at a time",
 			 r->name, strerror(-fd));
@@ -82,7 +82,7 @@ static int aio_init(struct ring *r, struct backend *be)
 }
 
 int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
-	      const struct scsi_target *t, struct backend *be, char *err,
+	      const struct scsi_target *t, struct store *st, char *err,
 	      size_t errlen)
 {
 	const struct tcmu_mailbox *mb = region;
@@ -109,7 +109,7 @@ int ring_init(struct ring *r, const char *name, void *region, uint64_t size,
 	r->ooo = mb->flags & TCMU_MAILBOX_FLAG_CAP_OOOC;
 	r->cmd.iov_max = iov_limit(t);
 	r->cmd.iov = calloc(r->cmd.iov_max, sizeof(*r->cmd.iov));
-	if (!r->cmd.iov || scsi_lu_init(&r->lu, t, be) || aio_init(r, be)) {
+	if (!r->cmd.iov || scsi_lu_init(&r->lu, t, st) || aio_init(r, st)) {
 		ring_free(r);
 		snprintf(err, errlen, "out of memory for the ring's buffers");
 		return -ENOMEM;
@@ -228,7 +228,7 @@ static int serve(struct ring *r)
 }
 
 /* The store finished a command's request: its reply, in any order. */
-static void cmd_done(struct backend_io *bio, int err)
+static void cmd_done(struct store_io *bio, int err)
 {
 	struct ring_cmd *c = container_of(bio, struct ring_cmd, io.bio);
 	struct ring *r = c->r;
@@ -312,7 +312,7 @@ static int start(struct ring *r)
 		c->rec = r->rec;
 		c->rec.t[RS_STARTED] = now_ns();
 	}
-	backend_aio_submit(r->lu.be, &c->io.bio);
+	store_aio_submit(r->lu.st, &c->io.bio);
 	return 1;
 }
 
@@ -363,7 +363,7 @@ static int drain(struct ring *r)
 
 /*
  * Wait for a kick, the stop fd or the store. With requests in flight the
- * store is reaped at least every BACKEND_AIO_TICK_MS (its timeouts).
+ * store is reaped at least every STORE_AIO_TICK_MS (its timeouts).
  */
 static int wait_kick(struct ring *r, int stop_fd)
 {
@@ -376,7 +376,7 @@ static int wait_kick(struct ring *r, int stop_fd)
 	uint64_t count;
 	uint32_t events;
 
-	ms = r->inflight ? BACKEND_AIO_TICK_MS : -1;
+	ms = r->inflight ? STORE_AIO_TICK_MS : -1;
 	n = poll(pfd, nfds, ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
@@ -395,7 +395,7 @@ static int wait_kick(struct ring *r, int stop_fd)
 	}
 	/* Also when idle: what the store's fd says must be taken. */
 	if (r->inflight || (nfds == 3 && pfd[2].revents))
-		backend_aio_reap(r->lu.be);
+		store_aio_reap(r->lu.st);
 	return 0;
 }
 
@@ -406,14 +406,14 @@ int ring_run(struct ring *r, int stop_fd)
 	for (;;) {
 		ret = drain(r);
 		if (r->started) {
-			backend_aio_commit(r->lu.be);
+			store_aio_commit(r->lu.st);
 			r->started = 0;
 			r->reap_due = true;
 		}
 		/* What failed at once, or came in meanwhile, goes now. */
 		if (r->reap_due) {
 			r->reap_due = false;
-			backend_aio_reap(r->lu.be);
+			store_aio_reap(r->lu.st);
 		}
 		if (!ret && r->broken)
 			ret = -EPROTO;
@@ -429,7 +429,7 @@ int ring_run(struct ring *r, int stop_fd)
 			 * a producer still there (a kernel) sees them fail.
 			 */
 			if (r->inflight) {
-				backend_aio_cancel(r->lu.be, -ECANCELED);
+				store_aio_cancel(r->lu.st, -ECANCELED);
 				notify(r);
 			}
 			return ret;

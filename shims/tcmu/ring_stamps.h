@@ -11,7 +11,7 @@
  *              wake-up (published to picked), as nbd-shim's received is
  *              the receive that brought a request in
  *   started    handed to the SCSI target (synchronous) or to the store
- *              (backend_ops.aio); not taken for a command answered
+ *              (store_ops.aio); not taken for a command answered
  *              without the store (refused, no data)
  *   stored     the target or the store finished it
  *   completed  its reply written and cmd_tail moved past it, before the

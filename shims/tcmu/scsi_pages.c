@@ -13,7 +13,8 @@
 #define VPD_CHARS_LEN		64
 #define VPD_PROV_LEN		8
 
-/* MODE SENSE device-specific parameter: DPO and FUA are honoured. */
+/* MODE SENSE device-specific parameter: write protected; DPO and FUA. */
+#define MODE_WP			0x80
 #define MODE_DPOFUA		0x10
 
 /* An ASCII field, space padded as SPC wants. */
@@ -221,6 +222,7 @@ int scsi_mode_sense(const struct scsi_target *t, const struct tcmu_cdb *c,
 {
 	bool ten = c->len == 10, changeable = c->pc == 1;
 	bool longlba = ten && (c->flags & TCMU_CDB_F_LLBAA);
+	uint8_t devspec = MODE_DPOFUA | (t->write_protect ? MODE_WP : 0);
 	int hdr = ten ? 8 : 4, len, bd = 0;
 
 	if (c->pc == 3) {
@@ -247,12 +249,12 @@ int scsi_mode_sense(const struct scsi_target *t, const struct tcmu_cdb *c,
 
 	if (ten) {
 		put_be16(buf, len - 2);
-		buf[3] = MODE_DPOFUA;
+		buf[3] = devspec;
 		buf[4] = bd == 16 ? 0x01 : 0;	/* LONGLBA */
 		put_be16(buf + 6, bd);
 	} else {
 		buf[0] = len - 1;
-		buf[2] = MODE_DPOFUA;
+		buf[2] = devspec;
 		buf[3] = bd;
 	}
 	return len;

@@ -2,7 +2,7 @@
 /*
  * The SCSI target (see scsi_target.h): CDBs parsed and checked by
  * proto/tcmu/tcmu_cdb_parse.c, data moved between the command's iovecs and the
- * backend, backend errors turned into sense.
+ * store, store errors turned into sense.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "scsi_pages.h"
 #include "scsi_target.h"
 
-/* The most a WRITE SAME or an UNMAP may cover: big, but one backend call. */
+/* The most a WRITE SAME or an UNMAP may cover: big, but one store call. */
 #define MAX_RANGE_BYTES		(1ull << 30)
 
 int scsi_target_init(struct scsi_target *t, uint64_t size,
@@ -31,7 +31,7 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 	t->max_xfer = max_transfer / block_size;
 	t->max_unmap = MAX_RANGE_BYTES / block_size;
 	t->max_ws = MAX_RANGE_BYTES / block_size;
-	/* 4 KiB: the page the backends and the data area work in. */
+	/* 4 KiB: the page the stores and the data area work in. */
 	t->granularity = block_size < 4096 ? 4096 / block_size : 1;
 	t->lbprz = lbprz;
 	t->thin = true;
@@ -43,13 +43,13 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 }
 
 int scsi_lu_init(struct scsi_lu *lu, const struct scsi_target *t,
-		 struct backend *be)
+		 struct store *st)
 {
 	memset(lu, 0, sizeof(*lu));
 	lu->t = t;
-	lu->be = be;
+	lu->st = st;
 	lu->bounce_len = (size_t)t->max_xfer * t->block_size;
-	/* Aligned for backends that do direct I/O. */
+	/* Aligned for stores that do direct I/O. */
 	if (posix_memalign((void **)&lu->bounce, 4096, lu->bounce_len)) {
 		lu->bounce = NULL;
 		return -ENOMEM;
@@ -147,9 +147,25 @@ static void invalid_cdb(struct scsi_reply *r, uint16_t byte, int bit)
 	scsi_reply_sense(r, &s);
 }
 
-/* A backend's failure: the first block of the command in INFORMATION. */
-static void backend_error(struct scsi_reply *r, int err, bool write,
-			  uint64_t lba)
+/*
+ * A command that would change the data of a write-protected unit: DATA
+ * PROTECT before anything reaches the store.
+ */
+static bool write_protected(const struct scsi_lu *lu,
+			    const struct tcmu_cdb *c, struct scsi_reply *r)
+{
+	if (!lu->t->write_protect ||
+	    (c->cls != TCMU_CDB_WRITE && c->cls != TCMU_CDB_WRITE_SAME &&
+	     c->cls != TCMU_CDB_UNMAP))
+		return false;
+	r->error = EROFS;
+	check(r, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED, 0);
+	return true;
+}
+
+/* A store's failure: the first block of the command in INFORMATION. */
+static void store_error(struct scsi_reply *r, int err, bool write,
+			uint64_t lba)
 {
 	struct tcmu_sense s;
 
@@ -180,7 +196,7 @@ static void flush_error(struct scsi_reply *r, int err, uint64_t lba)
 		return check(r, SCSI_SK_ILLEGAL_REQUEST,
 			     SCSI_ASC_INVALID_OPCODE, 0);
 	}
-	backend_error(r, err, true, lba);
+	store_error(r, err, true, lba);
 }
 
 /* Data-in built in lu->resp: truncated to the allocation length. */
@@ -251,18 +267,18 @@ static void do_read(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	if (rw_checks(lu, c, iov_total(iov, cnt), r) || !len)
 		return;
 	if (cnt == 1 || iov[0].iov_len >= len) {
-		ret = backend_pread(lu->be, iov[0].iov_base, len, off);
-	} else if ((src = backend_peek(lu->be, len, off))) {
+		ret = store_pread(lu->st, iov[0].iov_base, len, off);
+	} else if ((src = store_peek(lu->st, len, off))) {
 		iov_scatter(iov, cnt, src, len);
 		return;
 	} else {
-		/* Scattered buffers: one backend read, then the copies. */
-		ret = backend_pread(lu->be, lu->bounce, len, off);
+		/* Scattered buffers: one store read, then the copies. */
+		ret = store_pread(lu->st, lu->bounce, len, off);
 		if (!ret)
 			iov_scatter(iov, cnt, lu->bounce, len);
 	}
 	if (ret)
-		backend_error(r, ret, false, c->lba);
+		store_error(r, ret, false, c->lba);
 }
 
 static void do_write(struct scsi_lu *lu, const struct tcmu_cdb *c,
@@ -276,19 +292,19 @@ static void do_write(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	if (rw_checks(lu, c, iov_total(iov, cnt), r) || !len)
 		return;
 	if (cnt == 1 || iov[0].iov_len >= len) {
-		ret = backend_pwrite(lu->be, iov[0].iov_base, len, off);
+		ret = store_pwrite(lu->st, iov[0].iov_base, len, off);
 	} else {
 		iov_gather(iov, cnt, lu->bounce, len);
-		ret = backend_pwrite(lu->be, lu->bounce, len, off);
+		ret = store_pwrite(lu->st, lu->bounce, len, off);
 	}
 	/* A store with no flush has no cache for FUA to write through. */
 	if (!ret && (c->flags & TCMU_CDB_F_FUA)) {
-		ret = backend_flush(lu->be);
+		ret = store_flush(lu->st);
 		if (ret == -EOPNOTSUPP)
 			ret = 0;
 	}
 	if (ret)
-		backend_error(r, ret, true, c->lba);
+		store_error(r, ret, true, c->lba);
 }
 
 static void do_sync(struct scsi_lu *lu, const struct tcmu_cdb *c,
@@ -301,16 +317,16 @@ static void do_sync(struct scsi_lu *lu, const struct tcmu_cdb *c,
 		scsi_reply_sense(r, &s);
 		return;
 	}
-	ret = backend_flush(lu->be);
+	ret = store_flush(lu->st);
 	if (ret)
 		flush_error(r, ret, c->lba);
 }
 
-/* Trim is advisory: a backend that cannot has done nothing wrong. */
+/* Trim is advisory: a store that cannot has done nothing wrong. */
 static int trim(struct scsi_lu *lu, uint64_t lba, uint64_t blocks)
 {
-	int ret = backend_trim(lu->be, blocks * lu->t->block_size,
-			       lba * lu->t->block_size);
+	int ret = store_trim(lu->st, blocks * lu->t->block_size,
+			     lba * lu->t->block_size);
 
 	return ret == -EOPNOTSUPP ? 0 : ret;
 }
@@ -386,7 +402,7 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	if (zero && ws_trims(lu, c))
 		ret = trim(lu, c->lba, c->blocks);
 	else if (zero)
-		ret = backend_zero(lu->be, (size_t)c->blocks * bs, off);
+		ret = store_zero(lu->st, (size_t)c->blocks * bs, off);
 	else {
 		/* The pattern repeated through the bounce buffer. */
 		per = c->blocks < lu->t->max_xfer ? c->blocks : lu->t->max_xfer;
@@ -396,12 +412,12 @@ static void do_write_same(struct scsi_lu *lu, const struct tcmu_cdb *c,
 			uint32_t n = c->blocks - done < per ?
 				     c->blocks - done : per;
 
-			ret = backend_pwrite(lu->be, lu->bounce, (size_t)n * bs,
-					     off + (uint64_t)done * bs);
+			ret = store_pwrite(lu->st, lu->bounce, (size_t)n * bs,
+					   off + (uint64_t)done * bs);
 		}
 	}
 	if (ret)
-		backend_error(r, ret, true, c->lba);
+		store_error(r, ret, true, c->lba);
 }
 
 /*
@@ -471,7 +487,7 @@ static void do_unmap(struct scsi_lu *lu, const struct tcmu_cdb *c,
 			continue;
 		ret = trim(lu, lba, blocks);
 		if (ret)
-			return backend_error(r, ret, true, lba);
+			return store_error(r, ret, true, lba);
 	}
 }
 
@@ -486,6 +502,8 @@ void scsi_execute(struct scsi_lu *lu, const uint8_t *cdb, size_t cdb_len,
 	good(r);
 	if (tcmu_cdb_parse(cdb, cdb_len, &c, &s))
 		return scsi_reply_sense(r, &s);
+	if (write_protected(lu, &c, r))
+		return;
 
 	switch (c.cls) {
 	case TCMU_CDB_TEST_UNIT_READY:
@@ -544,8 +562,8 @@ static enum scsi_plan prepare_rw(struct scsi_lu *lu, const struct tcmu_cdb *c,
 	io->bio.iov = iov;
 	io->bio.iov_cnt = cnt;
 	if (write && (c->flags & TCMU_CDB_F_FUA))
-		io->bio.flags |= BACKEND_IO_FUA;
-	return start(io, write ? BACKEND_IO_WRITE : BACKEND_IO_READ, c->lba,
+		io->bio.flags |= STORE_IO_FUA;
+	return start(io, write ? STORE_IO_WRITE : STORE_IO_READ, c->lba,
 		     c->blocks, lu->t->block_size);
 }
 
@@ -572,7 +590,7 @@ static enum scsi_plan prepare_unmap(struct scsi_lu *lu,
 	}
 	if (!one)
 		return SCSI_PLAN_DONE;
-	return start(io, BACKEND_IO_TRIM, one_lba, one, lu->t->block_size);
+	return start(io, STORE_IO_TRIM, one_lba, one, lu->t->block_size);
 }
 
 enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
@@ -590,6 +608,8 @@ enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
 	io->bio.cdb_max = cdb_len;
 	if (tcmu_cdb_parse(cdb, cdb_len, &c, &s))
 		return SCSI_PLAN_SYNC;
+	if (write_protected(lu, &c, r))
+		return SCSI_PLAN_DONE;
 
 	switch (c.cls) {
 	case TCMU_CDB_READ:
@@ -601,7 +621,7 @@ enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
 			scsi_reply_sense(r, &s);
 			return SCSI_PLAN_DONE;
 		}
-		return start(io, BACKEND_IO_FLUSH, c.lba, 0, 0);
+		return start(io, STORE_IO_FLUSH, c.lba, 0, 0);
 	case TCMU_CDB_UNMAP:
 		return prepare_unmap(lu, &c, iov, iov_cnt, io, r);
 	case TCMU_CDB_WRITE_SAME:
@@ -609,8 +629,8 @@ enum scsi_plan scsi_prepare(struct scsi_lu *lu, const uint8_t *cdb,
 			return SCSI_PLAN_DONE;
 		if (!zero)
 			return SCSI_PLAN_SYNC;	/* a pattern, many writes */
-		return start(io, ws_trims(lu, &c) ? BACKEND_IO_TRIM :
-			     BACKEND_IO_ZERO, c.lba, c.blocks,
+		return start(io, ws_trims(lu, &c) ? STORE_IO_TRIM :
+			     STORE_IO_ZERO, c.lba, c.blocks,
 			     lu->t->block_size);
 	default:
 		return SCSI_PLAN_SYNC;
@@ -623,10 +643,10 @@ void scsi_finish(const struct scsi_lu *lu, const struct scsi_io *io, int err,
 	(void)lu;
 	good(r);
 	/* As trim(): a store that cannot trim has done nothing wrong. */
-	if (io->bio.op == BACKEND_IO_TRIM && err == -EOPNOTSUPP)
+	if (io->bio.op == STORE_IO_TRIM && err == -EOPNOTSUPP)
 		err = 0;
-	if (err && io->bio.op == BACKEND_IO_FLUSH)
+	if (err && io->bio.op == STORE_IO_FLUSH)
 		flush_error(r, err, io->lba);
 	else if (err)
-		backend_error(r, err, io->bio.op != BACKEND_IO_READ, io->lba);
+		store_error(r, err, io->bio.op != STORE_IO_READ, io->lba);
 }

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The SCSI target the handler host plays: a direct-access block device
- * over a struct backend, answering what Linux's sd driver and the engine
+ * over a struct store, answering what Linux's sd driver and the engine
  * send. No socket and no ring: a CDB and the command's data buffers (the
  * iovecs of a TCMU entry) in, a status with sense and the length of the
  * data-in out. Nothing is allocated per command.
  *
  * struct scsi_target is what every ring shares (geometry, limits, names),
  * read-only once set up; struct scsi_lu is one ring's view of it: its own
- * backend session and scratch buffers.
+ * store session and scratch buffers.
  */
 #ifndef TCMU_SHIM_SCSI_TARGET_H
 #define TCMU_SHIM_SCSI_TARGET_H
@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "tcmu_cdb_parse.h"
 
 #define SCSI_VENDOR		"TORUS"
@@ -42,14 +42,16 @@ struct scsi_target {
 	bool thin;
 	/* MODE SENSE's WCE: true unless the store says it has no cache. */
 	bool write_cache;
+	/* MODE SENSE's WP: a read-only store; writes get DATA PROTECT. */
+	bool write_protect;
 	uint64_t id;			/* NAA designator and serial number */
 	char serial[17];
 };
 
 /*
- * Geometry from the backend's @size (a partial last block is not
+ * Geometry from the store's @size (a partial last block is not
  * offered), @max_transfer bytes per command (a multiple of @block_size),
- * @lbprz when the backend's trim leaves zeroes, @id to name the unit.
+ * @lbprz when the store's trim leaves zeroes, @id to name the unit.
  * -EINVAL when the sizes do not make a device.
  */
 int scsi_target_init(struct scsi_target *t, uint64_t size,
@@ -58,7 +60,7 @@ int scsi_target_init(struct scsi_target *t, uint64_t size,
 
 struct scsi_lu {
 	const struct scsi_target *t;
-	struct backend *be;
+	struct store *st;
 	uint8_t *bounce;		/* max_xfer blocks, page aligned */
 	size_t bounce_len;
 	uint8_t *param;			/* an UNMAP parameter list */
@@ -68,7 +70,7 @@ struct scsi_lu {
 
 /* Every buffer a command may need. 0 or -ENOMEM. */
 int scsi_lu_init(struct scsi_lu *lu, const struct scsi_target *t,
-		 struct backend *be);
+		 struct store *st);
 void scsi_lu_free(struct scsi_lu *lu);
 
 struct scsi_reply {
@@ -77,7 +79,7 @@ struct scsi_reply {
 	uint32_t sense_len;		/* 0 unless CHECK CONDITION */
 	/* Bytes of data-in written when fewer than the buffers hold; -1. */
 	int64_t read_len;
-	int error;			/* the backend's errno, for the log */
+	int error;			/* the store's errno, for the log */
 };
 
 /*
@@ -90,7 +92,7 @@ void scsi_execute(struct scsi_lu *lu, const uint8_t *cdb, size_t cdb_len,
 		  struct scsi_reply *r);
 
 /*
- * The asynchronous path (a store with backend_ops.aio): the same decoding
+ * The asynchronous path (a store with store_ops.aio): the same decoding
  * and checks as scsi_execute(), the store request started by the caller,
  * the reply made from its result by scsi_finish(). Errors map to the same
  * sense as in scsi_execute().
@@ -102,7 +104,7 @@ enum scsi_plan {
 };
 
 struct scsi_io {
-	struct backend_io bio;
+	struct store_io bio;
 	uint64_t lba;		/* the first block, for the sense */
 };
 

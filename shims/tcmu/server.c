@@ -3,7 +3,7 @@
  * The socket: listening, one thread per client, clean shutdown. A client
  * with a ring of its own has it served in its thread; the device's shared
  * ring has one thread of its own (attach.c), and its submitters' threads
- * only wait for their sockets to close. Rings share the one backend (each
+ * only wait for their sockets to close. Rings share the one store (each
  * takes its own session) and target.
  */
 #include <errno.h>
@@ -35,7 +35,7 @@ struct conn {
 struct server {
 	const struct shim_config *cfg;
 	const struct scsi_target *t;
-	struct backend *be;
+	struct store *st;
 	int lfd;
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
@@ -143,7 +143,7 @@ static void *conn_thread(void *arg)
 	struct server *s = c->srv;
 
 	wait_detached(s, c);
-	attach_serve(c->fd, c->id, s->cfg, s->t, s->be);
+	attach_serve(c->fd, c->id, s->cfg, s->t, s->st);
 	conn_remove(s, c);
 	free(c);
 	return NULL;
@@ -202,9 +202,9 @@ static void stop_all(struct server *s)
 }
 
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,
-	       struct backend *be, int sigfd)
+	       struct store *st, int sigfd)
 {
-	struct server s = { .cfg = cfg, .t = t, .be = be };
+	struct server s = { .cfg = cfg, .t = t, .st = st };
 	struct signalfd_siginfo si;
 	struct pollfd pfd[2];
 	int ret = 0;
@@ -218,7 +218,7 @@ int server_run(const struct shim_config *cfg, const struct scsi_target *t,
 		ret = -1;
 		goto out;
 	}
-	shim_info("listening on %s (%llu blocks of %u bytes, backend %s)",
+	shim_info("listening on %s (%llu blocks of %u bytes, store %s)",
 		  cfg->socket_path, (unsigned long long)t->nr_blocks,
 		  t->block_size, cfg->store.arg);
 

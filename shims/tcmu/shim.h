@@ -18,7 +18,7 @@
 struct shim_config {
 	const char *socket_path;	/* --listen unix:PATH */
 	const char *uio_path;
-	struct store_spec store;	/* --backend and the store's flags */
+	struct store_spec store;	/* --store and the store's flags */
 	uint64_t size;			/* 0: the store's own */
 	uint32_t block_size;
 	uint32_t max_command_data;	/* bytes one READ or WRITE may move */
@@ -45,16 +45,16 @@ struct store_caps {
 };
 
 /* The store the spec names, sized, and what it can do. */
-struct backend *store_open_device(const struct shim_config *cfg,
-				  struct store_caps *caps, char *err,
-				  size_t errlen);
+struct store *store_open_device(const struct shim_config *cfg,
+				struct store_caps *caps, char *err,
+				size_t errlen);
 
 /* Serve rings attached over the socket until @sigfd fires: 0 or -1. */
 int server_run(const struct shim_config *cfg, const struct scsi_target *t,
-	       struct backend *be, int sigfd);
+	       struct store *st, int sigfd);
 
 /* Serve the kernel's ring at cfg->uio_path until @sigfd fires: 0 or -1. */
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
-	    struct backend *be, int sigfd);
+	    struct store *st, int sigfd);
 
 #endif /* TCMU_SHIM_H */

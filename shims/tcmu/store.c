@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The store behind the device, from --backend: any store of the registry
+ * The store behind the device, from --store: any store of the registry
  * (storage/store.h), checked to hold at least one block.
  */
 #include <stdio.h>
 
 #include "shim.h"
 
-struct backend *store_open_device(const struct shim_config *cfg,
-				  struct store_caps *caps, char *err,
-				  size_t errlen)
+struct store *store_open_device(const struct shim_config *cfg,
+				struct store_caps *caps, char *err,
+				size_t errlen)
 {
 	struct store_params p = {
 		.size = cfg->size,
@@ -19,9 +19,9 @@ struct backend *store_open_device(const struct shim_config *cfg,
 		.name = "default",
 		.copy = -1,
 	};
-	struct backend *be = store_open(&cfg->store, &p, err, errlen);
+	struct store *st = store_open(&cfg->store, &p, err, errlen);
 
-	if (!be)
+	if (!st)
 		return NULL;
 	/*
 	 * Only where a trim is known to leave zeroes: a file system may keep
@@ -32,17 +32,17 @@ struct backend *store_open_device(const struct shim_config *cfg,
 	 * A store that drops trims is offered fully provisioned, so that no
 	 * UNMAP is completed for work that never reaches the data.
 	 */
-	caps->thin = store_can_trim(&cfg->store, be);
+	caps->thin = store_can_trim(&cfg->store, st);
 	caps->lbprz = caps->lbprz && caps->thin;
 	/* MODE SENSE's WCE, so that initiators flush when it matters. */
-	caps->write_cache = store_write_cache(&cfg->store, be);
-	if (be->size < cfg->block_size) {
+	caps->write_cache = store_write_cache(&cfg->store, st);
+	if (st->size < cfg->block_size) {
 		snprintf(err, errlen,
-			 "--backend %s: the store holds %llu bytes, less than one %u-byte block",
-			 cfg->store.arg, (unsigned long long)be->size,
+			 "--store %s: the store holds %llu bytes, less than one %u-byte block",
+			 cfg->store.arg, (unsigned long long)st->size,
 			 cfg->block_size);
-		backend_close(be);
+		store_close(st);
 		return NULL;
 	}
-	return be;
+	return st;
 }

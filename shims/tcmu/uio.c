@@ -64,7 +64,7 @@ static bool uio_removed(const char *dev)
 }
 
 int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
-	    struct backend *be, int sigfd)
+	    struct store *st, int sigfd)
 {
 	char copy[256], *dev, name[256], sizebuf[64], err[256];
 	struct signalfd_siginfo si;
@@ -105,7 +105,7 @@ int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 		return -1;
 	}
 	ret = -1;
-	if (ring_init(&ring, dev, region, size, t, be, err, sizeof(err))) {
+	if (ring_init(&ring, dev, region, size, t, st, err, sizeof(err))) {
 		shim_err("--uio %s: %s", cfg->uio_path, err);
 		goto out;
 	}
@@ -113,7 +113,7 @@ int uio_run(const struct shim_config *cfg, const struct scsi_target *t,
 	ring.wait_fd = ring.notify_fd = fd;
 	if (cfg->pidfile && write_pidfile(cfg->pidfile))
 		goto out_ring;
-	shim_info("serving %s (%s, %llu-byte region; %llu blocks of %u bytes, backend %s)",
+	shim_info("serving %s (%s, %llu-byte region; %llu blocks of %u bytes, store %s)",
 		  name, cfg->uio_path, size, (unsigned long long)t->nr_blocks,
 		  t->block_size, cfg->store.arg);
 

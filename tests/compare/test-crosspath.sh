@@ -155,8 +155,8 @@ job_a=(--name=crosspath-a --offset=0 "${common[@]}")
 job_b=(--name=crosspath-b --offset=32M "${common[@]}")
 engine=(--ioengine="external:$ENGINE" --uri="$uri")
 
-start_bg "$NBD_SHIM" --profile standard --backend memory --size 64M --listen "unix:$sock"
-_harness_wait socket "$sock" "${_bg_pids[-1]}" "nbd-shim --profile standard --backend memory"
+start_bg "$NBD_SHIM" --profile standard --store memory --size 64M --listen "unix:$sock"
+_servers_wait socket "$sock" "${_bg_pids[-1]}" "nbd-shim --profile standard --store memory"
 
 # A: kernel -> engine
 loop_up

@@ -46,8 +46,8 @@ RUN = {
         why="the second line against an nbdkit the test starts at the example's socket"),
     ("README.md", "qemu-img create -f qcow2 /tmp/disk.qcow2 1G"): {},
     ("docs/tcmu.md", "fio --ioengine=external:./libtorus.so --transport=tcmu jobs/randrw.fio"): {},
-    ("docs/tcmu.md", "build/shims/tcmu/tcmu-shim --listen unix:/tmp/tcmu.sock --backend memory --size 4G &"): {},
-    ("docs/timeline.md", "build/shims/nbd/nbd-shim --profile standard --backend memory --size 1G --listen unix:/tmp/s.sock --timeline /tmp/tl &"): {},
+    ("docs/tcmu.md", "build/shims/tcmu/tcmu-shim --listen unix:/tmp/tcmu.sock --store memory --size 4G &"): {},
+    ("docs/timeline.md", "build/shims/nbd/nbd-shim --profile standard --store memory --size 1G --listen unix:/tmp/s.sock --timeline /tmp/tl &"): {},
     ("docs/libnbd.md", "mkdir -p pki/server pki/client && cd pki"): {},
     ("docs/libnbd.md", "psktool -u alice -p keys.psk"): {},
 }
@@ -66,9 +66,9 @@ CANNOT = {
         "installs into the system: tests/install runs it into a DESTDIR",
     ("docs/compare.md", "TORUS_SIZE=200M scripts/compare jobs/randrw.fio --seconds 10       # default server, all paths"):
         "placeholders (my.fio, storage1) and guest paths: tests/compare runs compare",
-    ("docs/documents.md", "nbd-shim --profile torus --export torus --backend memory --replicas 2 --bandwidth 1gbit \\"):
+    ("docs/documents.md", "nbd-shim --profile coreos --export torus --store memory --replicas 2 --bandwidth 1gbit \\"):
         "placeholders (<port>, <largest scaled test>): scripts/rerun-documents runs it (jobs-rerun-documents)",
-    ("docs/documents.md", "tcmu-shim --socket <dir>/tcmu-torus.sock --backend nbd:nbd://127.0.0.1:<port>/torus"):
+    ("docs/documents.md", "tcmu-shim --socket <dir>/tcmu-torus.sock --store nbd:nbd://127.0.0.1:<port>/torus"):
         "placeholders (<dir>, <port>, <job>): scripts/rerun-documents runs it",
     ("docs/documents.md", "nbd-shim --profile zeroos --export default --size <largest scaled test> \\"):
         "placeholders (<p1>...<p9>, <port>): scripts/rerun-documents runs it",
@@ -98,10 +98,10 @@ CANNOT = {
         "load generators on other hosts (h1, h2): engine-multihost runs the arrangement in namespaces",
     ("docs/performance-history.md", "scripts/bench.sh --rounds 5 --runtime 4 --sections randread4k_qd16,randread4k_qd16_tcp,randread4k_qd1,randread4k_qd1_tcp,ceiling_qd64,read256k_qd64"):
         TIME + " (scripts-bench-report runs the bench)",
-    ("docs/shims.md", "nbd-shim --profile torus    --size 30G --replicas 2 --bandwidth 1gbit --shape-at storage"):
+    ("docs/shims.md", "nbd-shim --profile coreos    --size 30G --replicas 2 --bandwidth 1gbit --shape-at storage"):
         "alternatives, each a server in the foreground: tests/shims runs each profile",
-    ("docs/shims.md", "nbd-shim --profile torus --size 30G --replicas 2 --bandwidth 1gbit --shape-at storage"):
-        "a server in the foreground: tests/shims runs the torus profile",
+    ("docs/shims.md", "nbd-shim --profile coreos --size 30G --replicas 2 --bandwidth 1gbit --shape-at storage"):
+        "a server in the foreground: tests/shims runs the coreos profile",
     ("docs/shims.md", "for p in 6380 6381 6382 6383 6384 6385 6386 6387 6388; do"):
         "fixed Redis ports and daemonized redis-servers: tests/shims runs the zeroos profile on private ones",
 }

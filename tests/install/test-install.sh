@@ -46,7 +46,7 @@ export PATH=$bin:$PATH
 	--verify=crc32c --verify_fatal=1 --output-format=json \
 	>"$T/fio.json" 2>"$T/fio.err" ||
 	fail "fio with the installed engine failed: $(cat "$T/fio.err")"
-grep -q "started the embedded default handler host 'tcmu-shim --backend memory" "$T/fio.err" ||
+grep -q "started the embedded default handler host 'tcmu-shim --store memory" "$T/fio.err" ||
 	fail "the installed engine did not start the embedded tcmu-shim: $(cat "$T/fio.err")"
 
 # Every byte written, every byte read back and checked.

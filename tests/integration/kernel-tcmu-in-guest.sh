@@ -48,7 +48,7 @@ command -v fio >/dev/null || fail "fio is not installed"
 uio=$("$tk" setup --name "$name" --size "$size") || fail "tcmu-kernel setup failed"
 
 # The handler first: the kernel's first INQUIRY comes with attach.
-"$shim" --uio "$uio" --backend memory --size "$size" --block-size 512 -v --log "$log" &
+"$shim" --uio "$uio" --store memory --size "$size" --block-size 512 -v --log "$log" &
 shim_pid=$!
 for ((i = 0; i < 100; i++)); do
 	grep -q 'serving' "$log" 2>/dev/null && break

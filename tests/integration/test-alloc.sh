@@ -59,11 +59,11 @@ one_run() {
 	local rw=$1 ios=$2 sock=$T/alloc.sock pid rc uri="nbd+unix:///?socket=$T/null.sock"
 	if [ "$TRANSPORT" = tcmu ]; then
 		ALLOC_COUNT_OUT=$T/$rw-$ios.shim LD_PRELOAD=$COUNTER \
-			"$TCMU_SHIM" --socket "$sock" --backend memory --size 64M \
+			"$TCMU_SHIM" --socket "$sock" --store memory --size 64M \
 			2>"$T/shim.log" &
 		pid=$!
 		_bg_pids+=("$pid")
-		_harness_wait socket "$sock" "$pid" tcmu-shim
+		_servers_wait socket "$sock" "$pid" tcmu-shim
 		uri="tcmu+unix:///?socket=$sock"
 	fi
 	ALLOC_COUNT_OUT=$T/$rw-$ios.fio LD_PRELOAD=$COUNTER \

@@ -185,14 +185,14 @@ server_start() {
 		wait_pidfile "$T/$name.pid" $srv_pid "nbdkit file"
 		uri="nbd+unix:///?socket=$T/$name.sock" ;;
 	shim)
-		start_bg "$NBD_SHIM" --profile standard --backend "file:$vimg" \
+		start_bg "$NBD_SHIM" --profile standard --store "file:$vimg" \
 			--size "$SIZE" --pidfile "$T/$name.pid" \
 			--listen "unix:$T/$name.sock"
 		srv_pid=$!
 		wait_pidfile "$T/$name.pid" $srv_pid nbd-shim
 		uri="nbd+unix:///?socket=$T/$name.sock" ;;
 	tcmu)
-		start_tcmu_shim "$T/$name.sock" --backend "file:$vimg"
+		start_tcmu_shim "$T/$name.sock" --store "file:$vimg"
 		srv_pid=${_bg_pids[-1]}
 		uri="tcmu+unix:///?socket=$T/$name.sock" ;;
 	esac

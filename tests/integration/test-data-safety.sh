@@ -1,6 +1,6 @@
 #!/bin/bash
 # Description: writes the engine saw acknowledged survive a SIGKILL of the
-# server. For nbdkit file and the shim's file backend (standard profile,
+# server. For nbdkit file and the shim's file store (standard profile,
 # multi-conn), at conns=1 and conns=4: fio writes 4 KiB blocks with
 # verify=crc32c headers into a fresh file, the server is killed mid-run, fio
 # must fail with EIO, then every acknowledged write is read back and
@@ -51,7 +51,7 @@ start_server() {
 		start_bg nbdkit --foreground --exit-with-parent -P "$T/$name.pid" \
 			-U "$T/$name.sock" file "$img" ;;
 	shim)
-		start_bg "$NBD_SHIM" --profile standard --backend "file:$img" \
+		start_bg "$NBD_SHIM" --profile standard --store "file:$img" \
 			--size "$SIZE" --pidfile "$T/$name.pid" \
 			--listen "unix:$T/$name.sock" ;;
 	esac

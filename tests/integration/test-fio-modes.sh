@@ -23,7 +23,7 @@ libnbd)
 	;;
 tcmu)
 	sock=$T/tcmu.sock
-	start_tcmu_shim "$sock" --backend memory --size 1G
+	start_tcmu_shim "$sock" --store memory --size 1G
 	uri="tcmu+unix:///?socket=$sock"
 	;;
 *)
@@ -70,7 +70,7 @@ nbd|libnbd)
 	off_io=' (Read|Write|Trim|Zero|Flush|Cache) id='
 	;;
 tcmu)
-	start_tcmu_shim "$T/off.sock" --backend memory --size 1G -v --log "$T/off.log"
+	start_tcmu_shim "$T/off.sock" --store memory --size 1G -v --log "$T/off.log"
 	off_uri="tcmu+unix:///?socket=$T/off.sock"
 	# READ, WRITE, SYNCHRONIZE CACHE, UNMAP, WRITE SAME: not the probing
 	off_io='command 0x(08|0a|28|2a|88|8a|35|91|41|42|93)[ :]'
@@ -101,7 +101,7 @@ off_threads() {
 # off_waits FIO-PID PID...: "futex poll other", how many threads of the
 # processes PID sleep on a futex, in select or poll, or elsewhere; "busy"
 # when one is running (or between sleeps). fio's main thread (FIO-PID's
-# own) is left out: it runs the backend loop, waking every 10 ms.
+# own) is left out: it runs fio's main loop, waking every 10 ms.
 off_waits() {
 	off_threads "${@:2}" | awk -v main="$1/$1" '
 		$1 == main { next }

@@ -11,7 +11,7 @@ arg_path fail_sync 1 "the fail-sync library"
 
 # ---- the embedded default
 expect_fio_ok --name=e --transport=tcmu --size=48m --rw=randrw --bs=4k --iodepth=16 --verify=crc32c
-grep -q "torus: no uri given: started the embedded default handler host 'tcmu-shim --backend memory --size 50331648'" "$T/fio.out" ||
+grep -q "torus: no uri given: started the embedded default handler host 'tcmu-shim --store memory --size 50331648'" "$T/fio.out" ||
 	fail "no message about the embedded handler host: $(cat "$T/fio.out")"
 sock=$(sed -n 's/.* on \(\/tmp\/torus-embedded-[^ ]*\) (pid .*/\1/p' "$T/fio.out")
 pid=$(sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$T/fio.out")
@@ -61,7 +61,7 @@ expect_fio_error "uri=tcmu://host/: the TCMU transport takes a handler host's Un
 expect_fio_error "uri=tcmu+unix:///: no socket= parameter: tcmu+unix:///?socket=/path/to/socket" \
 	--name=nosock2 --uri="tcmu+unix:///" --size=1m --rw=read
 
-start_tcmu_shim "$T/s.sock" --backend memory --size 16M
+start_tcmu_shim "$T/s.sock" --store memory --size 16M
 u="tcmu+unix:///?socket=$T/s.sock"
 expect_fio_error "the job needs 33554432 bytes (size=33554432 + offset=0) but the export has 16777216" \
 	--name=big --uri="$u" --size=32m --rw=read
@@ -75,7 +75,7 @@ expect_fio_error "write block size 256 is not a multiple of the server's minimum
 	--name=bs --uri="$u" --size=1m --rw=write --bs=256
 
 # A 4096-byte-block device: 512-byte I/O is refused, 4k works.
-start_tcmu_shim "$T/s4k.sock" --backend memory --size 16M --block-size 4096
+start_tcmu_shim "$T/s4k.sock" --store memory --size 16M --block-size 4096
 expect_fio_error "read block size 512 is not a multiple of the server's minimum block size 4096" \
 	--name=bs4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=1m --rw=read --bs=512
 expect_fio_ok --name=ok4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=8m --rw=randwrite --bs=4k --iodepth=8 --verify=crc32c
@@ -118,13 +118,13 @@ in_place() {
 file_job=(--size=32m --rw=randrw --bs=4k-64k --verify=crc32c --fsync=32)
 direct_job=(--size=32m --rw=randwrite --bs=512-64k --verify=crc32c)
 truncate -s 32M "$T/f.img" "$T/fd.img"
-start_tcmu_shim "$T/f.sock" --backend "file:$T/f.img"
+start_tcmu_shim "$T/f.sock" --store "file:$T/f.img"
 expect_fio_ok --name=file --uri="tcmu+unix:///?socket=$T/f.sock" "${file_job[@]}" --iodepth=16 --output-format=json
 in_place file "$T/f.img" "${file_job[@]}"
-start_tcmu_shim "$T/fd.sock" --backend "file:$T/fd.img,direct"
+start_tcmu_shim "$T/fd.sock" --store "file:$T/fd.img,direct"
 expect_fio_ok --name=direct --uri="tcmu+unix:///?socket=$T/fd.sock" "${direct_job[@]}" --iodepth=16 --output-format=json
 in_place direct "$T/fd.img" "${direct_job[@]}"
-start_tcmu_shim "$T/null.sock" --backend null --size 1G
+start_tcmu_shim "$T/null.sock" --store null --size 1G
 expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --rw=randrw --bs=4k --iodepth=32 --number_ios=20000
 
 # ---- trims, as UNMAP and as WRITE SAME(16) with the UNMAP bit: fio's data
@@ -133,7 +133,7 @@ expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --
 # CAPACITY(16) and the logical block provisioning VPD page
 # (shims/tcmu/store.c, scsi_pages.c). The file store does not (a file system
 # may keep trimmed data), but it punches a hole for UNMAP
-# (storage/backend_file.c), and for WRITE SAME, LBPRZ clear, writes the zero
+# (storage/store_file.c), and for WRITE SAME, LBPRZ clear, writes the zero
 # block the command carries (FALLOC_FL_ZERO_RANGE): its file must hold
 # zeroes there too, and a hole where UNMAP went.
 # trims NAME SOCKET [IMG]
@@ -184,7 +184,7 @@ trims memory "$T/s.sock"
 trims file "$T/f.sock" "$T/f.img"
 
 # ---- a handler that dies mid-job: EIO and a message, promptly
-start_tcmu_shim "$T/die.sock" --backend memory --size 64M
+start_tcmu_shim "$T/die.sock" --store memory --size 64M
 die_pid=${_bg_pids[-1]}
 (sleep 1; kill -9 "$die_pid") &
 start=$(date +%s%N)
@@ -198,7 +198,7 @@ grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
 [ "$elapsed" -lt 6000 ] || fail "fio took ${elapsed} ms to notice the handler died"
 
 # ---- a handler that stalls: request_timeout fails the ring with ETIMEDOUT
-start_tcmu_shim "$T/stall.sock" --backend memory --size 64M
+start_tcmu_shim "$T/stall.sock" --store memory --size 64M
 stall_pid=${_bg_pids[-1]}
 (sleep 1; kill -STOP "$stall_pid") &
 start=$(date +%s%N)
@@ -229,8 +229,8 @@ truncate -s 16M "$T/disk.img"
 # Only tcmu-shim gets the library; in a sanitized build the ASan runtime
 # must come first in its preload list.
 start_bg env LD_PRELOAD="${TORUS_ASAN_RUNTIME:+$TORUS_ASAN_RUNTIME:}$fail_sync" \
-	"$TCMU_SHIM" --socket "$T/fs.sock" --backend "file:$T/disk.img"
-_harness_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
+	"$TCMU_SHIM" --socket "$T/fs.sock" --store "file:$T/disk.img"
+_servers_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
 expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
 	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
 grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"

@@ -2,7 +2,7 @@
 # scripts/rerun-documents runs end to end in its short mode (one second per
 # test) against every server it needs and writes its report (report.md with a
 # row per figure, report.png, results.json), the torus tests over NBD and over
-# TCMU (tcmu-shim in front of the same torus shim), every figure non-zero; and
+# TCMU (tcmu-shim in front of the same nbd-shim coreos profile), every figure non-zero; and
 # it stops with a clear error naming the package or the build step when a
 # server is missing.
 . "$TORUS_SRC/tests/lib.sh"

@@ -8,13 +8,27 @@ or `(default: VALUE; range: MIN to MAX)`) and each shim's `--help` (its
 OPTIONS section: a flag line indented by four, aliases after a comma, then
 the help indented further, ending in `(default: VALUE)` where there is one).
 
+Every list of stores (and of scripts/compare's paths), too: the registry's stores are what the shims'
+`--help` lists under --store (`NAME[:SYNTAX]` indented by ten). A list is
+any block of a page that names three stores or more (in a man page: a
+section, or an OPTIONS entry, with the stores in bold; in Markdown, README
+and docs/: a paragraph or table with the stores in backquotes); it must
+name every store, and where it gives a store's syntax (`file:PATH[,direct]`,
+not an example such as `file:/tmp/x`), the registry's. Compare's paths are
+the names in the PATHS table of scripts/compare*.py, checked the same way
+in the Markdown files' tables (a table whose rows start with three paths
+or more: prose names a few paths in passing).
+
 The page's side: in its OPTIONS section, each option is a `.TP` whose tag
 line names it (aliases after a comma), and whose text has a line
 `Default: VALUE.` or `Default: VALUE; range: MIN to MAX.` where the code
 has a default.
 
   mancheck.py --man DIR [--fio FIO --engine libtorus.so]
-              [--nbd-shim PATH] [--tcmu-shim PATH]
+              [--nbd-shim PATH] [--tcmu-shim PATH] [--top DIR]
+
+--top: the source tree, whose README.md, CONTRIBUTING.md and docs/*.md
+have their lists of stores checked too.
 
 Exit 0 when page and code agree (and groff finds nothing to warn about),
 1 naming every drift (option, page says, code says), 77 when groff is
@@ -217,6 +231,123 @@ def compare(page, code, page_name, code_name):
     return drifts
 
 
+# ---- lists of stores
+
+STORE_MIN = 3    # stores a block names before it counts as a list of them
+
+
+def help_stores(out):
+    """The registry's store syntaxes, as --help lists them under --store."""
+    usages, inside = [], False
+    for line in out.splitlines():
+        if re.match(r' {4}--store ', line):
+            inside = True
+        elif inside and re.match(r' {0,4}\S', line):
+            break
+        elif inside:
+            m = re.match(r' {10}([a-z][\w-]*\S*)', line)
+            if m:
+                usages.append(m.group(1))
+    return usages
+
+
+def store_name(token):
+    return re.split(r'[:\[]', token, 1)[0]
+
+
+def is_syntax(token):
+    """`file:PATH[,direct]` or `nbd:URI` is a syntax; `file:/tmp/x` is not."""
+    return bool(re.match(r'[a-z][\w-]*(\[|:[A-Z])', token))
+
+
+def page_blocks(text):
+    """A man page's blocks: each section, but each OPTIONS entry apart;
+    every block as the list of its bold words (.B, .BR, .BI lines)."""
+    blocks, cur, section = [], [], ''
+    for raw in text.splitlines():
+        if raw.startswith('.SH'):
+            blocks.append(cur)
+            cur, section = [], tag_text(raw).strip('"')
+            continue
+        if raw.startswith('.TP') and section == 'OPTIONS':
+            blocks.append(cur)
+            cur = []
+            continue
+        if re.match(r'\.B[IR]?\s', raw):
+            word = tag_text(raw)
+            word = re.sub(r'[,.;)]+$', '', word.split()[0]) if word.split() else ''
+            cur.append(word)
+    blocks.append(cur)
+    return blocks
+
+
+def markdown_blocks(text):
+    """A Markdown file's blocks (paragraphs and tables), each as the list of
+    its backquoted words."""
+    return [re.findall(r'`([^`\s]+)`', b) for b in re.split(r'\n\s*\n', text)]
+
+
+def markdown_tables(text):
+    """A Markdown file's tables, each as the backquoted words of its rows'
+    first cells."""
+    tables = []
+    for b in re.split(r'\n\s*\n', text):
+        rows = [r for r in b.splitlines() if r.startswith('|')]
+        if rows:
+            tables.append([w for r in rows for w in re.findall(r'`([^`\s]+)`',
+                                                                 r.split('|')[1])])
+    return tables
+
+
+def store_list_drifts(blocks, usages, where, what='store'):
+    """Every block naming STORE_MIN stores (or compare's paths) or more must
+    name them all, with the registry's syntax wherever it gives one."""
+    names = {store_name(u): u for u in usages}
+    drifts = []
+    for words in blocks:
+        named = [w for w in words if store_name(w) in names]
+        if len({store_name(w) for w in named}) < STORE_MIN:
+            continue
+        missing = [n for n in names if n not in {store_name(w) for w in named}]
+        if missing:
+            drifts.append(f'{where}: a list of {what}s ({", ".join(named)}) misses '
+                          f'{", ".join(missing)}')
+        for w in named:
+            if is_syntax(w) and w != names[store_name(w)]:
+                drifts.append(f'{where}: {what} {store_name(w)}: the list says {w}; '
+                              f'the registry says {names[store_name(w)]}')
+    return drifts
+
+
+def compare_paths(top):
+    """The names of scripts/compare's paths, from the PATHS table of
+    whichever scripts/compare*.py module defines it (records with a .name),
+    or None when none does."""
+    scripts = os.path.join(top, 'scripts')
+    sys.path.insert(0, scripts)
+    try:
+        mods = sorted(f[:-3] for f in os.listdir(scripts)
+                      if f.startswith('compare') and f.endswith('.py'))
+        for mod in sorted(mods, key=lambda m: m != 'comparelib'):
+            try:
+                paths = getattr(__import__(mod), 'PATHS', None)
+            except Exception:  # a module that needs more than import: not this one
+                continue
+            if paths and all(hasattr(p, 'name') for p in paths):
+                return [p.name for p in paths]
+        return None
+    finally:
+        sys.path.remove(scripts)
+
+
+def markdown_files(top):
+    """README.md, CONTRIBUTING.md and docs/*.md under @top."""
+    docs = os.path.join(top, 'docs')
+    return [os.path.join(top, f) for f in ('README.md', 'CONTRIBUTING.md')
+            if os.path.exists(os.path.join(top, f))] + \
+        sorted(os.path.join(docs, f) for f in os.listdir(docs) if f.endswith('.md'))
+
+
 def show(value):
     return 'none' if value is None else repr(value)
 
@@ -254,7 +385,9 @@ def main():
     ap.add_argument('--engine', help='libtorus.so, for fio --enghelp')
     ap.add_argument('--nbd-shim')
     ap.add_argument('--tcmu-shim')
+    ap.add_argument('--top', help='the source tree, for its Markdown lists of stores')
     args = ap.parse_args()
+    docs = markdown_files(args.top) if args.top else []
 
     checks = []
     if args.engine:
@@ -281,6 +414,32 @@ def main():
             drifts.append(f'man/{page_file} has no options in its OPTIONS section')
         drifts += compare(page, code, f'man/{page_file}', code_name)
         print(f'{page_file}: {len(page)} options on the page, {len(code)} in {code_name}')
+    shim = args.nbd_shim or args.tcmu_shim
+    if shim:
+        usages = help_stores(run([shim, '--help']))
+        if not usages:
+            drifts.append(f'{shim} --help listed no stores: has its format changed? '
+                          '(tests/man/mancheck.py parses it)')
+        man = list(dict.fromkeys(pages + [os.path.join(args.man, 'libtorus.7')]))
+        for path in man:
+            with open(path, encoding='utf-8') as f:
+                drifts += store_list_drifts(page_blocks(f.read()), usages, path)
+        for path in docs:
+            with open(path, encoding='utf-8') as f:
+                drifts += store_list_drifts(markdown_blocks(f.read()), usages, path)
+        print(f'stores: {len(usages)} in the registry, checked in {len(man)} '
+              f'man pages and {len(docs)} Markdown files')
+    if args.top:
+        paths = compare_paths(args.top)
+        if paths is None:
+            drifts.append('no scripts/compare*.py defines PATHS (records with a .name): '
+                          'where did compare\'s paths go? (tests/man/mancheck.py looks)')
+        else:
+            for path in docs:
+                with open(path, encoding='utf-8') as f:
+                    drifts += store_list_drifts(markdown_tables(f.read()), paths, path,
+                                                'compare path')
+            print(f'compare paths: {len(paths)}, checked in {len(docs)} Markdown files')
     for d in drifts:
         print(f'DRIFT: {d}', file=sys.stderr)
     if drifts:

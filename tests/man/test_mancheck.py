@@ -6,7 +6,8 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import mancheck  # noqa: E402
 
 PAGE = r'''.TH X 1
@@ -91,8 +92,8 @@ class Defaults(unittest.TestCase):
         self.assertEqual(mancheck.help_default('Bytes (default: 8M'), (None, None))
 
     def test_whitespace_joined(self):
-        self.assertEqual(mancheck.split_default('the  --backend\n servers'),
-                         ('the --backend servers', None))
+        self.assertEqual(mancheck.split_default('the  --store\n servers'),
+                         ('the --store servers', None))
 
 
 class Parsers(unittest.TestCase):
@@ -151,6 +152,90 @@ class Compare(unittest.TestCase):
     def test_default_missing_in_code(self):
         self.assertEqual(self.drifts([mancheck.Opt(['c'], '8M')], [mancheck.Opt(['c'])]),
                          ["option c: default: man/x.1 says '8M'; x --help says none"])
+
+
+HELP_STORES = """OPTIONS
+    --store STORE
+        Where data lives:
+          memory              an anonymous mapping
+          file:PATH[,ro]
+                              a file
+          nbd:URI             an NBD export,
+                              of its size
+        With more (default: memory)
+    --vdisk NAME
+          notastore
+"""
+
+STORE_PAGE = r'''.TH X 1
+.SH OPTIONS
+.TP
+.BI \-\-store " STORE"
+One of
+.BR memory ,
+.BI file: PATH\fR[,ro],
+.BI nbd: URI
+or
+.BI lba: VDISK\fR).
+.TP
+.BR \-\-size
+memory only.
+.SH STORES
+.TP
+.B memory
+.TP
+.BI file: PATH
+.TP
+.B nbd
+'''
+
+
+class Stores(unittest.TestCase):
+    USAGES = ['memory', 'file:PATH[,ro]', 'nbd:URI']
+
+    def test_compare_paths(self):
+        top = os.path.dirname(os.path.dirname(HERE))
+        paths = mancheck.compare_paths(top)
+        self.assertIsNotNone(paths)
+        self.assertIn('engine-nbd', paths)
+
+    def test_help_stores(self):
+        self.assertEqual(mancheck.help_stores(HELP_STORES), self.USAGES)
+
+    def test_page_blocks(self):
+        blocks = mancheck.page_blocks(STORE_PAGE)
+        self.assertIn(['--store', 'memory', 'file:PATH[,ro]', 'nbd:URI', 'lba:VDISK'], blocks)
+        self.assertIn(['memory', 'file:PATH', 'nbd'], blocks)
+
+    def test_markdown_blocks(self):
+        self.assertEqual(mancheck.markdown_blocks('a `memory`, `nbd:URI`\nand `x`\n\n| `file:P` |\n| b |\n'),
+                         [['memory', 'nbd:URI', 'x'], ['file:P']])
+
+    def test_markdown_tables(self):
+        text = 'x `a` `b` `c`\n\n| path | what |\n|---|---|\n| `a` | `z` |\n| `b`, `c` | y |\n'
+        self.assertEqual(mancheck.markdown_tables(text), [['a', 'b', 'c']])
+
+    def test_syntax_or_example(self):
+        self.assertTrue(mancheck.is_syntax('file:PATH[,direct]'))
+        self.assertTrue(mancheck.is_syntax('nbd:URI'))
+        self.assertFalse(mancheck.is_syntax('file:/tmp/x'))
+        self.assertFalse(mancheck.is_syntax('memory'))
+
+    def test_lists_checked(self):
+        drifts = mancheck.store_list_drifts(mancheck.page_blocks(STORE_PAGE), self.USAGES, 'p')
+        self.assertEqual(drifts, ['p: store file: the list says file:PATH; the registry says file:PATH[,ro]'])
+        # a new store in the registry: every list misses it
+        drifts = mancheck.store_list_drifts([['memory', 'file:PATH[,ro]', 'nbd:URI']],
+                                            self.USAGES + ['pattern'], 'p')
+        self.assertEqual(drifts, ['p: a list of stores (memory, file:PATH[,ro], nbd:URI) misses pattern'])
+        # compare's paths the same way
+        drifts = mancheck.store_list_drifts([['engine-nbd', 'kernel-nbd', 'guest-virtio']],
+                                            ['engine-nbd', 'kernel-nbd', 'guest-virtio', 'x-y'],
+                                            'p', 'compare path')
+        self.assertEqual(drifts, ['p: a list of compare paths (engine-nbd, kernel-nbd, '
+                                  'guest-virtio) misses x-y'])
+        # two stores named in passing are not a list
+        self.assertEqual(mancheck.store_list_drifts([['memory', 'nbd:X']], self.USAGES, 'p'), [])
 
 
 if __name__ == '__main__':

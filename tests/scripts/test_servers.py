@@ -152,7 +152,7 @@ class Servers(Tmp):
         shim = os.path.join(BUILD, "shims", "nbd", "nbd-shim")
         if not os.access(shim, os.X_OK):
             self.skipTest(f"no shim at {shim}")
-        with servers.nbd_shim(shim, "zeroos", backend="memory", size="1M",
+        with servers.nbd_shim(shim, "zeroos", store="memory", size="1M",
                               socket=self.path("z.sock")) as srv:
             self.assertEqual(srv.uri, f"nbd+unix:///default?socket={self.path('z.sock')}")
 
@@ -161,7 +161,7 @@ class Servers(Tmp):
         if not os.access(shim, os.X_OK):
             self.skipTest(f"no handler host at {shim}")
         sock = self.path("t.sock")
-        with servers.tcmu_shim(shim, sock, backend="memory", size="1M") as srv:
+        with servers.tcmu_shim(shim, sock, store="memory", size="1M") as srv:
             self.assertEqual(srv.uri, f"tcmu+unix:///?socket={sock}")
             self.assertTrue(os.path.exists(sock))
         self.assertFalse(os.path.exists(sock))

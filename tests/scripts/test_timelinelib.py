@@ -329,7 +329,7 @@ class Join(Dir):
                (6, 4096, 4096, READ, 0, [3000, 3100, 3200, 3300])]
         write_rec(self.p("engine-1.rec"), "engine-tcmu", "tcmu-cmd-id", ENGINE_TCMU, eng)
         write_rec(self.p("tcmu-shim-9-0.rec"), "tcmu-shim", "tcmu-cmd-id", TCMU_SHIM, srv)
-        # an nbd-shim under tcmu-shim --backend nbd: is not the engine's server
+        # an nbd-shim under tcmu-shim --store nbd: is not the engine's server
         write_rec(self.p("nbd-shim-9-0.rec"), "nbd-shim", "nbd-cookie", NBD_SHIM,
                   [(1, 0, 4096, WRITE, 0, [4100, 4200, 5000, 5100])])
         res = tl.analyse(self.d)

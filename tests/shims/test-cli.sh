@@ -24,20 +24,29 @@ diff "$T/help.opts" "$T/doc.opts" >"$T/opts.diff" ||
 	{ cat "$T/opts.diff" >&2; fail "--help and docs/shims.md list different options"; }
 
 # both shims list the same stores (one registry, storage/store.h) and the
-# same store flags
+# same store flags: the options --help prints between --store's entry and
+# that of --backend (the old spelling), where the stores' flags go
 stores() {
-	"$1" --help | sed -n '/^    --backend STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
+	"$1" --help | sed -n '/^    --store STORE/,/^    --[a-z]/p' | grep -E '^          [a-z]+' |
 		awk '{print $1}'
-	"$1" --help | grep -oE '^    --(redis-meta|vdisk|plugin-dir) '
 }
+store_flags() {
+	"$1" --help | sed -n '/^    --store STORE/,/^    --backend STORE/p' | # old spelling
+		grep -oE '^    --[a-z-]+' | grep -vxE '    --(store|backend)' # old spelling
+}
+stores "$NBD_SHIM" >"$T/nbd.stores"
+grep -qx memory "$T/nbd.stores" ||
+	{ cat "$T/nbd.stores" >&2; fail "nbd-shim --help does not list its default store, memory"; }
 if [ -x "$TCMU_SHIM" ]; then
-	stores "$NBD_SHIM" >"$T/nbd.stores"
 	stores "$TCMU_SHIM" >"$T/tcmu.stores"
-	grep -qx 'runner:SUBTYPE:CFG' "$T/nbd.stores" ||
-		{ cat "$T/nbd.stores" >&2; fail "nbd-shim --help lists no runner store"; }
 	diff "$T/nbd.stores" "$T/tcmu.stores" >&2 ||
 		fail "nbd-shim and tcmu-shim --help list different stores"
+	diff <(store_flags "$NBD_SHIM") <(store_flags "$TCMU_SHIM") >&2 ||
+		fail "nbd-shim and tcmu-shim --help list different store flags"
 fi
+# "no such store" lists them all, in the registry's order
+store_list=$(awk 'NR > 1 { printf "%s", (last ? ", " last : "") } { last = $0 }
+	END { print (NR > 1 ? " or " : "") last }' "$T/nbd.stores" | sed 's/^, //')
 
 # bad_args 'MESSAGE' ARGS...: exit 2 and MESSAGE on stderr
 bad_args() {
@@ -51,33 +60,39 @@ bad_args() {
 }
 
 bad_args '--profile is required' --size 1M
-bad_args '--profile nbdkit: use torus, zeroos or standard' --profile nbdkit
-bad_args '--size is required with the memory backend' --profile standard
+bad_args '--profile nbdkit: use coreos, zeroos or standard' --profile nbdkit
+bad_args '--size is required with the memory store' --profile standard
+# --backend, the old spelling of --store, warns and works as --store
+bad_args 'nbd-shim: --backend is deprecated: use --store' --profile standard --backend tape
+bad_args '--store tape: no such store' --profile standard --backend tape # is deprecated
 bad_args '--size 12X' --profile standard --size 12X
 bad_args '--listen /tmp/x: use unix:PATH or tcp:HOST:PORT' --profile standard --size 1M --listen /tmp/x
-bad_args '--backend redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --backend redis:127.0.0.1:1
-bad_args '--backend nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile torus --backend nbd:nbd://127.0.0.1
-bad_args '--backend tape: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG' --profile standard --size 1M --backend tape
-bad_args '--replicas needs a store whose copies are separate data' --profile torus --replicas 2 --backend runner:qcow:/x.qcow2 --size 1M
-bad_args '--plugin-dir is only for --backend runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
-bad_args '--replicas is only for --profile torus' --profile zeroos --size 1M --replicas 2
-bad_args 'multiple of the block size for torus' --profile torus --size 1000K
-bad_args 'torus refuses empty volume names' --profile torus --size 1M --export ''
-bad_args '--redis-meta is only for --backend redis:' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
+bad_args '--store redis:127.0.0.1:1 is only for --profile zeroos' --profile standard --size 1M --store redis:127.0.0.1:1
+bad_args '--store nbd:nbd://127.0.0.1 is only for --profile zeroos' --profile coreos --store nbd:nbd://127.0.0.1
+bad_args "--store tape: no such store: use $store_list" --profile standard --size 1M --store tape
+bad_args '--replicas needs a store whose copies are separate data' --profile coreos --replicas 2 --store runner:qcow:/x.qcow2 --size 1M
+bad_args '--plugin-dir is only for --store runner:SUBTYPE:CFG' --profile standard --size 1M --plugin-dir /tmp
+bad_args '--replicas is only for --profile coreos' --profile zeroos --size 1M --replicas 2
+bad_args 'multiple of the block size for coreos' --profile coreos --size 1000K
+bad_args 'coreos-torus refuses empty volume names' --profile coreos --size 1M --export ''
+# --profile torus, the old spelling of coreos, warns and works as coreos
+bad_args 'nbd-shim: --profile torus is deprecated: use --profile coreos' --profile torus --size 1M --export ''
+bad_args 'coreos-torus refuses empty volume names' --profile torus --size 1M --export '' # old spelling
+bad_args '--redis-meta is only for --store redis:' --profile zeroos --size 1M --redis-meta 127.0.0.1:1
 bad_args '--bandwidth fast' --profile standard --size 1M --bandwidth fast
 bad_args 'unknown option or missing value: --frobnicate' --profile standard --frobnicate
 bad_args 'unexpected argument: extra' --profile standard --size 1M extra
 
 # errors found when starting: exit 1 with the cause
 : >"$T/empty"
-"$NBD_SHIM" --profile standard --backend file:"$T/empty" >"$T/out" 2>&1
+"$NBD_SHIM" --profile standard --store file:"$T/empty" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
-"$NBD_SHIM" --profile standard --backend file:"$T/missing" >"$T/out" 2>&1
-[ $? -eq 1 ] && grep -qF "file backend: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
+"$NBD_SHIM" --profile standard --store file:"$T/missing" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -qF "file store: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
 	{ cat "$T/out" >&2; fail "a missing file without --size must fail clearly"; }
 [ ! -e "$T/missing" ] || fail "a refused file:$T/missing was left behind"
-"$NBD_SHIM" --profile zeroos --size 1M --backend redis:127.0.0.1:1 >"$T/out" 2>&1
+"$NBD_SHIM" --profile zeroos --size 1M --store redis:127.0.0.1:1 >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:1' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an unreachable redis must fail clearly"; }
 

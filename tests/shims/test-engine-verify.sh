@@ -1,7 +1,7 @@
 #!/bin/bash
 # The engine (handshake=auto) against every profile passes fio
 # verify=crc32c with reads, writes and flushes, over a Unix socket and TCP,
-# on the memory and file backends; torus with replication and odd-sized
+# on the memory and file stores; torus with replication and odd-sized
 # requests (read-modify-write across its 512 KiB blocks); the runner store
 # (a qcow2 image through tcmu-runner's plugin); trims verified to read back
 # zeroes where the profile has TRIM (torus, standard).
@@ -18,7 +18,7 @@ start_shim() {
 	shift
 	n=$((n + 1))
 	case $profile in
-	torus) export=torus ;;
+	coreos) export=torus ;;
 	zeroos) export=default ;;
 	*) export= ;;
 	esac
@@ -47,7 +47,7 @@ verify_job() {
 	echo "$name: ok"
 }
 
-for profile in torus zeroos standard; do
+for profile in coreos zeroos standard; do
 	start_shim "$profile" --size 64M
 	verify_job "$profile-unix-4k" --bs=4k
 	verify_job "$profile-unix-mixed" --bsrange=512-256k --blockalign=512 \
@@ -55,26 +55,26 @@ for profile in torus zeroos standard; do
 	verify_job "$profile-read-after-write" --bs=64k --rw=write --iodepth=4
 done
 
-start_shim_tcp torus torus --size 64M
+start_shim_tcp coreos torus --size 64M
 verify_job torus-tcp --bs=4k
 start_shim_tcp zeroos default --size 64M
 verify_job zeroos-tcp --bs=4k
 start_shim_tcp standard "" --size 64M
 verify_job standard-tcp --bs=4k --conns=4 --iodepth=64
 
-# backends: file for every profile, torus replicated 3 ways
-for profile in torus zeroos standard; do
-	start_shim "$profile" --size 64M --backend "file:$T/$profile.img"
+# stores: file for every profile, torus replicated 3 ways
+for profile in coreos zeroos standard; do
+	start_shim "$profile" --size 64M --store "file:$T/$profile.img"
 	verify_job "$profile-file" --bs=16k
 done
-start_shim torus --size 64M --replicas 3 --backend "file:$T/rep"
+start_shim coreos --size 64M --replicas 3 --store "file:$T/rep"
 verify_job torus-replicas-3 --bsrange=1k-1m --blockalign=1k
 for i in 0 1 2; do
 	[ -s "$T/rep.$i" ] || fail "replica file $T/rep.$i missing"
 done
 cmp -s "$T/rep.0" "$T/rep.1" && cmp -s "$T/rep.0" "$T/rep.2" ||
 	fail "the three torus replicas differ"
-start_shim torus --size 64M --replicas 2
+start_shim coreos --size 64M --replicas 2
 verify_job torus-memory-replicas-2 --bs=8k
 
 # trim: write, trim, then every byte must read back as zero (torus clears
@@ -91,13 +91,13 @@ trim_job() {
 	echo "$name: ok"
 }
 
-start_shim torus --size 64M
+start_shim coreos --size 64M
 trim_job torus-trim 512k
-start_shim torus --size 64M --replicas 2
+start_shim coreos --size 64M --replicas 2
 trim_job torus-trim-replicas 1m
 start_shim standard --size 64M
 trim_job standard-trim 64k
-start_shim standard --size 64M --backend "file:$T/trim.img"
+start_shim standard --size 64M --store "file:$T/trim.img"
 trim_job standard-file-trim 64k
 verify_job standard-fua --bs=4k --fua=1
 verify_job standard-structured --bs=4k --structured_replies=1
@@ -106,7 +106,7 @@ verify_job standard-structured --bs=4k --structured_replies=1
 # tcmu-shim's): a qcow2 image behind the standard profile, and the data in
 # the image where fio wrote it
 qemu-img create -q -f qcow2 "$T/r.qcow2" 64M || fail "qemu-img create failed"
-start_shim standard --backend "runner:qcow:$T/r.qcow2"
+start_shim standard --store "runner:qcow:$T/r.qcow2"
 verify_job standard-runner-qcow --bs=64k --rw=write --size=4M --iodepth=4
 kill "${_bg_pids[-1]}"
 wait "${_bg_pids[-1]}" || fail "nbd-shim over runner:qcow did not exit 0 on SIGTERM"

@@ -19,7 +19,7 @@ require "$FIO" nbdinfo
 "$FIO" --enghelp=nbd >/dev/null 2>&1 ||
 	skip "$("$FIO" --version) has no built-in nbd engine (configure fio with --enable-libnbd)"
 
-start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/torus.sock" \
+start_bg "$NBD_SHIM" --profile coreos --size 64M --listen "unix:$T/torus.sock" \
 	--verbose 2>"$T/torus.log"
 start_bg "$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/zeroos.sock"
 start_bg "$NBD_SHIM" --profile standard --size 64M --listen "unix:$T/std.sock"
@@ -59,7 +59,7 @@ for i in $(seq 200); do
 	sleep 0.05
 done
 grep -q 'transmission' "$T/torus.log" || fail "the first torus job did not connect"
-expect_fio_error 'takes one connection only (torus) and is in use' \
+expect_fio_error 'takes one connection only (as coreos-torus does) and is in use' \
 	--name=second --uri="$torus" --rw=read --bs=4k --size=1M
 wait $first || { cat "$T/first.out" >&2; fail "the first torus job failed"; }
 expect_fio_ok --name=third --uri="$torus" --rw=read --bs=4k --size=1M

@@ -9,10 +9,10 @@ PROBE=$TORUS_BUILD/tests/shims/pipe-probe
 [ -x "$NBD_SHIM" ] || skip "$NBD_SHIM is not built"
 [ -x "$PROBE" ] || skip "$PROBE is not built"
 
-start_bg "$NBD_SHIM" --listen "unix:$T/s.sock" --profile standard --backend null --size 1G
+start_bg "$NBD_SHIM" --listen "unix:$T/s.sock" --profile standard --store null --size 1G
 wait_socket "$T/s.sock"
 port=$(free_port)
-start_bg "$NBD_SHIM" --listen "tcp:127.0.0.1:$port" --profile standard --backend null --size 1G
+start_bg "$NBD_SHIM" --listen "tcp:127.0.0.1:$port" --profile standard --store null --size 1G
 wait_port "$port"
 
 # probe WHERE ARGS...: a quarter second; it must answer with a positive IOPS.

@@ -12,7 +12,7 @@
 #   (zeroos-conns.py: unflushed and stale entries, lost updates, a client
 #   gone without FLUSH);
 # - tcmu-shim over the same store (both shims share the registry);
-# - a read the backend fails gets 0-Disk's treatment: the success header
+# - a read the store fails gets 0-Disk's treatment: the success header
 #   is already out, then the connection is dropped.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -38,7 +38,7 @@ meta=127.0.0.1:${ports[8]}
 
 start_shim() {
 	"$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/z.sock" \
-		--backend "redis:$storage" --redis-meta "$meta" --vdisk vd1 &
+		--store "redis:$storage" --redis-meta "$meta" --vdisk vd1 &
 	shim=$!
 	wait_socket "$T/z.sock"
 }
@@ -108,7 +108,7 @@ other_shim() {
 	local vdisk=$1
 	shift
 	"$NBD_SHIM" --profile zeroos --size 64M --listen "unix:$T/$vdisk.sock" \
-		--backend "redis:$storage" --vdisk "$vdisk" "$@" &
+		--store "redis:$storage" --vdisk "$vdisk" "$@" &
 	other=$!
 	wait_socket "$T/$vdisk.sock"
 }
@@ -139,7 +139,7 @@ done
 # tcmu-shim offers the same redis store (one registry): a ring's writes
 # verified, their map under its --vdisk on the metadata server
 [ -x "$TCMU_SHIM" ] || fail "$TCMU_SHIM is not built"
-start_tcmu_shim "$T/t.sock" --backend "redis:$storage" --redis-meta "$meta" \
+start_tcmu_shim "$T/t.sock" --store "redis:$storage" --redis-meta "$meta" \
 	--vdisk tcmu1 --size 16M --block-size 4096
 expect_fio_ok --name=tcmu --uri="tcmu+unix:///?socket=$T/t.sock" --rw=randwrite \
 	--bs=4k --size=4M --iodepth=4 --verify=crc32c --end_fsync=1

@@ -29,7 +29,7 @@ in_range() {
 	[ "$2" -ge "$3" ] && [ "$2" -le "$4" ] || fail "$1 out of range"
 }
 
-start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/t.sock" \
+start_bg "$NBD_SHIM" --profile coreos --size 64M --listen "unix:$T/t.sock" \
 	--latency-us 2000
 start_bg "$NBD_SHIM" --profile standard --size 64M --listen "unix:$T/s.sock" \
 	--latency-us 2000
@@ -57,7 +57,7 @@ in_range "standard 20M bandwidth, bytes/s" "$bw" 10000000 21000000
 # shaping at the storage: torus moves whole 512 KiB blocks, each write to
 # both replicas. A 4 KiB write is a block read + 2 block writes = 1.5 MiB
 # over a 1 Gbit/s link: at most 125e6 / 1572864 = 79 writes per second.
-start_bg "$NBD_SHIM" --profile torus --size 64M --listen "unix:$T/ts.sock" \
+start_bg "$NBD_SHIM" --profile coreos --size 64M --listen "unix:$T/ts.sock" \
 	--replicas 2 --bandwidth 1gbit --shape-at storage
 wait_socket "$T/ts.sock"
 expect_fio_ok --name=torus-storage --uri="nbd+unix:///torus?socket=$T/ts.sock" \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # nbd-shim under valgrind memcheck, every profile (torus, zeroos, standard):
 # the engine runs a short fio verify job against it (writes, flushes, reads;
-# trims where the profile has them; a file backend and torus replication too),
+# trims where the profile has them; a file store and torus replication too),
 # the shim is stopped with SIGTERM as a service manager would, and valgrind
 # must report no error and no definitely lost block, and the shim must exit 0.
 # A sanitized build (TORUS_SANITIZE=1) skips it: valgrind cannot run an
@@ -22,7 +22,7 @@ vg_shim() {
 	shift 2
 	n=$((n + 1))
 	case $profile in
-	torus) export=torus ;;
+	coreos) export=torus ;;
 	zeroos) export=default ;;
 	*) export= ;;
 	esac
@@ -64,23 +64,23 @@ verify() {
 		--fsync=8 --size=4M --iodepth=8 "$@"
 }
 
-for profile in torus zeroos standard; do
-	vg_shim "$profile" "$profile" --size 16M --backend memory
+for profile in coreos zeroos standard; do
+	vg_shim "$profile" "$profile" --size 16M --store memory
 	verify "$profile-4k" --bs=4k
 	verify "$profile-mixed" --bsrange=512-128k --blockalign=512 --offset=1M --conns=1
 	case $profile in
-	torus | standard)
+	coreos | standard)
 		expect_fio_ok --name="$profile-trim" --uri="$uri" --rw=randtrim --bs=512k --size=4M ;;
 	esac
 	[ "$profile" = standard ] && verify standard-structured --bs=4k --structured_replies=1
 	vg_stop "$profile"
 done
 
-vg_shim standard-file standard --size 16M --backend "file:$T/std.img"
+vg_shim standard-file standard --size 16M --store "file:$T/std.img"
 verify standard-file --bs=16k --fua=1
 vg_stop standard-file
 
-vg_shim torus-replicas torus --size 16M --replicas 2 --backend "file:$T/rep"
+vg_shim torus-replicas coreos --size 16M --replicas 2 --store "file:$T/rep"
 verify torus-replicas --bsrange=1k-256k --blockalign=1k
 vg_stop torus-replicas
 echo "PASS"

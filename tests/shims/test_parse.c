@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Command line value parsers of nbd-shim (shims/nbd/parse.c), server
- * addresses (storage/hostport.c) and --backend (bridges/store.c).
+ * addresses (storage/hostport.c) and --store (bridges/store.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -80,8 +82,55 @@ static void test_listen(void **state)
 	assert_int_equal(parse_listen("/tmp/x.sock", &a), -1);
 }
 
-/* --backend through the store registry (storage/store.h), as both shims. */
-static void test_backend(void **state)
+/*
+ * "--store NAME: no such store: use A, B ... or Z", the stores' syntaxes
+ * in the registry's order, built from the registry.
+ */
+static const char *no_such_store(const char *name)
+{
+	static char want[1024];
+	size_t n;
+	int i;
+
+	n = snprintf(want, sizeof(want), "--store %s: no such store: use ", name);
+	for (i = 0; store_types[i]; i++)
+		n += snprintf(want + n, sizeof(want) - n, "%s%s",
+			      !i ? "" : store_types[i + 1] ? ", " : " or ",
+			      store_types[i]->usage);
+	return want;
+}
+
+/*
+ * Every store of the registry: a unique name, a syntax that starts with
+ * it, help and an opener; --store with its name finds it (its own parser
+ * may still want an argument).
+ */
+static void test_registry(void **state)
+{
+	struct store_spec b = { 0 };
+	const struct store_type *t;
+	char err[1024];
+	size_t len;
+	int i, j;
+
+	assert_non_null(store_types[0]);
+	for (i = 0; (t = store_types[i]); i++) {
+		len = strlen(t->name);
+		assert_true(len > 0);
+		assert_memory_equal(t->usage, t->name, len);
+		assert_true(t->usage[len] == '\0' || t->usage[len] == ':');
+		assert_non_null(t->help);
+		assert_non_null(t->open);
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(store_types[j]->name, t->name);
+		if (store_parse(&b, t->name, err, sizeof(err)))
+			assert_null(strstr(err, "no such store"));
+	}
+	store_spec_free(&b);
+}
+
+/* --store through the store registry (storage/store.h), as both shims. */
+static void test_store(void **state)
 {
 	struct store_spec b = { 0 };
 	char err[1024];
@@ -93,6 +142,8 @@ static void test_backend(void **state)
 	assert_int_equal(store_parse(&b, "file:/tmp/disk.img", err, sizeof(err)), 0);
 	assert_string_equal(b.type->name, "file");
 	assert_int_equal(store_parse(&b, "file:/tmp/d,direct", err, sizeof(err)), 0);
+	assert_int_equal(store_parse(&b, "file:/tmp/d,ro", err, sizeof(err)), 0);
+	assert_int_equal(store_parse(&b, "file:/tmp/d,ro,direct", err, sizeof(err)), 0);
 	assert_int_equal(store_parse(&b, "redis:127.0.0.1:6379", err, sizeof(err)), 0);
 	assert_string_equal(b.type->name, "redis");
 	assert_int_equal(store_parse(&b, "redis:a:1,b:2,c", err, sizeof(err)), 0);
@@ -104,22 +155,23 @@ static void test_backend(void **state)
 
 	/* a failed parse keeps what was there */
 	assert_int_equal(store_parse(&b, "redis:", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend redis:: use redis:HOST:PORT[,HOST:PORT...] (at most 64 servers)");
+	assert_string_equal(err, "--store redis:: use redis:HOST:PORT[,HOST:PORT...] (at most 64 servers)");
 	assert_string_equal(b.type->name, "runner");
 	assert_int_equal(store_parse(&b, "redis:a:1,", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "file:", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend file:: no path: use file:PATH[,direct]");
+	assert_string_equal(err, "--store file:: no path: use file:PATH[,direct][,ro]");
+	assert_int_equal(store_parse(&b, "file:,ro", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "file:,direct", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "memory:1G", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend memory:1G: this store takes no argument (nothing after \":\")");
+	assert_string_equal(err, "--store memory:1G: this store takes no argument (nothing after \":\")");
 	assert_int_equal(store_parse(&b, "nbd:", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "runner:qcow", err, sizeof(err)), -1);
 	assert_int_equal(store_parse(&b, "disk", err, sizeof(err)), -1);
-	assert_string_equal(err, "--backend disk: no such store: use memory, null, file:PATH[,direct], redis:HOST:PORT[,HOST:PORT...], nbd:URI[,conns=N] or runner:SUBTYPE:CFG");
+	assert_string_equal(err, no_such_store("disk"));
 
 	/* the stores' flags: only for their own store */
 	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1", err, sizeof(err)), -1);
-	assert_string_equal(err, "--redis-meta is only for --backend redis:HOST:PORT[,HOST:PORT...]");
+	assert_string_equal(err, "--redis-meta is only for --store redis:HOST:PORT[,HOST:PORT...]");
 	assert_int_equal(store_set_flag(&b, "plugin-dir", "/tmp", err, sizeof(err)), 0);
 	assert_int_equal(store_parse(&b, "redis:a", err, sizeof(err)), 0);
 	assert_int_equal(store_set_flag(&b, "redis-meta", "m:1,n", err, sizeof(err)), 0);
@@ -163,7 +215,8 @@ int main(void)
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_listen),
-		cmocka_unit_test(test_backend),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_store),
 		cmocka_unit_test(test_hostport_list),
 		cmocka_unit_test(test_uint),
 	};

@@ -262,7 +262,7 @@ def torus_trims(c, label):
 
 def torus(shim):
     print("# torus")
-    srv = Shim(shim, "torus", "--size", "4M")
+    srv = Shim(shim, "coreos", "--size", "4M")
     c = srv.client()
     check("torus: greeting NBDMAGIC IHAVEOPT 0x0001",
           c.greeting() == (NBDMAGIC, IHAVEOPT, 0x0001))
@@ -330,12 +330,12 @@ def torus(shim):
     c.close()
     srv.stop()
 
-    srv = Shim(shim, "torus", "--size", "4M", tcp=True)
+    srv = Shim(shim, "coreos", "--size", "4M", tcp=True)
     torus_refusals(srv, "tcp")
     srv.stop()
 
     # two replicas behind storage shaping: the same trims
-    srv = Shim(shim, "torus", "--size", "4M", "--replicas", "2",
+    srv = Shim(shim, "coreos", "--size", "4M", "--replicas", "2",
                "--latency-us", "1", "--shape-at", "storage")
     c = srv.client()
     c.greeting()
@@ -360,7 +360,7 @@ def torus_sync_fails(shim):
     env["LD_PRELOAD"] = f"{asan}:{lib}" if asan else lib
     tmp = tempfile.mkdtemp(prefix="wire-probe.")
     img = os.path.join(tmp, "torus.img")
-    srv = Shim(shim, "torus", "--size", "4M", "--backend", "file:" + img,
+    srv = Shim(shim, "coreos", "--size", "4M", "--store", "file:" + img,
                env=env)
     c = srv.client()
     c.greeting()

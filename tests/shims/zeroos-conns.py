@@ -4,7 +4,7 @@
 
     zeroos-conns.py SOCKET
 
-SOCKET is nbd-shim --profile zeroos --backend redis:... serving "default"
+SOCKET is nbd-shim --profile zeroos --store redis:... serving "default"
 over a vdisk that is empty at the start. As in 0-Disk, every connection
 has its own copy of the block map: a block's content goes to the storage
 servers at once, but its map entry only at FLUSH (or FUA, DISC), after

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The file store with O_DIRECT (BACKEND_FILE_DIRECT): aligned I/O goes
+ * The file store with O_DIRECT (STORE_FILE_DIRECT): aligned I/O goes
  * straight through, I/O that misses the alignment is bounced (a copy for
  * an unaligned buffer, read-modify-write for a partial block), and what
  * lands in the file is what a plain read of it says. The file lives in
@@ -20,13 +20,13 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
+#include "store_ops.h"
 
 #define SIZE	(1u << 20)
 
 struct env {
 	char path[256];
-	struct backend *be;
+	struct store *st;
 	int plain;		/* the same file without O_DIRECT */
 	uint8_t *buf;		/* page aligned, 128 KiB */
 };
@@ -43,9 +43,9 @@ static int setup(void **state)
 	fd = mkstemp(e->path);
 	assert_true(fd >= 0);
 	close(fd);
-	e->be = backend_file_open_flags(e->path, SIZE, BACKEND_FILE_DIRECT,
-					err, sizeof(err));
-	if (!e->be) {
+	e->st = store_file_open_flags(e->path, SIZE, STORE_FILE_DIRECT,
+				      err, sizeof(err));
+	if (!e->st) {
 		print_message("skipped: %s\n", err);
 		unlink(e->path);
 		free(e);
@@ -65,7 +65,7 @@ static int teardown(void **state)
 
 	if (!e)
 		return 0;
-	backend_close(e->be);
+	store_close(e->st);
 	close(e->plain);
 	unlink(e->path);
 	free(e->buf);
@@ -103,12 +103,12 @@ static void test_aligned(void **state)
 		skip();
 	fill(want, sizeof(want), 1);
 	memcpy(e->buf, want, sizeof(want));
-	assert_int_equal(backend_pwrite(e->be, e->buf, 8192, 65536), 0);
+	assert_int_equal(store_pwrite(e->st, e->buf, 8192, 65536), 0);
 	assert_file(e, 65536, want, 8192);
 	memset(e->buf, 0, 8192);
-	assert_int_equal(backend_pread(e->be, e->buf, 8192, 65536), 0);
+	assert_int_equal(store_pread(e->st, e->buf, 8192, 65536), 0);
 	assert_memory_equal(e->buf, want, 8192);
-	assert_int_equal(backend_flush(e->be), 0);
+	assert_int_equal(store_flush(e->st), 0);
 }
 
 static void test_unaligned_buffer(void **state)
@@ -121,10 +121,10 @@ static void test_unaligned_buffer(void **state)
 	/* 4096 bytes at an aligned offset, from a buffer 3 bytes in. */
 	fill(want, sizeof(want), 2);
 	memcpy(e->buf + 3, want, sizeof(want));
-	assert_int_equal(backend_pwrite(e->be, e->buf + 3, 4096, 8192), 0);
+	assert_int_equal(store_pwrite(e->st, e->buf + 3, 4096, 8192), 0);
 	assert_file(e, 8192, want, 4096);
 	memset(e->buf, 0, 8192);
-	assert_int_equal(backend_pread(e->be, e->buf + 5, 4096, 8192), 0);
+	assert_int_equal(store_pread(e->st, e->buf + 5, 4096, 8192), 0);
 	assert_memory_equal(e->buf + 5, want, 4096);
 }
 
@@ -138,13 +138,13 @@ static void test_partial_blocks(void **state)
 	/* Known data around, then 5000 bytes from offset 100 into it. */
 	fill(around, sizeof(around), 3);
 	memcpy(e->buf, around, sizeof(around));
-	assert_int_equal(backend_pwrite(e->be, e->buf, sizeof(around), 0), 0);
+	assert_int_equal(store_pwrite(e->st, e->buf, sizeof(around), 0), 0);
 	fill(part, sizeof(part), 4);
-	assert_int_equal(backend_pwrite(e->be, part, sizeof(part), 100), 0);
+	assert_int_equal(store_pwrite(e->st, part, sizeof(part), 100), 0);
 	memcpy(around + 100, part, sizeof(part));
 	assert_file(e, 0, around, sizeof(around));
 	/* An unaligned read across the edge of the part. */
-	assert_int_equal(backend_pread(e->be, part, 777, 4999), 0);
+	assert_int_equal(store_pread(e->st, part, 777, 4999), 0);
 	assert_memory_equal(part, around + 4999, 777);
 }
 
@@ -157,10 +157,10 @@ static void test_end_of_file(void **state)
 		skip();
 	/* The last 512 bytes, aligned or not. */
 	fill(want, sizeof(want), 5);
-	assert_int_equal(backend_pwrite(e->be, want, 512, SIZE - 512), 0);
-	assert_int_equal(backend_pread(e->be, e->buf, 512, SIZE - 512), 0);
+	assert_int_equal(store_pwrite(e->st, want, 512, SIZE - 512), 0);
+	assert_int_equal(store_pread(e->st, e->buf, 512, SIZE - 512), 0);
 	assert_memory_equal(e->buf, want, 512);
-	assert_int_equal(backend_pread(e->be, e->buf + 1, 100, SIZE - 100),
+	assert_int_equal(store_pread(e->st, e->buf + 1, 100, SIZE - 100),
 			 0);
 	assert_memory_equal(e->buf + 1, want + 412, 100);
 }

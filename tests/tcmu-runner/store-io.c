@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * store-io: drives the nbd and runner stores (bridges/backends.h)
+ * store-io: drives the nbd and runner stores (bridges/protocol_stores.h)
  * directly, without a ring: opens one, runs the steps given, and says
  * what differs. The tests then check the image with qemu-io / qemu-img.
  *
@@ -8,7 +8,7 @@
  *     STORE: nbd:URI | runner:SUBTYPE:CFG
  *     STEP:  size | write:OFF:LEN:BYTE | read:OFF:LEN:BYTE (checks every
  *            byte) | zero:OFF:LEN | trim:OFF:LEN | flush |
- *            session (the next steps use backend_session(), in a new thread)
+ *            session (the next steps use store_session(), in a new thread)
  *
  * Exit 0 when every step did what it should, 1 otherwise (with a line on
  * stderr saying expected and actual), 2 on bad usage.
@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 
 struct run {
-	struct backend *be;
+	struct store *st;
 	char **steps;
 	int nsteps;
 	uint8_t *buf;
@@ -47,18 +47,18 @@ static int parse(const char *s, const char *name, uint64_t *v, int n)
 	return 0;
 }
 
-static int step(struct backend *be, const char *s, uint8_t *buf)
+static int step(struct store *st, const char *s, uint8_t *buf)
 {
 	uint64_t v[3];
 	size_t i;
 	int ret;
 
 	if (!strcmp(s, "size")) {
-		printf("%llu\n", (unsigned long long)be->size);
+		printf("%llu\n", (unsigned long long)st->size);
 		return 0;
 	}
 	if (!strcmp(s, "flush")) {
-		ret = backend_flush(be);
+		ret = store_flush(st);
 		goto done;
 	}
 	if (!strncmp(s, "write:", 6) || !strncmp(s, "read:", 5)) {
@@ -70,11 +70,11 @@ static int step(struct backend *be, const char *s, uint8_t *buf)
 		}
 		if (s[0] == 'w') {
 			memset(buf, (int)v[2], v[1]);
-			ret = backend_pwrite(be, buf, v[1], v[0]);
+			ret = store_pwrite(st, buf, v[1], v[0]);
 			goto done;
 		}
 		memset(buf, ~(int)v[2], v[1]);
-		ret = backend_pread(be, buf, v[1], v[0]);
+		ret = store_pread(st, buf, v[1], v[0]);
 		if (ret)
 			goto done;
 		for (i = 0; i < v[1]; i++)
@@ -89,8 +89,8 @@ static int step(struct backend *be, const char *s, uint8_t *buf)
 	if (!strncmp(s, "zero:", 5) || !strncmp(s, "trim:", 5)) {
 		if (parse(s, "zero/trim", v, 2))
 			return -1;
-		ret = s[0] == 'z' ? backend_zero(be, v[1], v[0]) :
-				    backend_trim(be, v[1], v[0]);
+		ret = s[0] == 'z' ? store_zero(st, v[1], v[0]) :
+				    store_trim(st, v[1], v[0]);
 		goto done;
 	}
 	fprintf(stderr, "store-io: unknown step '%s'\n", s);
@@ -110,8 +110,8 @@ static int run_session(struct run *r, int from)
 	char err[1024];
 	pthread_t t;
 
-	s.be = backend_session(r->be, err, sizeof(err));
-	if (!s.be) {
+	s.st = store_session(r->st, err, sizeof(err));
+	if (!s.st) {
 		fprintf(stderr, "store-io: session: %s\n", err);
 		return -1;
 	}
@@ -120,8 +120,8 @@ static int run_session(struct run *r, int from)
 	if (pthread_create(&t, NULL, run_steps, &s))
 		return -1;
 	pthread_join(t, NULL);
-	if (s.be != r->be)
-		backend_close(s.be);
+	if (s.st != r->st)
+		store_close(s.st);
 	return s.ret;
 }
 
@@ -136,7 +136,7 @@ static void *run_steps(void *arg)
 			r->ret = run_session(r, i + 1);
 			break;
 		}
-		if (step(r->be, r->steps[i], r->buf)) {
+		if (step(r->st, r->steps[i], r->buf)) {
 			r->ret = -1;
 			break;
 		}
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	}
 	store = argv[optind];
 	if (!strncmp(store, "nbd:", 4)) {
-		r.be = nbd_store_open(store + 4, 10, err, sizeof(err));
+		r.st = nbd_store_open(store + 4, 10, err, sizeof(err));
 	} else if (!strncmp(store, "runner:", 7)) {
 		spec = strdup(store + 7);
 		sub = spec;
@@ -177,13 +177,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		*cfg++ = '\0';
-		r.be = runner_store_open(sub, dir, cfg, size, bs, err,
+		r.st = runner_store_open(sub, dir, cfg, size, bs, err,
 						sizeof(err));
 	} else {
 		fprintf(stderr, "store-io: expected nbd:URI or runner:SUBTYPE:CFG\n");
 		return 2;
 	}
-	if (!r.be) {
+	if (!r.st) {
 		fprintf(stderr, "store-io: %s\n", err);
 		free(spec);
 		return 1;
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	r.steps = argv + optind + 1;
 	r.nsteps = argc - optind - 1;
 	run_steps(&r);
-	backend_close(r.be);
+	store_close(r.st);
 	free(r.buf);
 	free(spec);
 	return r.ret ? 1 : 0;

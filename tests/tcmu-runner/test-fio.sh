@@ -58,7 +58,7 @@ print(json.loads(s[s.index("{"):])["jobs"][0]["read"]["io_bytes"])' "$T/replay.j
 }
 
 start_nbdkit "$T/k.sock" memory 64M
-start_tcmu_shim "$T/t1.sock" --backend "nbd:nbd+unix:///?socket=$T/k.sock"
+start_tcmu_shim "$T/t1.sock" --store "nbd:nbd+unix:///?socket=$T/k.sock"
 verify_job nbdkit "$T/t1.sock"
 replay nbdkit --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/k.sock"
 verify_job nbdkit-mixed "$T/t1.sock" --bsrange=4k-128k --offset=8M
@@ -80,13 +80,13 @@ stop_last
 
 start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/n.sock" --size 64M
 wait_socket "$T/n.sock"
-start_tcmu_shim "$T/t2.sock" --backend "nbd:nbd+unix:///?socket=$T/n.sock"
+start_tcmu_shim "$T/t2.sock" --store "nbd:nbd+unix:///?socket=$T/n.sock"
 verify_job nbd-shim "$T/t2.sock"
 stop_last
 replay nbd-shim --ioengine="external:$ENGINE" --uri="nbd+unix:///?socket=$T/n.sock"
 
 qemu-img create -q -f qcow2 "$T/a.qcow2" 64M
-start_tcmu_shim "$T/t3.sock" --backend "runner:qcow:$T/a.qcow2"
+start_tcmu_shim "$T/t3.sock" --store "runner:qcow:$T/a.qcow2"
 verify_job qcow "$T/t3.sock"
 # a pattern qemu can check: 8 MiB of 0xa5 at 32 MiB
 expect_fio_ok --name=pattern --uri="tcmu+unix:///?socket=$T/t3.sock" \

@@ -12,9 +12,9 @@ require "$FIO"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 [ -x "$NBD_SHIM" ] || fail "$NBD_SHIM is not built (meson builds it for this test)"
 
-start_bg "$NBD_SHIM" --profile zeroos --backend memory --listen "unix:$T/z.sock" --size 16M
+start_bg "$NBD_SHIM" --profile zeroos --store memory --listen "unix:$T/z.sock" --size 16M
 wait_socket "$T/z.sock"
-start_tcmu_shim "$T/t.sock" --backend "nbd:nbd+unix:///default?socket=$T/z.sock"
+start_tcmu_shim "$T/t.sock" --store "nbd:nbd+unix:///default?socket=$T/z.sock"
 
 # The same refusal as the job gets over NBD from this server, in the
 # transport's terms (test-errors.sh checks the NBD one: "the server does

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The nbd store (bridges/store_nbd.c), driven by
 # store-io (no ring), against nbdkit memory and against nbd-shim's
-# standard and torus profiles: writes read back, zeroes (WRITE_ZEROES
+# standard and coreos profiles: writes read back, zeroes (WRITE_ZEROES
 # where offered, written zeroes where not), trim, flush, a transfer
 # larger than one request, and sessions (a connection each, in a thread
 # of their own) seeing what the first connection wrote.
@@ -69,7 +69,7 @@ echo "nbd-shim standard: ok"
 # connection per volume at a time, so no sessions here; and no reading
 # by qemu-io, which torus refuses (it closes on qemu's first option);
 # the transfer larger than one request is the others' (it adds a second)
-start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/t.sock" --size 64M
+start_bg "$NBD_SHIM" --profile coreos --listen "unix:$T/t.sock" --size 64M
 wait_socket "$T/t.sock"
 io "nbd:nbd+unix:///torus?socket=$T/t.sock" "${steps[@]:0:7}"
 echo "nbd-shim torus: ok"

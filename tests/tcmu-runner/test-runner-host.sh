@@ -22,7 +22,7 @@ uri="tcmu+unix:///?socket=$T/t.sock"
 # calls its callouts as commands arrive and lets them complete later, so
 # with fio at iodepth 32 it holds many at once, not one.
 start_tcmu_shim "$T/d.sock" --plugin-dir "$dir" --size 64M \
-	--backend "runner:depth:delay_us=200@$T/dstats"
+	--store "runner:depth:delay_us=200@$T/dstats"
 shim=${_bg_pids[-1]}
 expect_fio_ok --name=depth --uri="tcmu+unix:///?socket=$T/d.sock" \
 	--rw=randrw --bs=4k --size=32M --iodepth=32 --io_size=8M \
@@ -38,7 +38,7 @@ echo "an asynchronous plugin at depth: ok (at most $depth at once)"
 # initiator's: the engine sends READ(16), WRITE(16) and SYNCHRONIZE
 # CACHE(16), not commands the host made up; asynchronous, at depth too.
 start_tcmu_shim "$T/s.sock" --plugin-dir "$dir" --size 64M \
-	--backend "runner:depth:scsi,delay_us=100@$T/sstats"
+	--store "runner:depth:scsi,delay_us=100@$T/sstats"
 shim=${_bg_pids[-1]}
 expect_fio_ok --name=scsi --uri="tcmu+unix:///?socket=$T/s.sock" \
 	--rw=randrw --bs=4k --size=32M --iodepth=32 --io_size=4M --fsync=64 \
@@ -57,7 +57,7 @@ echo "the initiator's CDBs at depth: ok (opcodes$ops, at most $depth at once)"
 # A flush through a plugin that has one: it reaches the plugin, and the
 # data written before it reads back.
 start_tcmu_shim "$T/t.sock" --plugin-dir "$dir" --size 16M \
-	--backend "runner:depth:wc=1@$T/stats"
+	--store "runner:depth:wc=1@$T/stats"
 shim=${_bg_pids[-1]}
 expect_fio_ok --name=flush --uri="$uri" --rw=write --bs=4k --size=1M \
 	--iodepth=4 --fsync=8 --verify=crc32c --do_verify=1
@@ -70,7 +70,7 @@ echo "flush reaches the plugin: ok ($flushes flushes)"
 
 # No flush callout: fio's fsync fails with the sense tcmu-runner gives.
 start_tcmu_shim "$T/n.sock" --plugin-dir "$dir" --size 16M \
-	--backend "runner:depth:noflush@$T/stats2"
+	--store "runner:depth:noflush@$T/stats2"
 expect_fio_error "ILLEGAL REQUEST: invalid command operation code" \
 	--name=noflush --uri="tcmu+unix:///?socket=$T/n.sock" --rw=write \
 	--bs=4k --size=64k --fsync=4

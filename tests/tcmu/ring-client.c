@@ -477,7 +477,7 @@ static int check(const char *path)
 
 	a = ring_attach(path, "ring-client");
 	nr_blocks = capacity(a, &cap);
-	CHECK(cap.lbpme && cap.lbprz, "LBPME/LBPRZ (memory backend)");
+	CHECK(cap.lbpme && cap.lbprz, "LBPME/LBPRZ (memory store)");
 	check_depth(a, nr_blocks, 1);
 	check_unmap(a);
 	check_out_of_range(a, nr_blocks);

@@ -11,7 +11,7 @@ require "$FIO"
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
-start_tcmu_shim "$T/s.sock" --backend memory --size 16M
+start_tcmu_shim "$T/s.sock" --store memory --size 16M
 uri="tcmu+unix:///?socket=$T/s.sock"
 re="^torus: tcmu: the kernel's share: \([0-9]*\) ns of completion work per command over \([0-9]*\) commands (finding completions, copying reads out, freeing blocks and cmd_ids, completing to fio: done in fio's thread here, inside the handler's notify write() in the kernel)\$"
 

@@ -26,7 +26,7 @@ region_kb() {
 	     r && $1 == "Rss:" { kb += $2 } END { print kb + 0 }' "/proc/$1/smaps"
 }
 
-start_tcmu_shim "$T/m.sock" --backend memory --size 256M
+start_tcmu_shim "$T/m.sock" --store memory --size 256M
 shim=${_bg_pids[-1]}
 # --thread: one process holds fio, the engine and the region's mapping.
 "$FIO" --ioengine="external:$ENGINE" --thread --name=memory \

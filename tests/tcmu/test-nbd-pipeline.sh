@@ -18,10 +18,10 @@ require "$FIO"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 [ -x "$NBD_SHIM" ] || fail "$NBD_SHIM is not built (meson builds it for this test)"
 
-# shim LOG SOCKET BACKEND: tcmu-shim with its messages in LOG
+# shim LOG SOCKET STORE: tcmu-shim with its messages in LOG
 shim() {
-	start_bg "$TCMU_SHIM" --socket "$2" --backend "$3" 2>"$1"
-	_harness_wait socket "$2" "${_bg_pids[-1]}" "tcmu-shim --backend $3"
+	start_bg "$TCMU_SHIM" --socket "$2" --store "$3" 2>"$1"
+	_servers_wait socket "$2" "${_bg_pids[-1]}" "tcmu-shim --store $3"
 }
 
 # depth LOG: the most in flight to the store of the last ring that
@@ -77,11 +77,11 @@ expect_fio_ok --name=conns2 --uri="tcmu+unix:///?socket=$T/b.sock" "${job[@]}"
 echo "conns=2: verified"
 
 # torus's one connection per volume: no multi-conn, so conns=2 is refused.
-start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/t.sock" --size 16M
+start_bg "$NBD_SHIM" --profile coreos --listen "unix:$T/t.sock" --size 16M
 wait_socket "$T/t.sock"
 want="tcmu-shim: nbd nbd+unix:///torus?socket=$T/t.sock: conns=2, but the server does not offer multi-conn (NBD_FLAG_CAN_MULTI_CONN), so a flush on one connection would not cover writes on the others; use one connection"
 rc=0
-out=$("$TCMU_SHIM" --socket "$T/x.sock" --backend "nbd:nbd+unix:///torus?socket=$T/t.sock,conns=2" 2>&1) || rc=$?
+out=$("$TCMU_SHIM" --socket "$T/x.sock" --store "nbd:nbd+unix:///torus?socket=$T/t.sock,conns=2" 2>&1) || rc=$?
 [ $rc != 0 ] && grep -qxF -- "$want" <<<"$out" ||
 	fail "conns=2 to a server without multi-conn: expected a non-zero exit with '$want', got $rc: $out"
 echo "conns=2 without multi-conn: refused"

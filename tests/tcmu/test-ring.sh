@@ -36,7 +36,7 @@ bad_args 'give --listen unix:PATH' --size 1M
 bad_args '--listen and --uio exclude each other' --listen "unix:$T/s" --uio /dev/uio0 --size 1M
 bad_args '--listen and --uio exclude each other' --socket "$T/s" --uio /dev/uio0 --size 1M
 bad_args '--listen tcp:127.0.0.1:1: use unix:PATH' --listen tcp:127.0.0.1:1 --size 1M
-bad_args '--size is required with the memory backend' --socket "$T/s"
+bad_args '--size is required with the memory store' --socket "$T/s"
 bad_args '--size 12X' --socket "$T/s" --size 12X
 bad_args '--block-size 1024: use 512 or 4096' --socket "$T/s" --size 1M --block-size 1024
 bad_args '--size must be a multiple of --block-size' --socket "$T/s" --size 1000 
@@ -45,19 +45,22 @@ bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s"
 bad_args "tcmu-shim: --max-transfer is deprecated: use --max-command-data (the engine's max_transfer is another setting: its split size)" \
 	--socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
 bad_args '--max-command-data must be a multiple of --block-size' --socket "$T/s" --size 1M --block-size 4096 --max-transfer 6K
-bad_args '--backend tape: no such store: use memory, null' --socket "$T/s" --backend tape
-bad_args '--size does not apply to --backend nbd:' --socket "$T/s" --backend nbd:nbd://127.0.0.1 --size 1M
-bad_args '--plugin-dir is only for --backend runner:' --socket "$T/s" --size 1M --plugin-dir /tmp
+bad_args '--store tape: no such store: use ' --socket "$T/s" --store tape
+# --backend, the old spelling of --store, warns and works as --store
+bad_args 'tcmu-shim: --backend is deprecated: use --store' --socket "$T/s" --backend tape
+bad_args '--store tape: no such store' --socket "$T/s" --backend tape # is deprecated
+bad_args '--size does not apply to --store nbd:' --socket "$T/s" --store nbd:nbd://127.0.0.1 --size 1M
+bad_args '--plugin-dir is only for --store runner:' --socket "$T/s" --size 1M --plugin-dir /tmp
 bad_args 'unknown option or missing value: --frobnicate' --socket "$T/s" --frobnicate
 bad_args 'unexpected argument: extra' --socket "$T/s" --size 1M extra
 
 # errors found when starting: exit 1 with the cause
 : >"$T/empty"
-"$TCMU_SHIM" --socket "$T/s" --backend file:"$T/empty" >"$T/out" 2>&1
+"$TCMU_SHIM" --socket "$T/s" --store file:"$T/empty" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'is empty; give --size' "$T/out" ||
 	{ cat "$T/out" >&2; fail "an empty file without --size must fail clearly"; }
-"$TCMU_SHIM" --socket "$T/s" --backend file:"$T/missing" >"$T/out" 2>&1
-[ $? -eq 1 ] && grep -qF "file backend: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
+"$TCMU_SHIM" --socket "$T/s" --store file:"$T/missing" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -qF "file store: $T/missing does not exist; name an existing file, or give --size to make it (sparse)" "$T/out" ||
 	{ cat "$T/out" >&2; fail "a missing file without --size must fail clearly"; }
 [ ! -e "$T/missing" ] || fail "a refused file:$T/missing was left behind"
 "$TCMU_SHIM" --uio "$T/uio9" --size 1M >"$T/out" 2>&1
@@ -69,7 +72,7 @@ sock=$T/tcmu.sock
 start_bg "$TCMU_SHIM" --socket "$sock" --size 64M --pidfile "$T/pid" -v \
 	--log "$T/shim.log"
 pid=${_bg_pids[-1]}
-_harness_wait socket "$sock" "$pid" tcmu-shim
+_servers_wait socket "$sock" "$pid" tcmu-shim
 for i in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
 [ "$(cat "$T/pid")" = "$pid" ] || fail "pid file does not hold $pid"
 grep -q "^tcmu-shim: listening on $sock" "$T/shim.log" ||
@@ -115,10 +118,10 @@ rc=$?
 
 # the file store with O_DIRECT: the data path, and the data in the file
 img=$T/disk.img
-start_bg "$TCMU_SHIM" --listen "unix:$sock" --backend "file:$img,direct" --size 16M \
+start_bg "$TCMU_SHIM" --listen "unix:$sock" --store "file:$img,direct" --size 16M \
 	--max-command-data 1M
 pid=${_bg_pids[-1]}
-_harness_wait socket "$sock" "$pid" "tcmu-shim file,direct"
+_servers_wait socket "$sock" "$pid" "tcmu-shim file,direct"
 "$CLIENT" --socket "$sock" --check-rw >"$T/rw.out" 2>&1 ||
 	{ cat "$T/rw.out" >&2; fail "ring-client --check-rw on file,direct failed"; }
 "$CLIENT" --socket "$sock" --bench 0.3 --qd 4 --bs 65536 --rw randwrite >"$T/bench.out" 2>&1 ||

@@ -52,7 +52,7 @@ wait_for_log() {
 
 for mode in process thread; do
 	log=$T/$mode.log
-	start_tcmu_shim "$T/$mode.sock" --backend memory --size 64M --log "$log"
+	start_tcmu_shim "$T/$mode.sock" --store memory --size 64M --log "$log"
 	thread=0
 	[ $mode = thread ] && thread=1
 	jobs4 "$T/$mode.sock" --rw=randrw --thread=$thread \
@@ -64,7 +64,7 @@ done
 
 # ring=private: four rings, none shared
 log=$T/private.log
-start_tcmu_shim "$T/p.sock" --backend memory --size 64M --log "$log"
+start_tcmu_shim "$T/p.sock" --store memory --size 64M --log "$log"
 jobs4 "$T/p.sock" --rw=randrw --ring=private >"$T/private.out" 2>&1 ||
 	{ cat "$T/private.out" >&2; fail "ring=private failed"; }
 verified "$T/private.out" "ring=private"
@@ -76,7 +76,7 @@ verified "$T/private.out" "ring=private"
 # frees a killed job's engine options twice as it reaps it: under the
 # sanitizers that report is set aside, and any other is kept.
 log=$T/kill.log
-start_tcmu_shim "$T/k.sock" --backend memory --size 64M --log "$log"
+start_tcmu_shim "$T/k.sock" --store memory --size 64M --log "$log"
 san_opts=${ASAN_OPTIONS:-}
 [ "${TORUS_SANITIZE:-0}" = 1 ] && mkdir -p "$T/san-kill" &&
 	san_opts="$ASAN_OPTIONS:log_path=$T/san-kill/asan"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tcmu-shim's NBD store in front of a server that takes one connection per
-# volume (nbd-shim --profile torus, as torus itself): the connection made
+# volume (nbd-shim --profile coreos, as coreos-torus itself): the connection made
 # at start-up is closed again, so rings get the volume; the engine's probe
 # ring and each job's ring take it in turn, fio after fio; and a ring whose
 # client died mid-write (its queued writes still going out, slowly) is torn
@@ -13,10 +13,10 @@ require "$FIO"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
 # 8 Mbit/s: a 256 KiB write takes a quarter of a second
-start_bg "$NBD_SHIM" --profile torus --listen "unix:$T/n.sock" --size 64M \
-	--backend memory --replicas 2 --bandwidth 8mbit
+start_bg "$NBD_SHIM" --profile coreos --listen "unix:$T/n.sock" --size 64M \
+	--store memory --replicas 2 --bandwidth 8mbit
 wait_socket "$T/n.sock"
-start_tcmu_shim "$T/t.sock" --backend "nbd:nbd+unix:///torus?socket=$T/n.sock"
+start_tcmu_shim "$T/t.sock" --store "nbd:nbd+unix:///torus?socket=$T/n.sock"
 uri="tcmu+unix:///?socket=$T/t.sock"
 
 # probe ring, job ring; three times over

@@ -2,7 +2,7 @@
 /*
  * The handler host's SCSI target (shims/tcmu/scsi_target.c), byte by byte:
  * every reply it builds, every check it makes, the data it moves between
- * scattered buffers and a fake backend, and the sense it returns; and
+ * scattered buffers and a fake store, and the sense it returns; and
  * that its asynchronous path (scsi_prepare, scsi_finish) answers as
  * scsi_execute() does.
  */
@@ -23,10 +23,10 @@
 #define NR_BLOCKS	2048u		/* 1 MiB */
 #define MAX_XFER	(64u << 10)
 
-/* ---- a backend that records what it is asked ---- */
+/* ---- a store that records what it is asked ---- */
 
 struct fake {
-	struct backend be;
+	struct store st;
 	uint8_t *data;
 	bool peek;
 	int fail_read, fail_write, fail_flush, fail_trim;
@@ -35,28 +35,28 @@ struct fake {
 	uint64_t zero_off, zero_len;
 };
 
-static struct fake *to_fake(struct backend *be)
+static struct fake *to_fake(struct store *st)
 {
-	return (struct fake *)be;
+	return (struct fake *)st;
 }
 
-static int f_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+static int f_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
-	assert_true(off + len <= be->size);
+	assert_true(off + len <= st->size);
 	if (f->fail_read)
 		return f->fail_read;
 	memcpy(buf, f->data + off, len);
 	return 0;
 }
 
-static int f_pwrite(struct backend *be, const void *buf, size_t len,
+static int f_pwrite(struct store *st, const void *buf, size_t len,
 		    uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
-	assert_true(off + len <= be->size);
+	assert_true(off + len <= st->size);
 	if (f->fail_write)
 		return f->fail_write;
 	f->writes++;
@@ -64,9 +64,9 @@ static int f_pwrite(struct backend *be, const void *buf, size_t len,
 	return 0;
 }
 
-static int f_zero(struct backend *be, size_t len, uint64_t off)
+static int f_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	f->zeroes++;
 	f->zero_off = off;
@@ -75,9 +75,9 @@ static int f_zero(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_trim(struct backend *be, size_t len, uint64_t off)
+static int f_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	if (f->fail_trim)
 		return f->fail_trim;
@@ -90,26 +90,26 @@ static int f_trim(struct backend *be, size_t len, uint64_t off)
 	return 0;
 }
 
-static int f_flush(struct backend *be)
+static int f_flush(struct store *st)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	f->flushes++;
 	return f->fail_flush;
 }
 
-static const void *f_peek(struct backend *be, size_t len, uint64_t off)
+static const void *f_peek(struct store *st, size_t len, uint64_t off)
 {
-	struct fake *f = to_fake(be);
+	struct fake *f = to_fake(st);
 
 	return f->peek ? f->data + off : NULL;
 }
 
-static void f_close(struct backend *be)
+static void f_close(struct store *st)
 {
 }
 
-static const struct backend_ops fake_ops = {
+static const struct store_ops fake_ops = {
 	.name = "fake",
 	.pread = f_pread,
 	.pwrite = f_pwrite,
@@ -133,13 +133,13 @@ static int setup_with(void **state, uint64_t blocks, bool lbprz)
 	struct env *e = calloc(1, sizeof(*e));
 
 	assert_non_null(e);
-	e->fake.be.ops = &fake_ops;
-	e->fake.be.size = (uint64_t)NR_BLOCKS * BS;
-	e->fake.data = calloc(1, e->fake.be.size);
+	e->fake.st.ops = &fake_ops;
+	e->fake.st.size = (uint64_t)NR_BLOCKS * BS;
+	e->fake.data = calloc(1, e->fake.st.size);
 	assert_non_null(e->fake.data);
 	assert_int_equal(scsi_target_init(&e->t, blocks * BS, BS, MAX_XFER,
 					  lbprz, 0x0123456789abcdefull), 0);
-	assert_int_equal(scsi_lu_init(&e->lu, &e->t, &e->fake.be), 0);
+	assert_int_equal(scsi_lu_init(&e->lu, &e->t, &e->fake.st), 0);
 	*state = e;
 	return 0;
 }
@@ -417,7 +417,7 @@ static void test_read_capacity_large(void **state)
 	uint8_t cdb[16] = { SCSI_READ_CAPACITY_10 };
 	struct scsi_reply *r;
 
-	/* 2^32 + 1 blocks: (10) cannot say it; the backend is never read. */
+	/* 2^32 + 1 blocks: (10) cannot say it; the store is never read. */
 	setup_with(state, (1ull << 32) + 1, false);
 	e = *state;
 	r = run(e, cdb, 10, 8);
@@ -662,7 +662,7 @@ static void test_rw_checks(void **state)
 	assert_int_equal(e->fake.writes, 0);
 }
 
-static void test_backend_errors(void **state)
+static void test_store_errors(void **state)
 {
 	struct env *e = *state;
 	uint8_t cdb[16];
@@ -948,6 +948,54 @@ static void test_not_thin(void **state)
 	teardown(state);
 }
 
+/*
+ * A read-only store: MODE SENSE says WP, and every command that would
+ * change data gets DATA PROTECT on both paths before the store sees it;
+ * reads and flushes still work.
+ */
+static void test_write_protect(void **state)
+{
+	struct env *e = *state;
+	struct iovec one = { e->buf, 4 * BS };
+	uint8_t cdb[16], list[8 + 16];
+	uint64_t lba = 8;
+	uint32_t blocks = 4;
+	struct scsi_io io;
+	size_t len;
+
+	mode_sense6(cdb, true, 0, 0x08, 255);
+	assert_good(run(e, cdb, 6, 255));
+	assert_int_equal(e->buf[2] & 0x80, 0);		/* writable */
+
+	e->t.write_protect = true;
+	mode_sense6(cdb, true, 0, 0x08, 255);
+	assert_good(run(e, cdb, 6, 255));
+	assert_int_equal(e->buf[2], 0x80 | 0x10);	/* WP, DPOFUA */
+
+	fill(e->buf, 4 * BS, 3);
+	rw10(cdb, SCSI_WRITE_10, 10, 4, false);
+	assert_sense(run(e, cdb, 10, 4 * BS), SCSI_SK_DATA_PROTECT,
+		     SCSI_ASC_WRITE_PROTECTED, 0);
+	tcmu_cdb_write16(cdb, 10, 4, true);
+	assert_int_equal(scsi_prepare(&e->lu, cdb, 16, &one, 1, &io, &e->r),
+			 SCSI_PLAN_DONE);
+	assert_sense(&e->r, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED, 0);
+	tcmu_cdb_write_same16(cdb, 0, 8, true);
+	assert_sense(run(e, cdb, 16, BS), SCSI_SK_DATA_PROTECT,
+		     SCSI_ASC_WRITE_PROTECTED, 0);
+	len = unmap_list(list, 1, &lba, &blocks);
+	memcpy(e->buf, list, len);
+	tcmu_cdb_unmap(cdb, len);
+	assert_sense(run(e, cdb, 10, len), SCSI_SK_DATA_PROTECT,
+		     SCSI_ASC_WRITE_PROTECTED, 0);
+	assert_int_equal(e->fake.writes + e->fake.zeroes + e->fake.trims, 0);
+
+	tcmu_cdb_read16(cdb, 10, 4);
+	assert_good(run(e, cdb, 16, 4 * BS));
+	tcmu_cdb_sync16(cdb, 0, 0);
+	assert_good(run(e, cdb, 16, 0));
+}
+
 static void test_report_opcodes_one(void **state)
 {
 	struct env *e = *state;
@@ -1045,47 +1093,47 @@ static void test_unknown_and_tur(void **state)
 
 /* ---- the asynchronous path: the same replies as scsi_execute() ---- */
 
-/* The store's part, played synchronously on the fake backend. */
-static int fake_io(struct env *e, const struct backend_io *io)
+/* The store's part, played synchronously on the fake store. */
+static int fake_io(struct env *e, const struct store_io *io)
 {
 	static uint8_t tmp[MAX_XFER];
-	struct backend *be = &e->fake.be;
+	struct store *st = &e->fake.st;
 	size_t done = 0;
 	uint32_t i;
 	int ret;
 
 	switch (io->op) {
-	case BACKEND_IO_READ:
-		ret = backend_pread(be, tmp, io->len, io->off);
+	case STORE_IO_READ:
+		ret = store_pread(st, tmp, io->len, io->off);
 		for (i = 0; !ret && i < io->iov_cnt; i++) {
 			memcpy(io->iov[i].iov_base, tmp + done,
 			       io->iov[i].iov_len);
 			done += io->iov[i].iov_len;
 		}
 		return ret;
-	case BACKEND_IO_WRITE:
+	case STORE_IO_WRITE:
 		for (i = 0; i < io->iov_cnt && done < io->len; i++) {
 			memcpy(tmp + done, io->iov[i].iov_base,
 			       io->iov[i].iov_len);
 			done += io->iov[i].iov_len;
 		}
-		ret = backend_pwrite(be, tmp, io->len, io->off);
-		if (!ret && (io->flags & BACKEND_IO_FUA))
-			ret = backend_flush(be);
+		ret = store_pwrite(st, tmp, io->len, io->off);
+		if (!ret && (io->flags & STORE_IO_FUA))
+			ret = store_flush(st);
 		return ret;
-	case BACKEND_IO_FLUSH:
-		return backend_flush(be);
-	case BACKEND_IO_ZERO:
-		return backend_zero(be, io->len, io->off);
-	case BACKEND_IO_TRIM:
-		return backend_trim(be, io->len, io->off);
+	case STORE_IO_FLUSH:
+		return store_flush(st);
+	case STORE_IO_ZERO:
+		return store_zero(st, io->len, io->off);
+	case STORE_IO_TRIM:
+		return store_trim(st, io->len, io->off);
 	}
 	return -EINVAL;
 }
 
 /*
  * @cdb through scsi_prepare()/scsi_finish() and through scsi_execute(),
- * from the same data: the replies and the backend's data are the same.
+ * from the same data: the replies and the store's data are the same.
  * Returns what the asynchronous path planned.
  */
 static enum scsi_plan same_reply(struct env *e, const uint8_t *cdb,
@@ -1223,7 +1271,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_read_one_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scattered_buffers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rw_checks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_backend_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmap_limits, setup, teardown),
@@ -1231,6 +1279,7 @@ int main(void)
 		cmocka_unit_test(test_write_same_no_lbprz),
 		cmocka_unit_test(test_not_thin),
 		cmocka_unit_test_setup_teardown(test_no_write_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_protect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_opcodes_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_tur, setup, teardown),

@@ -35,12 +35,12 @@ run_checked() {
 
 # The shims stamp too: the engine's keys must be the ones on the wire.
 start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/nbd.sock" \
-	--backend memory --size 64M --timeline "$T/srv"
+	--store memory --size 64M --timeline "$T/srv"
 nbd_pid=${_bg_pids[-1]}
 wait_socket "$T/nbd.sock"
 run_checked nbd nbd 1 "nbd+unix:///?socket=$T/nbd.sock"
 
-start_tcmu_shim "$T/tcmu.sock" --backend memory --size 64M --timeline "$T/srv"
+start_tcmu_shim "$T/tcmu.sock" --store memory --size 64M --timeline "$T/srv"
 tcmu_pid=${_bg_pids[-1]}
 run_checked tcmu tcmu 1 "tcmu+unix:///?socket=$T/tcmu.sock"
 run_checked tcmu-split tcmu 4 "tcmu+unix:///?socket=$T/tcmu.sock" \
@@ -64,7 +64,7 @@ done
 
 # A directory that cannot be made: the job fails, naming it and the fix.
 start_bg "$NBD_SHIM" --profile standard --listen "unix:$T/nbd2.sock" \
-	--backend null --size 64M
+	--store null --size 64M
 wait_socket "$T/nbd2.sock"
 touch "$T/file"
 expect_fio_error "torus: timeline: $T/file is not a directory (give a directory for the timeline's files)" \

@@ -60,7 +60,7 @@ expect "$T/kit" "server and wire>1900" "server and wire<2800" \
 	"client submit<100" "payload<100" "hand back<100"
 
 # nbd-shim: 1 ms on every operation on its store
-start_bg "$NBD_SHIM" --profile standard --backend memory --size 64M \
+start_bg "$NBD_SHIM" --profile standard --store memory --size 64M \
 	--listen "unix:$T/shim.sock" --timeline "$T/shim" --latency-us 1000 --shape-at storage
 shim=${_bg_pids[-1]}
 wait_socket "$T/shim.sock"

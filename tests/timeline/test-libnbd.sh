@@ -19,7 +19,7 @@ require "$FIO" python3
 
 . "$TORUS_SRC/tests/timeline/join-check.sh"
 
-start_bg "$NBD_SHIM" --profile standard --backend memory --size 64M \
+start_bg "$NBD_SHIM" --profile standard --store memory --size 64M \
 	--listen "unix:$T/nbd.sock" --timeline "$T/tl"
 shim=${_bg_pids[-1]}
 wait_socket "$T/nbd.sock"

@@ -71,12 +71,12 @@ expect_usage_error \
 # 1 ms in the store; mem: tcmu-shim's synchronous path; nbd: its nbd
 # store's asynchronous requests, to slow.
 server nbd std --profile standard --size 64M --timeline "$T/std"
-server nbd torus --profile torus --size 64M --timeline "$T/torus"
+server nbd torus --profile coreos --size 64M --timeline "$T/torus"
 server nbd held --profile standard --size 64M --latency-us 2000 --timeline "$T/held"
 server nbd slow --profile standard --size 64M --latency-us 1000 --shape-at storage \
 	--timeline "$T/slow"
 server tcmu mem --size 64M --timeline "$T/mem"
-server tcmu nbd --backend "nbd:nbd+unix:///?socket=$T/slow.sock" --timeline "$T/nbd"
+server tcmu nbd --store "nbd:nbd+unix:///?socket=$T/slow.sock" --timeline "$T/nbd"
 
 # One fio for all: the trims (TRIM; UNMAP) after the verify jobs.
 nbd="nbd+unix:///?socket=$T"

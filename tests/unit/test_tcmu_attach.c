@@ -201,7 +201,7 @@ static void test_reply_round_trip(void **state)
 	struct tcmu_attach_reply in = {
 		.version = TCMU_ATTACH_V1,
 		.status = 95,
-		.msg = "no such backend",
+		.msg = "no such store",
 	}, out;
 	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
 	const char *msg;
@@ -211,7 +211,7 @@ static void test_reply_round_trip(void **state)
 	assert_int_equal(reply_decode(buf, sizeof(buf), &out, &msg), 0);
 	assert_int_equal(out.version, TCMU_ATTACH_V1);
 	assert_int_equal(out.status, 95);
-	assert_string_equal(out.msg, "no such backend");
+	assert_string_equal(out.msg, "no such store");
 }
 
 static void test_reply_decode_nul_terminates(void **state)
