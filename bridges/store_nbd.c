@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The nbd store: a struct backend over an NBD export through the project's
- * client (client/nbd), one connection per backend (",conns=N": N). This
+ * The nbd store: a struct store over an NBD export through the project's
+ * client (client/nbd), one connection per store (",conns=N": N). This
  * file connects, parses and opens; store_nbd_io.c moves the data.
- * backend_session() opens new connections, so two rings never share one.
+ * store_session() opens new connections, so two rings never share one.
  *
  * The connection made at open only checks the export and learns its size,
  * then closes: a server that takes one connection per volume (torus) must
  * not find it held when a ring's session connects. I/O through the
- * opened backend itself (a UIO device has no sessions) connects again.
+ * opened store itself (a UIO device has no sessions) connects again.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends.h"
+#include "protocol_stores.h"
 #include "nbd_connect.h"
 #include "nbd_uri.h"
 #include "nbd_wire.h"
@@ -26,13 +26,13 @@
 /* Largest request when the server states no maximum (nbdkit: 64 MiB). */
 #define NBD_BE_MAX_REQ		(32u << 20)
 
-/* The parameters of --backend nbd:URI[,conns=N]. */
+/* The parameters of --store nbd:URI[,conns=N]. */
 struct nbd_spec {
 	char uri[4096];
 	unsigned int conns;
 };
 
-static const struct backend_ops nbd_be_ops;
+static const struct store_ops nbd_be_ops;
 static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 				     unsigned int timeout_s, char *err,
 				     size_t errlen);
@@ -43,7 +43,7 @@ static void hang_up(struct nbd_be *n)
 		nbd_disconnect(n->fds[--n->nfds]);
 }
 
-/* The opened backend's own connections, closed at open (see the top). */
+/* The opened store's own connections, closed at open (see the top). */
 int nbd_be_redial(struct nbd_be *n)
 {
 	struct nbd_be *s;
@@ -70,16 +70,16 @@ int nbd_be_redial(struct nbd_be *n)
 	return 0;
 }
 
-static bool nbd_can_trim(const struct backend *be)
+static bool nbd_can_trim(const struct store *st)
 {
-	const struct nbd_be *n = container_of(be, struct nbd_be, be);
+	const struct nbd_be *n = container_of(st, struct nbd_be, st);
 
 	return n->exp.tflags & NBD_FLAG_SEND_TRIM;
 }
 
-static void nbd_be_close(struct backend *be)
+static void nbd_be_close(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->client)
 		nbd_client_free(n->client);
@@ -150,8 +150,8 @@ static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 	if (n->exp.block_size_known && n->exp.max_block &&
 	    n->exp.max_block < n->max_req)
 		n->max_req = n->exp.max_block;
-	n->be.ops = &nbd_be_ops;
-	n->be.size = n->exp.size;
+	n->st.ops = &nbd_be_ops;
+	n->st.size = n->exp.size;
 	return n;
 fail:
 	hang_up(n);
@@ -160,10 +160,10 @@ fail:
 }
 
 /* Each ring gets connections of its own to the same export. */
-static struct backend *nbd_be_session(struct backend *be, char *err,
-				      size_t errlen)
+static struct store *nbd_be_session(struct store *st, char *err,
+				    size_t errlen)
 {
-	struct nbd_be *n = to_nbd(be), *s;
+	struct nbd_be *n = to_nbd(st), *s;
 
 	s = nbd_be_connect(n->uri, n->conns, n->timeout_s, err, errlen);
 	if (!s)
@@ -172,13 +172,13 @@ static struct backend *nbd_be_session(struct backend *be, char *err,
 		snprintf(err, errlen, "nbd %s: the export changed size (%llu, was %llu)",
 			 n->uri, (unsigned long long)s->exp.size,
 			 (unsigned long long)n->exp.size);
-		nbd_be_close(&s->be);
+		nbd_be_close(&s->st);
 		return NULL;
 	}
-	return &s->be;
+	return &s->st;
 }
 
-static const struct backend_ops nbd_be_ops = {
+static const struct store_ops nbd_be_ops = {
 	.name = "nbd",
 	.pread = nbd_be_pread,
 	.pwrite = nbd_be_pwrite,
@@ -190,10 +190,10 @@ static const struct backend_ops nbd_be_ops = {
 	.aio = &nbd_aio_ops,
 };
 
-static struct backend *nbd_store_open_conns(const char *uri,
-					    unsigned int conns,
-					    unsigned int timeout_s, char *err,
-					    size_t errlen)
+static struct store *nbd_store_open_conns(const char *uri,
+					  unsigned int conns,
+					  unsigned int timeout_s, char *err,
+					  size_t errlen)
 {
 	struct nbd_be *n;
 
@@ -202,16 +202,16 @@ static struct backend *nbd_store_open_conns(const char *uri,
 		return NULL;
 	if (!n->exp.size) {
 		snprintf(err, errlen, "nbd %s: the export is empty", uri);
-		nbd_be_close(&n->be);
+		nbd_be_close(&n->st);
 		return NULL;
 	}
 	/* Let go of the volume until I/O needs it (see the top). */
 	hang_up(n);
-	return &n->be;
+	return &n->st;
 }
 
-struct backend *nbd_store_open(const char *uri, unsigned int timeout_s,
-			       char *err, size_t errlen)
+struct store *nbd_store_open(const char *uri, unsigned int timeout_s,
+			     char *err, size_t errlen)
 {
 	return nbd_store_open_conns(uri, 1, timeout_s, err, errlen);
 }
@@ -255,9 +255,9 @@ static int nbd_parse(void *priv, const char *arg, char *err, size_t errlen)
 	return nbd_uri_parse(spec->uri, &u, err, errlen) ? -1 : 0;
 }
 
-static struct backend *nbd_open(const void *priv,
-				const struct store_params *p, char *err,
-				size_t errlen)
+static struct store *nbd_open(const void *priv,
+			      const struct store_params *p, char *err,
+			      size_t errlen)
 {
 	const struct nbd_spec *spec = priv;
 

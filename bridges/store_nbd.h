@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "store_ops.h"
 #include "nbd_client.h"
 #include "torus_split.h"
 #include "torus_util.h"
@@ -22,7 +22,7 @@
 #define NBD_BE_MAX_CONNS	16
 
 struct nbd_be {
-	struct backend be;
+	struct store st;
 	char uri[4096];			/* as given, for messages and sessions */
 	char label[4200];		/* nbd_uri_label(), for the client */
 	unsigned int timeout_s;
@@ -41,21 +41,21 @@ struct nbd_be {
 	struct torus_fifo finished;	/* all back, for reap() */
 };
 
-static inline struct nbd_be *to_nbd(struct backend *be)
+static inline struct nbd_be *to_nbd(struct store *st)
 {
-	return container_of(be, struct nbd_be, be);
+	return container_of(st, struct nbd_be, st);
 }
 
-/* store_nbd.c: the opened backend's own connections (see there). */
+/* store_nbd.c: the opened store's own connections (see there). */
 int nbd_be_redial(struct nbd_be *n);
 
 /* store_nbd_io.c */
-int nbd_be_pread(struct backend *be, void *buf, size_t len, uint64_t off);
-int nbd_be_pwrite(struct backend *be, const void *buf, size_t len,
+int nbd_be_pread(struct store *st, void *buf, size_t len, uint64_t off);
+int nbd_be_pwrite(struct store *st, const void *buf, size_t len,
 		  uint64_t off);
-int nbd_be_zero(struct backend *be, size_t len, uint64_t off);
-int nbd_be_trim(struct backend *be, size_t len, uint64_t off);
-int nbd_be_flush(struct backend *be);
-extern const struct backend_aio_ops nbd_aio_ops;
+int nbd_be_zero(struct store *st, size_t len, uint64_t off);
+int nbd_be_trim(struct store *st, size_t len, uint64_t off);
+int nbd_be_flush(struct store *st);
+extern const struct store_aio_ops nbd_aio_ops;
 
 #endif /* TORUS_BRIDGES_STORE_NBD_H */

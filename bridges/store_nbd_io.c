@@ -3,7 +3,7 @@
  * The nbd store's I/O (store_nbd.h): each synchronous call queues,
  * submits and reaps until its pieces are back.
  *
- * Asynchronous requests (backend_ops.aio): as many in flight as the
+ * Asynchronous requests (store_ops.aio): as many in flight as the
  * caller asks, each cut into NBD requests (one per iovec and per the
  * server's largest request), sent from and received into the caller's
  * buffers. A request waits in the store, in order, while the client's
@@ -156,17 +156,17 @@ fail:
 	return ret;
 }
 
-int nbd_be_pread(struct backend *be, void *buf, size_t len, uint64_t off)
+int nbd_be_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	return nbd_be_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
 }
 
-int nbd_be_pwrite(struct backend *be, const void *buf, size_t len,
+int nbd_be_pwrite(struct store *st, const void *buf, size_t len,
 		  uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
@@ -174,9 +174,9 @@ int nbd_be_pwrite(struct backend *be, const void *buf, size_t len,
 			   n->max_req);
 }
 
-int nbd_be_zero(struct backend *be, size_t len, uint64_t off)
+int nbd_be_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
@@ -187,9 +187,9 @@ int nbd_be_zero(struct backend *be, size_t len, uint64_t off)
 			   min_u64(n->max_req, sizeof(zero_buf)));
 }
 
-int nbd_be_trim(struct backend *be, size_t len, uint64_t off)
+int nbd_be_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
@@ -199,9 +199,9 @@ int nbd_be_trim(struct backend *be, size_t len, uint64_t off)
 			   NBD_BE_MAX_ZERO);
 }
 
-int nbd_be_flush(struct backend *be)
+int nbd_be_flush(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	/* A server that offers no flush has no cache to flush. */
 	if (!(n->exp.tflags & NBD_FLAG_SEND_FLUSH))
@@ -217,44 +217,44 @@ int nbd_be_flush(struct backend *be)
 /* Stages of a request: its own NBD requests, then a FUA write's flush. */
 enum { STAGE_MAIN, STAGE_FLUSH };
 
-static struct backend_io *io_of(struct torus_split *s)
+static struct store_io *io_of(struct torus_split *s)
 {
-	return container_of(s, struct backend_io, split);
+	return container_of(s, struct store_io, split);
 }
 
 /* A flush is one piece of no bytes. */
-static void io_start(struct backend_io *io, uint8_t stage)
+static void io_start(struct store_io *io, uint8_t stage)
 {
 	io->stage = stage;
 	split_init(&io->split, stage == STAGE_FLUSH ||
-			       io->op == BACKEND_IO_FLUSH ? 0 : io->len);
+			       io->op == STORE_IO_FLUSH ? 0 : io->len);
 }
 
 /* The NBD command a request's stage sends, or a negative errno. */
-static int io_cmd(const struct nbd_be *n, const struct backend_io *io)
+static int io_cmd(const struct nbd_be *n, const struct store_io *io)
 {
 	uint32_t tf = n->exp.tflags;
 
-	if (io->stage == STAGE_FLUSH || io->op == BACKEND_IO_FLUSH)
+	if (io->stage == STAGE_FLUSH || io->op == STORE_IO_FLUSH)
 		return NBD_CMD_FLUSH;
-	if (io->op != BACKEND_IO_READ && (tf & NBD_FLAG_READ_ONLY))
+	if (io->op != STORE_IO_READ && (tf & NBD_FLAG_READ_ONLY))
 		return -EROFS;
 	switch (io->op) {
-	case BACKEND_IO_READ:
+	case STORE_IO_READ:
 		return NBD_CMD_READ;
-	case BACKEND_IO_WRITE:
+	case STORE_IO_WRITE:
 		return NBD_CMD_WRITE;
-	case BACKEND_IO_ZERO:
+	case STORE_IO_ZERO:
 		return tf & NBD_FLAG_SEND_WRITE_ZEROES ? NBD_CMD_WRITE_ZEROES :
 							 NBD_CMD_WRITE;
-	case BACKEND_IO_TRIM:
+	case STORE_IO_TRIM:
 		return tf & NBD_FLAG_SEND_TRIM ? NBD_CMD_TRIM : -EOPNOTSUPP;
 	}
 	return -EINVAL;
 }
 
 /* The next piece: where its data is, how long it may be. */
-static void *io_piece(const struct nbd_be *n, const struct backend_io *io,
+static void *io_piece(const struct nbd_be *n, const struct store_io *io,
 		      int cmd, uint32_t *len)
 {
 	const struct torus_split *s = &io->split;
@@ -269,7 +269,7 @@ static void *io_piece(const struct nbd_be *n, const struct backend_io *io,
 		*len = split_next(s, NBD_BE_MAX_ZERO);
 		return NULL;
 	}
-	if (io->op == BACKEND_IO_ZERO) {
+	if (io->op == STORE_IO_ZERO) {
 		*len = split_next(s, min_u64(n->max_req, sizeof(zero_buf)));
 		return (void *)zero_buf;
 	}
@@ -288,7 +288,7 @@ static void *io_piece(const struct nbd_be *n, const struct backend_io *io,
  * Queue the request's pieces: 1 when all went (or it failed), 0 when the
  * client has no slot free.
  */
-static int io_queue(struct nbd_be *n, struct backend_io *io)
+static int io_queue(struct nbd_be *n, struct store_io *io)
 {
 	struct torus_split *s = &io->split;
 	int cmd = io_cmd(n, io), ret;
@@ -300,7 +300,7 @@ static int io_queue(struct nbd_be *n, struct backend_io *io)
 		split_stop(s, cmd);
 		return 1;
 	}
-	if (cmd == NBD_CMD_WRITE && (io->flags & BACKEND_IO_FUA) &&
+	if (cmd == NBD_CMD_WRITE && (io->flags & STORE_IO_FUA) &&
 	    (n->exp.tflags & NBD_FLAG_SEND_FUA))
 		flags = NBD_CMD_FLAG_FUA;
 	/* An error (a piece's, or an earlier piece's reply) stops the rest. */
@@ -337,19 +337,19 @@ static void pump(struct nbd_be *n)
 }
 
 /* The next stage of a request whose pieces are back, or its done(). */
-static int io_settle(struct nbd_be *n, struct backend_io *io)
+static int io_settle(struct nbd_be *n, struct store_io *io)
 {
 	int cmd, error = io->split.error;
 
 	if (!error && io->stage == STAGE_MAIN &&
-	    io->op == BACKEND_IO_WRITE && (io->flags & BACKEND_IO_FUA) &&
+	    io->op == STORE_IO_WRITE && (io->flags & STORE_IO_FUA) &&
 	    !(n->exp.tflags & NBD_FLAG_SEND_FUA) &&
 	    (n->exp.tflags & NBD_FLAG_SEND_FLUSH)) {
 		io_start(io, STAGE_FLUSH);
 		fifo_push(&n->waiting, &io->split);
 		return 0;
 	}
-	if (error && !(io->op == BACKEND_IO_TRIM && error == -EOPNOTSUPP)) {
+	if (error && !(io->op == STORE_IO_TRIM && error == -EOPNOTSUPP)) {
 		cmd = io_cmd(n, io);
 		xfer_err(n, cmd < 0 ? NBD_CMD_WRITE : cmd, io->len, io->off,
 			 error);
@@ -358,9 +358,9 @@ static int io_settle(struct nbd_be *n, struct backend_io *io)
 	return 1;
 }
 
-static int nbd_aio_open(struct backend *be, unsigned int depth)
+static int nbd_aio_open(struct store *st, unsigned int depth)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 	int ret;
 
 	if (n->client)
@@ -375,13 +375,13 @@ static int nbd_aio_open(struct backend *be, unsigned int depth)
 	return nbd_client_fd(n->client);
 }
 
-static void nbd_aio_submit(struct backend *be, struct backend_io *io)
+static void nbd_aio_submit(struct store *st, struct store_io *io)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	io_start(io, STAGE_MAIN);
 	/* A server without flush has nothing to flush (as nbd_be_flush). */
-	if (io->op == BACKEND_IO_FLUSH &&
+	if (io->op == STORE_IO_FLUSH &&
 	    !(n->exp.tflags & NBD_FLAG_SEND_FLUSH)) {
 		fifo_push(&n->finished, &io->split);
 		return;
@@ -389,17 +389,17 @@ static void nbd_aio_submit(struct backend *be, struct backend_io *io)
 	fifo_push(&n->waiting, &io->split);
 }
 
-static void nbd_aio_commit(struct backend *be)
+static void nbd_aio_commit(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 
 	pump(n);
 	nbd_client_send_all(n->client);
 }
 
-static int nbd_aio_reap(struct backend *be)
+static int nbd_aio_reap(struct store *st)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 	struct torus_split *s, *next;
 	int got, done = 0;
 
@@ -420,9 +420,9 @@ static int nbd_aio_reap(struct backend *be)
 	return done;
 }
 
-static void nbd_aio_cancel(struct backend *be, int err)
+static void nbd_aio_cancel(struct store *st, int err)
 {
-	struct nbd_be *n = to_nbd(be);
+	struct nbd_be *n = to_nbd(st);
 	struct torus_split *s;
 
 	nbd_client_cancel(n->client, -err);
@@ -434,7 +434,7 @@ static void nbd_aio_cancel(struct backend *be, int err)
 		io_of(s)->done(io_of(s), s->error ? s->error : err);
 }
 
-const struct backend_aio_ops nbd_aio_ops = {
+const struct store_aio_ops nbd_aio_ops = {
 	.open = nbd_aio_open,
 	.submit = nbd_aio_submit,
 	.commit = nbd_aio_commit,
