@@ -6,9 +6,10 @@
  * store_session() opens new connections, so two rings never share one.
  *
  * The connection made at open only checks the export and learns its size,
- * then closes: a server that takes one connection per volume (torus) must
- * not find it held when a ring's session connects. I/O through the
- * opened store itself (a UIO device has no sessions) connects again.
+ * then closes: a server that takes one connection per volume
+ * (coreos-torus) must not find it held when a ring's session connects.
+ * I/O through the opened store itself (a UIO device has no sessions)
+ * connects again.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@
 #include "store_nbd.h"
 
 /* Largest request when the server states no maximum (nbdkit: 64 MiB). */
-#define NBD_BE_MAX_REQ		(32u << 20)
+#define NBD_STORE_MAX_REQ	(32u << 20)
 
 /* The parameters of --store nbd:URI[,conns=N]. */
 struct nbd_spec {
@@ -32,24 +33,24 @@ struct nbd_spec {
 	unsigned int conns;
 };
 
-static const struct store_ops nbd_be_ops;
-static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
-				     unsigned int timeout_s, char *err,
-				     size_t errlen);
+static const struct store_ops nbd_store_ops;
+static struct nbd_store *nbd_store_connect(const char *uri, unsigned int conns,
+					   unsigned int timeout_s, char *err,
+					   size_t errlen);
 
-static void hang_up(struct nbd_be *n)
+static void hang_up(struct nbd_store *n)
 {
 	while (n->nfds)
 		nbd_disconnect(n->fds[--n->nfds]);
 }
 
 /* The opened store's own connections, closed at open (see the top). */
-int nbd_be_redial(struct nbd_be *n)
+int nbd_store_redial(struct nbd_store *n)
 {
-	struct nbd_be *s;
+	struct nbd_store *s;
 	char err[1200];
 
-	s = nbd_be_connect(n->uri, n->conns, n->timeout_s, err, sizeof(err));
+	s = nbd_store_connect(n->uri, n->conns, n->timeout_s, err, sizeof(err));
 	if (!s) {
 		storage_err("%s", err);
 		return -1;
@@ -72,14 +73,14 @@ int nbd_be_redial(struct nbd_be *n)
 
 static bool nbd_can_trim(const struct store *st)
 {
-	const struct nbd_be *n = container_of(st, struct nbd_be, st);
+	const struct nbd_store *n = container_of(st, struct nbd_store, st);
 
 	return n->exp.tflags & NBD_FLAG_SEND_TRIM;
 }
 
-static void nbd_be_close(struct store *st)
+static void nbd_store_close(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->client)
 		nbd_client_free(n->client);
@@ -101,13 +102,13 @@ static int dial(const struct nbd_uri *u, unsigned int timeout_s,
 }
 
 /* Connects and negotiates; the client itself comes with the first I/O. */
-static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
-				     unsigned int timeout_s, char *err,
-				     size_t errlen)
+static struct nbd_store *nbd_store_connect(const char *uri, unsigned int conns,
+					   unsigned int timeout_s, char *err,
+					   size_t errlen)
 {
 	struct nbd_export more;
 	struct nbd_uri u;
-	struct nbd_be *n;
+	struct nbd_store *n;
 	char msg[1024];
 	int fd;
 
@@ -146,11 +147,11 @@ static struct nbd_be *nbd_be_connect(const char *uri, unsigned int conns,
 			goto fail;
 		}
 	}
-	n->max_req = NBD_BE_MAX_REQ;
+	n->max_req = NBD_STORE_MAX_REQ;
 	if (n->exp.block_size_known && n->exp.max_block &&
 	    n->exp.max_block < n->max_req)
 		n->max_req = n->exp.max_block;
-	n->st.ops = &nbd_be_ops;
+	n->st.ops = &nbd_store_ops;
 	n->st.size = n->exp.size;
 	return n;
 fail:
@@ -160,33 +161,33 @@ fail:
 }
 
 /* Each ring gets connections of its own to the same export. */
-static struct store *nbd_be_session(struct store *st, char *err,
-				    size_t errlen)
+static struct store *nbd_store_session(struct store *st, char *err,
+				       size_t errlen)
 {
-	struct nbd_be *n = to_nbd(st), *s;
+	struct nbd_store *n = to_nbd(st), *s;
 
-	s = nbd_be_connect(n->uri, n->conns, n->timeout_s, err, errlen);
+	s = nbd_store_connect(n->uri, n->conns, n->timeout_s, err, errlen);
 	if (!s)
 		return NULL;
 	if (s->exp.size != n->exp.size) {
 		snprintf(err, errlen, "nbd %s: the export changed size (%llu, was %llu)",
 			 n->uri, (unsigned long long)s->exp.size,
 			 (unsigned long long)n->exp.size);
-		nbd_be_close(&s->st);
+		nbd_store_close(&s->st);
 		return NULL;
 	}
 	return &s->st;
 }
 
-static const struct store_ops nbd_be_ops = {
+static const struct store_ops nbd_store_ops = {
 	.name = "nbd",
-	.pread = nbd_be_pread,
-	.pwrite = nbd_be_pwrite,
-	.zero = nbd_be_zero,
-	.trim = nbd_be_trim,
-	.flush = nbd_be_flush,
-	.session = nbd_be_session,
-	.close = nbd_be_close,
+	.pread = nbd_store_pread,
+	.pwrite = nbd_store_pwrite,
+	.zero = nbd_store_zero,
+	.trim = nbd_store_trim,
+	.flush = nbd_store_flush,
+	.session = nbd_store_session,
+	.close = nbd_store_close,
 	.aio = &nbd_aio_ops,
 };
 
@@ -195,14 +196,14 @@ static struct store *nbd_store_open_conns(const char *uri,
 					  unsigned int timeout_s, char *err,
 					  size_t errlen)
 {
-	struct nbd_be *n;
+	struct nbd_store *n;
 
-	n = nbd_be_connect(uri, conns, timeout_s, err, errlen);
+	n = nbd_store_connect(uri, conns, timeout_s, err, errlen);
 	if (!n)
 		return NULL;
 	if (!n->exp.size) {
 		snprintf(err, errlen, "nbd %s: the export is empty", uri);
-		nbd_be_close(&n->st);
+		nbd_store_close(&n->st);
 		return NULL;
 	}
 	/* Let go of the volume until I/O needs it (see the top). */
@@ -239,9 +240,9 @@ static int nbd_parse(void *priv, const char *arg, char *err, size_t errlen)
 		errno = 0;
 		v = strtoul(opt + 7, &end, 10);
 		if (errno || end == opt + 7 || *end || !v ||
-		    v > NBD_BE_MAX_CONNS) {
+		    v > NBD_STORE_MAX_CONNS) {
 			snprintf(err, errlen, "%s: conns= takes a number of connections from 1 to %u",
-				 opt + 1, NBD_BE_MAX_CONNS);
+				 opt + 1, NBD_STORE_MAX_CONNS);
 			return -1;
 		}
 		spec->conns = v;

@@ -12,7 +12,7 @@
  * off; a request whose pieces are all back goes on a list that reap()
  * works through, where done() is called or the next stage (the flush of a
  * FUA write the server cannot mark) is queued. Synchronous calls still
- * work in between: their pieces are the store's own (nbd_be.sync).
+ * work in between: their pieces are the store's own (nbd_store.sync).
  *
  * The client's io_uring is SINGLE_ISSUER: only the thread that created it
  * may submit. A session is opened by the handler host and then used by
@@ -30,12 +30,12 @@
 #include "torus_util.h"
 
 /* Requests in flight per call: a large transfer is split and pipelined. */
-#define NBD_BE_DEPTH		8
+#define NBD_STORE_DEPTH		8
 /* WRITE_ZEROES carries no payload; a large range still goes in pieces. */
-#define NBD_BE_MAX_ZERO		(1u << 30)
-#define NBD_BE_ZERO_BUF		(256u << 10)
+#define NBD_STORE_MAX_ZERO	(1u << 30)
+#define NBD_STORE_ZERO_BUF	(256u << 10)
 
-static const uint8_t zero_buf[NBD_BE_ZERO_BUF];
+static const uint8_t zero_buf[NBD_STORE_ZERO_BUF];
 
 /*
  * The client's completer: a piece of a synchronous call or of an
@@ -44,7 +44,7 @@ static const uint8_t zero_buf[NBD_BE_ZERO_BUF];
  */
 static void xfer_done(void *arg, void *user, int error)
 {
-	struct nbd_be *n = arg;
+	struct nbd_store *n = arg;
 	struct torus_split *s = user;
 
 	if (split_back(s, -error) && s != &n->sync)
@@ -52,7 +52,7 @@ static void xfer_done(void *arg, void *user, int error)
 }
 
 /* The client, built on first use by the calling thread (see the top). */
-static int get_client(struct nbd_be *n, unsigned int depth)
+static int get_client(struct nbd_store *n, unsigned int depth)
 {
 	const struct torus_completer done = { .fn = xfer_done, .arg = n };
 	char err[512];
@@ -65,7 +65,7 @@ static int get_client(struct nbd_be *n, unsigned int depth)
 			    n->uri);
 		return -EXDEV;
 	}
-	if (!n->nfds && nbd_be_redial(n))
+	if (!n->nfds && nbd_store_redial(n))
 		return -ENOTCONN;
 	/* The client owns the sockets from here, and closes them on failure. */
 	n->client = nbd_client_new(n->fds, n->nfds, depth, &n->exp, 0,
@@ -94,7 +94,7 @@ static const char *cmd_name(uint16_t type)
 	return "request";
 }
 
-static void xfer_err(struct nbd_be *n, uint16_t type, uint64_t len,
+static void xfer_err(struct nbd_store *n, uint16_t type, uint64_t len,
 		     uint64_t off, int err)
 {
 	if (type == NBD_CMD_FLUSH)
@@ -107,26 +107,26 @@ static void xfer_err(struct nbd_be *n, uint16_t type, uint64_t len,
 
 /*
  * One call: [off, off + len) as requests of at most chunk bytes, up to
- * NBD_BE_DEPTH in flight (FLUSH: one request, len 0). buf (NULL for
+ * NBD_STORE_DEPTH in flight (FLUSH: one request, len 0). buf (NULL for
  * payload-free commands) advances with the offset unless step_buf is
  * false (zeroes written from one buffer). Asynchronous requests may hold
  * every slot of the client: then this waits for one of theirs.
  */
-static int nbd_be_xfer(struct nbd_be *n, uint16_t type, void *buf,
-		       bool step_buf, uint64_t len, uint64_t off,
-		       uint32_t chunk)
+static int nbd_store_xfer(struct nbd_store *n, uint16_t type, void *buf,
+			  bool step_buf, uint64_t len, uint64_t off,
+			  uint32_t chunk)
 {
 	struct torus_split *s = &n->sync;
 	uint8_t *at = buf;
 	uint32_t l;
 	int ret;
 
-	ret = get_client(n, NBD_BE_DEPTH);
+	ret = get_client(n, NBD_STORE_DEPTH);
 	if (ret)
 		return ret;
 	split_init(s, len);
 	while (!split_all_sent(s) || s->out) {
-		while (!split_all_sent(s) && s->out < NBD_BE_DEPTH) {
+		while (!split_all_sent(s) && s->out < NBD_STORE_DEPTH) {
 			l = split_next(s, chunk);
 			ret = nbd_client_queue(n->client, type, 0,
 					       off + s->sent, l, at, s);
@@ -156,52 +156,52 @@ fail:
 	return ret;
 }
 
-int nbd_be_pread(struct store *st, void *buf, size_t len, uint64_t off)
+int nbd_store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
-	return nbd_be_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
+	return nbd_store_xfer(n, NBD_CMD_READ, buf, true, len, off, n->max_req);
 }
 
-int nbd_be_pwrite(struct store *st, const void *buf, size_t len,
-		  uint64_t off)
+int nbd_store_pwrite(struct store *st, const void *buf, size_t len,
+		     uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
-	return nbd_be_xfer(n, NBD_CMD_WRITE, (void *)buf, true, len, off,
-			   n->max_req);
+	return nbd_store_xfer(n, NBD_CMD_WRITE, (void *)buf, true, len, off,
+			      n->max_req);
 }
 
-int nbd_be_zero(struct store *st, size_t len, uint64_t off)
+int nbd_store_zero(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
 	if (n->exp.tflags & NBD_FLAG_SEND_WRITE_ZEROES)
-		return nbd_be_xfer(n, NBD_CMD_WRITE_ZEROES, NULL, false, len,
-				   off, NBD_BE_MAX_ZERO);
-	return nbd_be_xfer(n, NBD_CMD_WRITE, (void *)zero_buf, false, len, off,
-			   min_u64(n->max_req, sizeof(zero_buf)));
+		return nbd_store_xfer(n, NBD_CMD_WRITE_ZEROES, NULL, false, len,
+				      off, NBD_STORE_MAX_ZERO);
+	return nbd_store_xfer(n, NBD_CMD_WRITE, (void *)zero_buf, false, len,
+			      off, min_u64(n->max_req, sizeof(zero_buf)));
 }
 
-int nbd_be_trim(struct store *st, size_t len, uint64_t off)
+int nbd_store_trim(struct store *st, size_t len, uint64_t off)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	if (n->exp.tflags & NBD_FLAG_READ_ONLY)
 		return -EROFS;
 	if (!(n->exp.tflags & NBD_FLAG_SEND_TRIM))
 		return -EOPNOTSUPP;
-	return nbd_be_xfer(n, NBD_CMD_TRIM, NULL, false, len, off,
-			   NBD_BE_MAX_ZERO);
+	return nbd_store_xfer(n, NBD_CMD_TRIM, NULL, false, len, off,
+			      NBD_STORE_MAX_ZERO);
 }
 
-int nbd_be_flush(struct store *st)
+int nbd_store_flush(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	/* A server that offers no flush has no cache to flush. */
 	if (!(n->exp.tflags & NBD_FLAG_SEND_FLUSH))
@@ -209,7 +209,7 @@ int nbd_be_flush(struct store *st)
 	/* Not connected since open: nothing was written through it. */
 	if (!n->client && !n->nfds)
 		return 0;
-	return nbd_be_xfer(n, NBD_CMD_FLUSH, NULL, false, 0, 0, 0);
+	return nbd_store_xfer(n, NBD_CMD_FLUSH, NULL, false, 0, 0, 0);
 }
 
 /* ---- asynchronous requests ---- */
@@ -231,7 +231,7 @@ static void io_start(struct store_io *io, uint8_t stage)
 }
 
 /* The NBD command a request's stage sends, or a negative errno. */
-static int io_cmd(const struct nbd_be *n, const struct store_io *io)
+static int io_cmd(const struct nbd_store *n, const struct store_io *io)
 {
 	uint32_t tf = n->exp.tflags;
 
@@ -254,7 +254,7 @@ static int io_cmd(const struct nbd_be *n, const struct store_io *io)
 }
 
 /* The next piece: where its data is, how long it may be. */
-static void *io_piece(const struct nbd_be *n, const struct store_io *io,
+static void *io_piece(const struct nbd_store *n, const struct store_io *io,
 		      int cmd, uint32_t *len)
 {
 	const struct torus_split *s = &io->split;
@@ -266,7 +266,7 @@ static void *io_piece(const struct nbd_be *n, const struct store_io *io,
 		return NULL;
 	}
 	if (cmd == NBD_CMD_WRITE_ZEROES || cmd == NBD_CMD_TRIM) {
-		*len = split_next(s, NBD_BE_MAX_ZERO);
+		*len = split_next(s, NBD_STORE_MAX_ZERO);
 		return NULL;
 	}
 	if (io->op == STORE_IO_ZERO) {
@@ -288,7 +288,7 @@ static void *io_piece(const struct nbd_be *n, const struct store_io *io,
  * Queue the request's pieces: 1 when all went (or it failed), 0 when the
  * client has no slot free.
  */
-static int io_queue(struct nbd_be *n, struct store_io *io)
+static int io_queue(struct nbd_store *n, struct store_io *io)
 {
 	struct torus_split *s = &io->split;
 	int cmd = io_cmd(n, io), ret;
@@ -323,7 +323,7 @@ static int io_queue(struct nbd_be *n, struct store_io *io)
 }
 
 /* Queue what waits, in order, while the client has slots. */
-static void pump(struct nbd_be *n)
+static void pump(struct nbd_store *n)
 {
 	struct torus_split *s;
 
@@ -337,7 +337,7 @@ static void pump(struct nbd_be *n)
 }
 
 /* The next stage of a request whose pieces are back, or its done(). */
-static int io_settle(struct nbd_be *n, struct store_io *io)
+static int io_settle(struct nbd_store *n, struct store_io *io)
 {
 	int cmd, error = io->split.error;
 
@@ -360,7 +360,7 @@ static int io_settle(struct nbd_be *n, struct store_io *io)
 
 static int nbd_aio_open(struct store *st, unsigned int depth)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 	int ret;
 
 	if (n->client)
@@ -369,7 +369,7 @@ static int nbd_aio_open(struct store *st, unsigned int depth)
 	fifo_init(&n->finished);
 	n->aio_depth = depth;
 	/* Room for the ring's commands and a synchronous call beside them. */
-	ret = get_client(n, depth + NBD_BE_DEPTH);
+	ret = get_client(n, depth + NBD_STORE_DEPTH);
 	if (ret)
 		return ret;
 	return nbd_client_fd(n->client);
@@ -377,10 +377,10 @@ static int nbd_aio_open(struct store *st, unsigned int depth)
 
 static void nbd_aio_submit(struct store *st, struct store_io *io)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	io_start(io, STAGE_MAIN);
-	/* A server without flush has nothing to flush (as nbd_be_flush). */
+	/* A server without flush has nothing to flush (as nbd_store_flush). */
 	if (io->op == STORE_IO_FLUSH &&
 	    !(n->exp.tflags & NBD_FLAG_SEND_FLUSH)) {
 		fifo_push(&n->finished, &io->split);
@@ -391,7 +391,7 @@ static void nbd_aio_submit(struct store *st, struct store_io *io)
 
 static void nbd_aio_commit(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 
 	pump(n);
 	nbd_client_send_all(n->client);
@@ -399,7 +399,7 @@ static void nbd_aio_commit(struct store *st)
 
 static int nbd_aio_reap(struct store *st)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 	struct torus_split *s, *next;
 	int got, done = 0;
 
@@ -422,7 +422,7 @@ static int nbd_aio_reap(struct store *st)
 
 static void nbd_aio_cancel(struct store *st, int err)
 {
-	struct nbd_be *n = to_nbd(st);
+	struct nbd_store *n = to_nbd(st);
 	struct torus_split *s;
 
 	nbd_client_cancel(n->client, -err);
