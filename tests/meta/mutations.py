@@ -23,9 +23,9 @@ MUTATIONS = [
     Mutation(
         name="runner-flush-missing-ok",
         why="a plugin without a flush callout reports a flush that never happened as done",
-        file="shims/tcmu/scsi_target.c",
+        file="shims/tcmu/scsi_reply.c",
         old="\tif (err == -EOPNOTSUPP) {\n\t\tr->error = EOPNOTSUPP;\n",
-        new="\tif (err == -EOPNOTSUPP) {\n\t\tgood(r);\n\t\treturn;\n",
+        new="\tif (err == -EOPNOTSUPP) {\n\t\tscsi_reply_good(r);\n\t\treturn;\n",
         tests=["tcmu-runner-host"],
         expect="fio succeeded but should have failed with: ILLEGAL REQUEST: invalid command operation code",
     ),
