@@ -153,6 +153,7 @@ static struct nbd_store *nbd_store_connect(const char *uri, unsigned int conns,
 		n->max_req = n->exp.max_block;
 	n->st.ops = &nbd_store_ops;
 	n->st.size = n->exp.size;
+	n->st.read_only = n->exp.tflags & NBD_FLAG_READ_ONLY;
 	return n;
 fail:
 	hang_up(n);
