@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "torus_split.h"
+
 struct store;
 struct store_aio_ops;
 
@@ -96,11 +98,8 @@ struct store_io {
 	void (*done)(struct store_io *io, int err);
 
 	/* The store's while the request is its own. */
-	struct store_io *next;
-	uint64_t pos;			/* bytes handed on so far */
-	uint32_t parts;			/* pieces in flight */
+	struct torus_split split;
 	uint8_t stage;
-	int error;
 };
 
 struct store_aio_ops {

@@ -6,7 +6,8 @@
  * than the device's maximum transfer into several commands. A request is
  * always accepted: what does not fit in the ring yet waits in a queue, in
  * order, and goes out as completions free room (fio's FIO_Q_BUSY path
- * unlogs and relogs verify pieces, and is kept for a full depth only).
+ * unlogs and relogs verify pieces, and is kept for a full depth only):
+ * common/torus_split.h, as the nbd store's requests wait for the client.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include "tcmu_identify.h"
 #include "tcmu_inspect.h"
 #include "torus_clock.h"
+#include "torus_split.h"
 
 /* tcmu_inspect.c's, declared where fio's types are. */
 extern struct fio_option tcmu_options[];
@@ -38,13 +40,8 @@ struct tcmu_req {
 	enum torus_op op;
 	bool fua;
 	uint64_t offset;
-	uint32_t len;
 	uint8_t *buf;
-	uint32_t sent;		/* bytes queued as commands so far */
-	uint32_t issued;	/* commands queued so far */
-	uint32_t cmds_out;	/* commands queued, not completed */
-	int error;
-	struct tcmu_req *next;	/* in the waiting queue */
+	struct torus_split split;	/* its commands; error: positive */
 };
 
 /*
@@ -70,7 +67,7 @@ struct tcmu_session {
 	struct tcmu_req **free_reqs;
 	unsigned int nr_free;
 	/* Requests with commands still to send, oldest first. */
-	struct tcmu_req *waiting, *waiting_tail;
+	struct torus_fifo waiting;
 	unsigned int finished;		/* requests completed by this reap */
 	unsigned int depth;
 	unsigned int max_cmds;
@@ -198,6 +195,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		return NULL;
 	}
 	ts->base.done = p->done;
+	fifo_init(&ts->waiting);
 	ts->max_cmds = cfg.max_cmds;
 	ts->depth = depth;
 	ts->hold = o->hold_batch;
@@ -265,7 +263,7 @@ fail:
 static void cmd_stamp_queued(struct tcmu_session *ts, struct tcmu_cmd *cmd,
 			     struct tcmu_req *r, uint32_t len, uint64_t before)
 {
-	cmd->offset = r->offset + r->sent;
+	cmd->offset = r->offset + r->split.sent;
 	cmd->len = len;
 	cmd->published = 0;
 	if (ts->hold)
@@ -299,8 +297,8 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	struct tcmu_cmd *cmd;
 	uint8_t cdb[16], param[TCMU_UNMAP_PARAM_LEN];
-	uint32_t len = r->len - r->sent, cdb_len = 16, data_len;
-	uint64_t lba = (r->offset + r->sent) / ts->block_size, before = 0;
+	uint64_t lba = (r->offset + r->split.sent) / ts->block_size, before = 0;
+	uint32_t len, cdb_len = 16, data_len;
 	const void *wbuf = NULL;
 	void *rbuf = NULL;
 	int ret;
@@ -308,21 +306,18 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 	switch (r->op) {
 	case TORUS_OP_READ:
 	case TORUS_OP_WRITE:
-		if (len > ts->rw_max)
-			len = ts->rw_max;
-		data_len = len;
+		len = data_len = split_next(&r->split, ts->rw_max);
 		if (r->op == TORUS_OP_READ) {
 			tcmu_cdb_read16(cdb, lba, len / ts->block_size);
-			rbuf = r->buf + r->sent;
+			rbuf = r->buf + r->split.sent;
 		} else {
 			tcmu_cdb_write16(cdb, lba, len / ts->block_size,
 					 r->fua);
-			wbuf = r->buf + r->sent;
+			wbuf = r->buf + r->split.sent;
 		}
 		break;
 	case TORUS_OP_TRIM:
-		if (len > ts->trim_max)
-			len = ts->trim_max;
+		len = split_next(&r->split, ts->trim_max);
 		if (ts->trim_mode == TRIM_WRITE_SAME) {
 			tcmu_cdb_write_same16(cdb, lba, len / ts->block_size,
 					      true);
@@ -347,7 +342,7 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 		return -EBUSY;
 	cmd = ts->free_cmds[--ts->nr_free_cmds];
 	if (ts->stamp.fn && !ts->hold)
-		before = r == ts->fresh && !r->sent ?
+		before = r == ts->fresh && !r->split.sent ?
 			 *ts->stamp.queued : now_ns();
 	ret = tcmu_client_queue(ts->client, cdb, cdb_len, data_len, wbuf,
 				rbuf, cmd);
@@ -358,9 +353,7 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 	cmd->req = r;
 	if (ts->stamp.fn)
 		cmd_stamp_queued(ts, cmd, r, len, before);
-	r->sent += len;
-	r->issued++;
-	r->cmds_out++;
+	split_queued(&r->split, len);
 	return 0;
 }
 
@@ -368,51 +361,43 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 static void req_done(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	void *user = r->user;
-	int error = r->error;
+	int error = r->split.error;
 
 	ts->free_reqs[ts->nr_free++] = r;
 	ts->finished++;
 	ts->base.done.fn(ts->base.done.arg, user, error);
 }
 
-static bool all_sent(const struct tcmu_req *r)
+static struct tcmu_req *req_of(struct torus_split *s)
 {
-	return r->issued && r->sent == r->len;
+	return container_of(s, struct tcmu_req, split);
 }
 
 /* r will send no more commands: it finishes with its last completion. */
 static void stop_sending(struct tcmu_session *ts, struct tcmu_req *r, int error)
 {
-	if (!r->error)
-		r->error = error;
-	r->sent = r->len;
-	r->issued = r->issued ? : 1;
-	if (!r->cmds_out)
+	if (split_stop(&r->split, error))
 		req_done(ts, r);
 }
 
 /* Sends what room allows of the waiting requests, in order. */
 static void push_waiting(struct tcmu_session *ts)
 {
-	struct tcmu_req *r;
+	struct torus_split *s;
 	int ret;
 
-	while ((r = ts->waiting)) {
-		while (!all_sent(r)) {
-			ret = queue_cmd(ts, r);
-			if (ret == -EBUSY)
-				return;
-			if (ret) {
-				/* The ring went down, or it never fits. */
-				ts->waiting = r->next;
-				stop_sending(ts, r, ret == -ENOTCONN ? EIO : -ret);
-				break;
-			}
-		}
-		if (ts->waiting == r)
-			ts->waiting = r->next;
+	while ((s = ts->waiting.head)) {
+		ret = 0;
+		while (!split_all_sent(s) && !ret)
+			ret = queue_cmd(ts, req_of(s));
+		if (ret == -EBUSY)
+			return;
+		fifo_pop(&ts->waiting);
+		/* The ring went down, or it never fits. */
+		if (ret)
+			stop_sending(ts, req_of(s),
+				     ret == -ENOTCONN ? EIO : -ret);
 	}
-	ts->waiting_tail = NULL;
 }
 
 static struct tcmu_session *tcmu_session_of(struct torus_session *s)
@@ -432,14 +417,11 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 	r = ts->free_reqs[--ts->nr_free];
 	*r = (struct tcmu_req){
 		.user = user, .op = op, .fua = fua, .offset = offset,
-		.len = len, .buf = buf,
+		.buf = buf,
 	};
-	if (ts->waiting_tail)
-		ts->waiting_tail->next = r;
-	else
-		ts->waiting = r;
-	ts->waiting_tail = r;
-	ts->fresh = ts->waiting == r ? r : NULL;
+	split_init(&r->split, len);
+	ts->fresh = ts->waiting.head ? NULL : r;
+	fifo_push(&ts->waiting, &r->split);
 	push_waiting(ts);
 	ts->fresh = NULL;
 	return 0;
@@ -497,8 +479,8 @@ static void report(struct tcmu_session *ts, const struct tcmu_req *r,
 		tcmu_sense_msg(&d->sense, why, sizeof(why));
 	else
 		snprintf(why, sizeof(why), "SCSI status %#x", d->status);
-	fprintf(stderr, "torus: %s: %s of %u bytes at offset %" PRIu64 ": %s%s\n",
-		ts->label, op_name(r->op), r->len, r->offset, why,
+	fprintf(stderr, "torus: %s: %s of %" PRIu64 " bytes at offset %" PRIu64 ": %s%s\n",
+		ts->label, op_name(r->op), r->split.len, r->offset, why,
 		ts->reports == MAX_REPORTS ? " (further failures are counted, not shown)" : "");
 }
 
@@ -536,11 +518,9 @@ static void cmd_done(void *arg, const struct tcmu_completion *d)
 	cmd->req = NULL;
 	ts->free_cmds[ts->nr_free_cmds++] = cmd;
 
-	if (d->error && !r->error) {
-		r->error = d->error;
+	if (d->error && !r->split.error)
 		report(ts, r, d);
-	}
-	if (!--r->cmds_out && all_sent(r))
+	if (split_back(&r->split, d->error))
 		req_done(ts, r);
 }
 
@@ -561,7 +541,7 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 				     ts->finished < min ? timeout : NULL);
 		if (n <= 0)
 			return n < 0 ? n : (int)ts->finished;
-		if (ts->waiting) {
+		if (ts->waiting.head) {
 			push_waiting(ts);
 			client_submit(ts);
 		}
@@ -574,13 +554,10 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 static void tcmu_cancel(struct torus_session *s, int error)
 {
 	struct tcmu_session *ts = tcmu_session_of(s);
-	struct tcmu_req *r;
+	struct torus_split *r;
 
-	while ((r = ts->waiting)) {
-		ts->waiting = r->next;
-		stop_sending(ts, r, error);
-	}
-	ts->waiting_tail = NULL;
+	while ((r = fifo_pop(&ts->waiting)))
+		stop_sending(ts, req_of(r), error);
 	tcmu_client_cancel(ts->client, error);
 }
 

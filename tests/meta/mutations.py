@@ -23,9 +23,9 @@ MUTATIONS = [
     Mutation(
         name="runner-flush-missing-ok",
         why="a plugin without a flush callout reports a flush that never happened as done",
-        file="shims/tcmu/scsi_target.c",
+        file="shims/tcmu/scsi_reply.c",
         old="\tif (err == -EOPNOTSUPP) {\n\t\tr->error = EOPNOTSUPP;\n",
-        new="\tif (err == -EOPNOTSUPP) {\n\t\tgood(r);\n\t\treturn;\n",
+        new="\tif (err == -EOPNOTSUPP) {\n\t\tscsi_reply_good(r);\n\t\treturn;\n",
         tests=["tcmu-runner-host"],
         expect="fio succeeded but should have failed with: ILLEGAL REQUEST: invalid command operation code",
     ),
@@ -79,8 +79,8 @@ MUTATIONS = [
         name="tcmu-trim-not-sent",
         why="the TCMU transport completes a trim at once without sending it",
         file="engines/tcmu/tcmu_transport.c",
-        old="\t\t.len = len, .buf = buf,\n\t};\n",
-        new="\t\t.len = len, .buf = buf,\n\t};\n\tif (op == TORUS_OP_TRIM) {\n"
+        old="\t\t.buf = buf,\n\t};\n\tsplit_init(&r->split, len);\n",
+        new="\t\t.buf = buf,\n\t};\n\tsplit_init(&r->split, len);\n\tif (op == TORUS_OP_TRIM) {\n"
             "\t\tstop_sending(ts, r, 0);\n\t\treturn 0;\n\t}\n",
         tests=["engine-tcmu", "tcmu-fio-stores"],
         expect="do not read back as zeroes",
@@ -156,9 +156,9 @@ MUTATIONS = [
     Mutation(
         name="nbd-store-pieces-overlap",
         why="the nbd store sends every piece of a request to the request's first offset",
-        file="bridges/store_nbd.c",
-        old="\t\t\t\t       io->off + io->pos, len, buf, io);\n",
-        new="\t\t\t\t       io->off, len, buf, io);\n",
+        file="bridges/store_nbd_io.c",
+        old="\t\t\t\t       io->off + s->sent, len, buf, s);\n",
+        new="\t\t\t\t       io->off, len, buf, s);\n",
         tests=["tcmu-nbd-pipeline"],
         expect="fio exited non-zero: fio --name=pieces",
     ),
