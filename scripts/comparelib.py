@@ -91,6 +91,7 @@ import subprocess
 import sys
 import tempfile
 
+import bench_run
 import harness
 import procs
 from compare_job import REPO, resolve_fs
@@ -109,7 +110,6 @@ def parse_size(text):
 def cpu_probe():
     """The bench's CPU-speed probe (bench_run.cpu_probe): the milliseconds
     a fixed loop takes (lower is faster), or None when it cannot run."""
-    import bench_run
     try:
         return bench_run.cpu_probe()
     except OSError:
