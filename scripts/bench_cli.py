@@ -35,8 +35,11 @@ docs/performance.md; scripts/perfreport.py renders it): the date, the
 machine, the mode and rounds, and for each section its ratios (median and
 min-max of the rounds' own), its figures, its lean probe and the command
 that re-runs it. It runs every section (unless --sections says otherwise)
-in both placements (unless --placements does). With --quick (--runtime 2
---rounds 1 --size 1G) the page says it is a smoke run.
+in both placements (unless --placements does) and replaces those sections
+on the page, keeping the others as their run measured them: their records
+are in PAGE's .json (docs/performance.json), and the page lists each run
+its sections come from. With --quick (--runtime 2 --rounds 1 --size 1G)
+the page says it is a smoke run.
 
 Placements: pinned runs the servers on CPU 0 and the clients (fio,
 nbdcopy, the probes) on CPU 1; free pins nothing, as users run them. Each
@@ -121,6 +124,7 @@ class Options:
     def __init__(self, argv, groups, known, listing=""):
         a = parser(sections_help(groups, listing)).parse_args(argv)
         self.argv = list(argv)
+        self.known = list(known)
         self.mode = "quick" if a.quick else "full"
         self.runtime = 2 if a.quick and "--runtime" not in argv else a.runtime
         self.rounds = 1 if a.quick and "--rounds" not in argv else a.rounds
@@ -275,7 +279,7 @@ def header(b, opts):
             "commit": commit, "cpu": cpu_model(), "cores": cores,
             "kernel": os.uname().release, "versions": versions, "rounds": opts.rounds,
             "runtime": opts.runtime, "placements": " ".join(opts.placements),
-            "load_start": loadavg()}
+            "load_start": loadavg(), "order": " ".join(opts.known)}
     for k, v in meta.items():
         rec("meta", k, str(v))
     rec("header", "load average at start", loadavg())
@@ -305,9 +309,32 @@ def finish(b, opts, out):
                 for name in os.listdir(j):
                     shutil.copy(os.path.join(j, name), base)
     if opts.report:
-        with open(opts.report, "w") as f:
-            f.write(perfreport.render(b.records))
-        print(f"{NAME}: page written to {opts.report}")
+        write_page(opts.report, b.records)
+
+
+def page_records(page):
+    """The file beside PAGE that holds the records of its sections."""
+    return (page[:-3] if page.endswith(".md") else page) + ".json"
+
+
+def write_page(page, records):
+    """PAGE with the sections of RECORDS (a run's) measured anew, the
+    others kept from the runs in its records file, which is updated."""
+    path = page_records(page)
+    runs = []
+    if os.path.exists(path):
+        try:
+            runs = benchlib.load_runs(path)
+        except ValueError as e:
+            raise BenchError(f"{e}: remove {path} (and re-run every section) or restore it "
+                             "from git")
+    runs = benchlib.merge_runs(runs, records.all)
+    text = perfreport.render_runs([benchlib.Records(r) for r in runs])
+    benchlib.save_runs(path, runs)
+    with open(page, "w") as f:
+        f.write(text)
+    print(f"{NAME}: page written to {page} ({len(runs)} run{'s' if len(runs) > 1 else ''}), "
+          f"its records to {path}")
 
 
 def main(argv, sections, groups, listing=""):

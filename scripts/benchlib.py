@@ -8,8 +8,9 @@ renders the page again:
   benchlib.py report RECORDS.json [--md FILE]
       print the per-section tables (medians over rounds, ratios, targets)
 
-A record is a tuple, its kind first (Records.add takes it; the JSON file
-is the list of them):
+A record is a tuple, its kind first (Records.add takes it; a run's JSON
+file is the list of them, and the page's, docs/performance.json, the list
+of the runs its sections come from: merge_runs, save_runs):
   header   key        value
   meta     key        value     (for the page of --report: perfreport.py)
   section  ID         title     [bench section]
@@ -145,6 +146,66 @@ def split_sid(sid):
     anything else the pinned one."""
     base, _, place = sid.partition("@")
     return base, place or "pinned"
+
+
+def record_sid(rec):
+    """The section (its id without @placement) a record belongs to; None for
+    a run's header and meta."""
+    if rec[0] in ("header", "meta"):
+        return None
+    return split_sid(str(rec[1]))[0]
+
+
+def merge_runs(runs, new):
+    """The page's RUNS (each a run's records, oldest first) with the run
+    NEW added: a section is kept from the newest run that measured it, in
+    every placement that run measured; a run left with none is dropped."""
+    newer = {record_sid(r) for r in new if r[0] == "section"}
+    out = []
+    for run in runs:
+        kept = [r for r in run if record_sid(r) not in newer]
+        if any(r[0] == "section" for r in kept):
+            out.append(kept)
+    return out + [list(new)]
+
+
+def load_runs(path):
+    """The runs a page's records file holds (save_runs), or the one run
+    of a run's own file (Records.save): lists of records, oldest first.
+    ValueError names a bad one."""
+    with open(path) as f:
+        try:
+            data = json.load(f)
+        except ValueError as e:
+            raise ValueError(f"{path}: not the records a bench run saves: {e}")
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: not the records a bench run saves (no list)")
+    runs = data if data and isinstance(data[0], list) and data[0] and \
+        isinstance(data[0][0], list) else [data]
+    for n, run in enumerate(runs, 1):
+        if not isinstance(run, list):
+            raise ValueError(f"{path}: run {n}: not a list of records")
+        for m, rec in enumerate(run, 1):
+            if not isinstance(rec, list) or not rec:
+                raise ValueError(f"{path}: run {n}, record {m}: not a record a bench run "
+                                 f"saves: {rec!r}")
+            try:
+                Records().add(*rec)
+            except ValueError:
+                raise ValueError(f"{path}: run {n}, record {m}: not a record a bench run "
+                                 f"saves: {rec!r}")
+    return runs
+
+
+def save_runs(path, runs):
+    """Write RUNS (lists of records) to PATH, a record a line, so that a
+    partial re-run's diff shows the sections it replaced."""
+    with open(path, "w") as f:
+        f.write("[\n")
+        for i, run in enumerate(runs):
+            f.write("[\n" + ",\n".join(json.dumps(list(r)) for r in run) + "\n]")
+            f.write(",\n" if i < len(runs) - 1 else "\n")
+        f.write("]\n")
 
 
 def load(path):

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The page of `scripts/bench --report` (docs/performance.md by default),
-from the records of one run (benchlib.py describes them; a run saves them
-beside its report as JSON):
+from the records of the runs its sections come from (benchlib.py describes
+them; a run saves them beside its report as JSON, the page beside it as
+PAGE.json, docs/performance.json):
 
   perfreport.py RECORDS.json PAGE
 
 The page says when, where (CPU, cores, kernel, fio, the commit) and how
-(mode, rounds, the command) it was measured, then for each section its
+(mode, rounds, the command) each run was measured, then for each section its
 ratios (the median of each round's own ratio, with their min-max) in every
 placement measured (pinned: servers on one CPU, clients on another; free:
 no pinning, as users run them), its absolute figures as context (medians
@@ -248,9 +249,11 @@ def bound_note(rows):
     return []
 
 
-def section_text(rec, s, rerun):
+def section_text(rec, s, rerun, run=None):
     places = [p for p in PLACES if p in s.places]
     lines = [f"## {s.title} (`{s.sid}`)", ""]
+    if run:
+        lines += [f"Measured in run {run}.", ""]
     cmd = f"scripts/bench --sections {s.command} --placements {','.join(places)}"
     lines.append(f"Re-run: `{cmd}{' ' + rerun if rerun else ''}`")
     lines.append("")
@@ -338,20 +341,9 @@ def busy_text(meta):
     return f"{busy} of {total} runs started with a CPU over 15% busy after waiting {wait} s"
 
 
-def render(rec):
-    """The page for the Records REC, as a string."""
-    m = rec.meta
-    secs = sections(rec)
-    places = [p for p in PLACES if any(p in s.places for s in secs)]
-    lines = [
-        "# Performance",
-        "",
-        "Written by `scripts/bench --report`, which replaces this page each time it runs:",
-        "do not edit it, run the command. What was measured before, each figure with its",
-        f"commit, date and command, and what the figures led to: [{HISTORY}]({HISTORY}).",
-        "",
-        "## This run",
-        "",
+def run_text(m, places):
+    """The bullets that say how the run of meta M was measured."""
+    return [
         f"- **Command**: `{m.get('command', 'scripts/bench --report')}`",
         f"- **Mode**: {mode_text(m)}",
         f"- **Date**: {m.get('started', '?')} to {m.get('finished', '?')}",
@@ -362,7 +354,65 @@ def render(rec):
         "- **Placements**: " + "; ".join(PLACE_TEXT[p] for p in places),
         f"- **Load average** (1, 5, 15 min): {m.get('load_start', '?')} at the start, "
         f"{m.get('load_end', '?')} at the end; busy machine: {busy_text(m)}",
+    ]
+
+
+def runs_text(runs):
+    """The page's account of its runs: RUNS is [(Records, [Section])]."""
+    if len(runs) == 1:
+        rec, secs = runs[0]
+        places = [p for p in PLACES if any(p in s.places for s in secs)]
+        return ["## This run", ""] + run_text(rec.meta, places) + [""]
+    lines = ["## The runs", "",
+             "The sections below come from these runs, each section from the newest run",
+             "that measured it:", ""]
+    for n, (rec, secs) in enumerate(runs, 1):
+        places = [p for p in PLACES if any(p in s.places for s in secs)]
+        lines += [f"### Run {n}: {rec.meta.get('started', '?')}", ""]
+        lines += run_text(rec.meta, places)
+        lines += ["- **Sections**: " + ", ".join(f"`{s.sid}`" for s in secs), ""]
+    return lines
+
+
+def render(rec):
+    """The page for the Records REC of one run, as a string."""
+    return render_runs([rec])
+
+
+def render_runs(runs):
+    """The page for RUNS (Records, oldest first; a section is taken from
+    the newest run that measured it, in the bench's order of sections), as
+    a string."""
+    owned, taken = [], set()
+    # The bench's own order of sections (its newest run's), then the runs'.
+    order = runs[-1].meta.get("order", "").split() if runs else []
+    for rec in runs:
+        order += [s.sid for s in sections(rec) if s.sid not in order]
+    for rec in reversed(runs):
+        secs = [s for s in sections(rec) if s.sid not in taken]
+        taken |= {s.sid for s in secs}
+        if secs:
+            owned.insert(0, (rec, secs))
+    merged, source = benchlib.Records(), {}
+    for n, (rec, secs) in enumerate(owned, 1):
+        ids = {s.sid for s in secs}
+        for r in rec.all:
+            if benchlib.record_sid(r) in ids:
+                merged.add(*r)
+        for sid in ids:
+            source[sid] = (n if len(owned) > 1 else None, rec.meta.get("rerun", ""))
+    secs = sorted(sections(merged), key=lambda s: order.index(s.sid))
+    lines = [
+        "# Performance",
         "",
+        "Written by `scripts/bench --report`, which replaces the sections it runs (all, unless",
+        "--sections says otherwise) and keeps the others, their records in performance.json:",
+        "do not edit it, run the command. What was measured before, each figure with its",
+        f"commit, date and command, and what the figures led to: [{HISTORY}]({HISTORY}).",
+        "",
+    ]
+    lines += runs_text(owned)
+    lines += [
         "## Reading it",
         "",
         "In each section the clients take turns, round by round, so that drift on the",
@@ -384,11 +434,11 @@ def render(rec):
         "## Summary: targets, the gap to each lean probe and to fio's own engine",
         "",
     ]
-    lines += summary_text(rec, secs)
+    lines += summary_text(merged, secs)
     lines.append("")
-    rerun = m.get("rerun", "")
     for s in secs:
-        lines += section_text(rec, s, rerun)
+        run, rerun = source[s.sid]
+        lines += section_text(merged, s, rerun, run)
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n"
@@ -398,7 +448,7 @@ def main(argv):
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    text = render(benchlib.load(argv[0]))
+    text = render_runs([benchlib.Records(r) for r in benchlib.load_runs(argv[0])])
     with open(argv[1], "w") as f:
         f.write(text)
     return 0

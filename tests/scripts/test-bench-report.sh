@@ -55,4 +55,11 @@ cmp -s "$page" "$T/again.md" || {
 	diff "$page" "$T/again.md" >&2
 	fail "the page rendered again from the records differs (above)"
 }
+# so do the page's own records (the runs its sections come from)
+python3 "$TORUS_SRC/scripts/perfreport.py" "$T/page.json" "$T/again2.md" ||
+	fail "perfreport.py could not render $T/page.json (above)"
+cmp -s "$page" "$T/again2.md" || {
+	diff "$page" "$T/again2.md" >&2
+	fail "the page rendered again from page.json differs (above)"
+}
 echo "PASS: bench --report wrote the page with its section in $places ($((SECONDS - start)) s)"

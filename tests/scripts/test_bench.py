@@ -23,6 +23,43 @@ def options(*argv):
     return bench_cli.Options(list(argv), bench_sections.groups(), list(bench_sections.SECTIONS))
 
 
+class Page(unittest.TestCase):
+    """--report replaces the sections it ran on the page and keeps the
+    others; a records file it cannot read is named, with the fix."""
+
+    def run_of(self, sid, commit):
+        import benchlib
+        r = benchlib.Records()
+        for rec in [("meta", "commit", commit), ("meta", "started", commit),
+                    ("section", sid, f"title {sid}", sid), ("ratio", sid, "iops", "a", "b"),
+                    ("value", sid, "a", 1, "iops", 2.0), ("value", sid, "b", 1, "iops", 1.0)]:
+            r.add(*rec)
+        return r
+
+    def test_partial_rerun(self):
+        with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()):
+            page = os.path.join(d, "page.md")
+            bench_cli.write_page(page, self.run_of("s1", "c1"))
+            bench_cli.write_page(page, self.run_of("s2", "c2"))
+            bench_cli.write_page(page, self.run_of("s1", "c3"))
+            with open(page) as f:
+                text = f.read()
+            self.assertTrue(os.path.exists(os.path.join(d, "page.json")))
+        self.assertNotIn("c1", text)
+        self.assertIn("- **Commit**: c2", text)
+        self.assertIn("- **Commit**: c3", text)
+        self.assertIn("(`s1`)", text)
+        self.assertIn("(`s2`)", text)
+
+    def test_bad_records_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "page.json"), "w") as f:
+                f.write("{}")
+            with self.assertRaisesRegex(bench_cli.BenchError,
+                                        r"page.json: not the records .*: remove .*page.json"):
+                bench_cli.write_page(os.path.join(d, "page.md"), self.run_of("s1", "c1"))
+
+
 class Options(unittest.TestCase):
     def test_defaults(self):
         o = options()

@@ -226,6 +226,58 @@ class BadRecords(unittest.TestCase):
 
 
 
+class Runs(unittest.TestCase):
+    """A partial re-run replaces its sections and keeps the others: each
+    from the newest run that measured it, in the bench's order, the page
+    naming every run it still draws on."""
+
+    def runs(self):
+        old = META + [("meta", "order", "a b")] + section("a", "pinned", PINNED) + \
+            section("b", "pinned", PINNED)
+        new = [m if m[1] != "commit" else ("meta", "commit", "def5678") for m in META] + \
+            [("meta", "order", "a b")] + section("a", "pinned", FREE)
+        return benchlib.merge_runs([[list(r) for r in old]], [list(r) for r in new])
+
+    def test_merge_keeps_the_newest(self):
+        runs = self.runs()
+        self.assertEqual(len(runs), 2)
+        self.assertEqual({benchlib.record_sid(r) for r in runs[0]}, {None, "b"})
+        self.assertEqual({benchlib.record_sid(r) for r in runs[1]}, {None, "a"})
+        # a run left with no section goes
+        again = benchlib.merge_runs(runs, runs[0])
+        self.assertEqual(len(again), 2)
+        self.assertEqual(benchlib.merge_runs(runs, runs[0] + runs[1])[-1], runs[0] + runs[1])
+
+    def test_page_of_two_runs(self):
+        p = perfreport.render_runs([benchlib.Records(r) for r in self.runs()])
+        self.assertIn("## The runs", p)
+        self.assertNotIn("## This run", p)
+        self.assertIn("### Run 2: 2026-11-27 04:00 UTC", p)
+        self.assertIn("- **Commit**: def5678", p)
+        self.assertIn("- **Sections**: `b`", p)
+        self.assertIn("- **Sections**: `a`", p)
+        # a first, as the bench orders them, measured in run 2 (FREE's figures)
+        self.assertLess(p.index("(`a`)"), p.index("(`b`)"))
+        a = p[p.index("(`a`)"):p.index("(`b`)")]
+        self.assertIn("Measured in run 2.", a)
+        self.assertIn("| IOPS: torus / builtin (fio's own engine) | 1.50 [1.40–1.60] |", a)
+
+    def test_saved_and_loaded(self):
+        runs = self.runs()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "page.json")
+            benchlib.save_runs(path, runs)
+            self.assertEqual(benchlib.load_runs(path), runs)
+            # a run's own file is one run
+            one = os.path.join(d, "run.json")
+            benchlib.Records(runs[0]).save(one)
+            self.assertEqual(benchlib.load_runs(one), [runs[0]])
+            with open(path, "w") as f:
+                f.write('[[["value", "s"]]]')
+            with self.assertRaisesRegex(ValueError, r"run 1, record 1: not a record"):
+                benchlib.load_runs(path)
+
+
 class ServerBound(unittest.TestCase):
     """A ratio to the lean probe where the server ran at 90% of a CPU or
     more under both clients is marked, and the page says what that means;
