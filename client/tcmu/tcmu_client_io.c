@@ -143,10 +143,41 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	hand_back(c, &d);
 }
 
+/*
+ * Whether to time this command's submission work: about one in
+ * SUB_EVERY, at random gaps (xorshift32), so that a job's own period (a
+ * request split in four, a read then a write) cannot line up with the
+ * sample; the first command is always timed.
+ */
+#define SUB_EVERY	16
+
+static bool sub_sampled(struct tcmu_client *c)
+{
+	uint32_t x = c->sub_rand ? c->sub_rand : 2463534242u;
+
+	if (c->sub_gap) {
+		c->sub_gap--;
+		return false;
+	}
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	c->sub_rand = x;
+	c->sub_gap = x % (2 * SUB_EVERY - 1);
+	return true;
+}
+
+/*
+ * The kernel does this work in a kworker: sampled (sub_sampled()), from
+ * before the cmd_id is taken to after cmd_head is published. Set-up
+ * commands (exec()'s, the only short_ok ones) are not counted.
+ */
 static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
 		     void *rbuf, void *user, bool short_ok)
 {
+	bool timed = !short_ok && sub_sampled(c);
+	uint64_t t0 = timed ? now_ns() : 0;
 	struct cmd_rec *r;
 	int id;
 
@@ -171,6 +202,12 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 		c->held++;
 	else
 		tcmu_shared_commit(&c->sh);
+	if (timed) {
+		c->work.sub_ns += now_ns() - t0;
+		c->work.sub_timed++;
+	}
+	if (!short_ok)
+		c->work.sub_cmds++;
 	return 0;
 }
 
