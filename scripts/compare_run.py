@@ -63,18 +63,32 @@ def clat_recorded(data):
                for j in data.get("jobs", []) for d in ("read", "write", "trim"))
 
 
-KERNEL_SHARE = re.compile(r"torus: tcmu: the kernel's share: (\d+) ns of completion work "
-                          r"per command over (\d+) commands")
+# the TCMU engine's two lines per job at close (engines/tcmu/tcmu_transport.c)
+KERNEL_SHARES = {
+    "submission": re.compile(r"torus: tcmu: the kernel's submission share: (\d+) ns per "
+                             r"command over (\d+) commands"),
+    "completion": re.compile(r"torus: tcmu: the kernel's completion share: (\d+) ns per "
+                             r"command over (\d+) commands"),
+}
+# each side's figure in compare's results
+SHARE_KEYS = {side: f"kernel_{side}_share_us_per_io" for side in KERNEL_SHARES}
 
 
-def kernel_share(text, ios):
-    """The TCMU engine's completion work done on the kernel's behalf (its
-    one line per job at close, in fio's TEXT), as microseconds per I/O of
-    IOS; None when no job said it (paths without one)."""
-    found = [(int(ns), int(n)) for ns, n in KERNEL_SHARE.findall(text)]
+def kernel_share(text, ios, side):
+    """The TCMU engine's work of SIDE ("submission": the kernel's kworker's;
+    "completion": the kernel's, inside the handler's notify) done in fio's
+    thread, from its one line per job at close in fio's TEXT, as
+    microseconds per I/O of IOS; None when no job said it (paths without
+    one)."""
+    found = [(int(ns), int(n)) for ns, n in KERNEL_SHARES[side].findall(text)]
     if not found or not ios:
         return None
     return sum(ns * n for ns, n in found) / 1000.0 / ios
+
+
+def kernel_shares(text, ios):
+    """Both sides' kernel_share() as compare's figures (SHARE_KEYS)."""
+    return {SHARE_KEYS[side]: kernel_share(text, ios, side) for side in KERNEL_SHARES}
 
 
 def summarize(data, name):
@@ -311,9 +325,9 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
     s["wall_s"] = wall
     try:
         with open(errlog, errors="replace") as f:
-            s["kernel_share_us_per_io"] = kernel_share(f.read(), s["ios"])
+            s.update(kernel_shares(f.read(), s["ios"]))
     except OSError:
-        s["kernel_share_us_per_io"] = None
+        s.update(dict.fromkeys(SHARE_KEYS.values()))
     if tl:
         s["timeline"] = tl.result(out)
     return s
