@@ -139,7 +139,8 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
  * of sub_cmds: about one in 16, at random gaps) so that the clock is not
  * read twice per command; the wake-up (submit()) is not in it.
  *
- * Set-up commands (exec()) are not counted in either.
+ * Each span is counted less one clock read's cost, which it holds besides
+ * its work. Set-up commands (exec()) are not counted in either.
  */
 struct tcmu_client_work {
 	uint64_t ns;

@@ -48,6 +48,7 @@ struct tcmu_client {
 	struct tcmu_client_work work;	/* the kernel's shares, so far */
 	uint32_t sub_gap;		/* commands to queue untimed */
 	uint32_t sub_rand;		/* the gaps' generator */
+	uint64_t clock_ns;		/* a clock read's cost (0: not yet) */
 	unsigned int timeout_s;
 	uint64_t next_scan_ns;
 	const volatile bool *stop;
