@@ -6,7 +6,8 @@ import datetime
 import os
 
 import timeline_runs
-from compare_run import SHARE_KEYS, log
+from compare_run import log
+from kernel_shares import KEYS as SHARE_KEYS, WORDS as SHARE_WORDS
 from compare_rounds import SPREAD_KEYS, SPREAD_LIMIT
 
 FLAG = "‡"
@@ -106,18 +107,6 @@ def table(results):
     return "\n".join(lines)
 
 
-# what each of the kernel's shares is, and where the kernel does it
-SHARE_WORDS = {
-    "submission": "taking a cmd_id and data blocks, building the ring entry and CDB, copying "
-                  "a write's data in, publishing cmd_head: the kernel does this in a kworker "
-                  "(target_queued_submit_work → tcmu_queue_cmd → queue_cmd_ring)",
-    "completion": "finding completions, copying reads out, freeing blocks and cmd_ids, "
-                  "handing each on: the kernel does this inside the handler's notify write() "
-                  "(tcmu_irqcontrol → tcmu_handle_completions) and charges it to the handler, "
-                  "queueing the rest of each completion for a kworker (target_complete_cmd)",
-}
-
-
 def share_text(ok, costed):
     """The line under the costs when engine-tcmu's CPU is in them: its
     figure holds the kernel's shares, the work the kernel does outside the
@@ -180,7 +169,8 @@ def write_report(ctx, results, text, picture, probes):
              "that the kernel does elsewhere, per I/O: the submission share (the ring's entry "
              "and a write's copy, a kworker's in the kernel) and the completion share (the "
              "completions walked and reads copied out, inside the handler's notify write() in "
-             "the kernel); both are inside engine-tcmu's CPU figures. 'Against the engine' compares each kernel path with the engine on "
+             "the kernel); both are inside engine-tcmu's CPU figures. 'Against the engine' "
+             "compares each kernel path with the engine on "
              "the same transport, and engine-tcmu with engine-nbd: each ratio, and the extra "
              "microseconds per I/O, is the median of the rounds' own (round N against the "
              "other path's round N). A path whose IOPS or mean latency moved more than "

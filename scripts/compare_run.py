@@ -5,7 +5,6 @@ made) and the figures of one run."""
 
 import contextlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import time
 import urllib.parse
 
 import fio_json
+import kernel_shares
 import procs
 import servers
 import timeline_runs
@@ -61,34 +61,6 @@ def clat_recorded(data):
     disable_clat=1): its JSON then says 0, which is not a latency."""
     return any(j.get(d, {}).get("clat_ns", {}).get("N", 0)
                for j in data.get("jobs", []) for d in ("read", "write", "trim"))
-
-
-# the TCMU engine's two lines per job at close (engines/tcmu/tcmu_transport.c)
-KERNEL_SHARES = {
-    "submission": re.compile(r"torus: tcmu: the kernel's submission share: (\d+) ns per "
-                             r"command over (\d+) commands"),
-    "completion": re.compile(r"torus: tcmu: the kernel's completion share: (\d+) ns per "
-                             r"command over (\d+) commands"),
-}
-# each side's figure in compare's results
-SHARE_KEYS = {side: f"kernel_{side}_share_us_per_io" for side in KERNEL_SHARES}
-
-
-def kernel_share(text, ios, side):
-    """The TCMU engine's work of SIDE ("submission": the kernel's kworker's;
-    "completion": the kernel's, inside the handler's notify) done in fio's
-    thread, from its one line per job at close in fio's TEXT, as
-    microseconds per I/O of IOS; None when no job said it (paths without
-    one)."""
-    found = [(int(ns), int(n)) for ns, n in KERNEL_SHARES[side].findall(text)]
-    if not found or not ios:
-        return None
-    return sum(ns * n for ns, n in found) / 1000.0 / ios
-
-
-def kernel_shares(text, ios):
-    """Both sides' kernel_share() as compare's figures (SHARE_KEYS)."""
-    return {SHARE_KEYS[side]: kernel_share(text, ios, side) for side in KERNEL_SHARES}
 
 
 def summarize(data, name):
@@ -325,9 +297,9 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
     s["wall_s"] = wall
     try:
         with open(errlog, errors="replace") as f:
-            s.update(kernel_shares(f.read(), s["ios"]))
+            s.update(kernel_shares.figures(f.read(), s["ios"]))
     except OSError:
-        s.update(dict.fromkeys(SHARE_KEYS.values()))
+        s.update(dict.fromkeys(kernel_shares.KEYS.values()))
     if tl:
         s["timeline"] = tl.result(out)
     return s

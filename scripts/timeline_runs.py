@@ -12,6 +12,7 @@ import os
 import time
 
 import fio_json
+from kernel_shares import KEYS as SHARE_KEYS
 from timelinelib import ENGINES, JOIN_WARN, KERNEL_RUNS, KERNEL_RUNS_HEAD, KERNEL_RUNS_NOTE, \
     NO_FIO_LATENCY, TimelineError, analyse, kernel_runs, text_table, write_json
 
@@ -255,13 +256,13 @@ def report_lines(results):
 def shares_notes(r, t):
     """The notes under the phases of R (engine-tcmu) whose timeline T is
     its median round's: where the kernel runs its phases, and where that
-    round's kernel's shares (compare_run.SHARE_KEYS) sit among them."""
+    round's kernel's shares (kernel_shares.py) sit among them."""
     rounds = r.get("rounds") or []
     n = t.get("round") or 0
     fig = (rounds[n - 1].get("figures") if 0 < n <= len(rounds) else r.get("figures")) or {}
     out = [f"- {r['path']}: {KERNEL_RUNS_NOTE}"]
-    sub = fig.get("kernel_submission_share_us_per_io")
-    done = fig.get("kernel_completion_share_us_per_io")
+    sub = fig.get(SHARE_KEYS["submission"])
+    done = fig.get(SHARE_KEYS["completion"])
     said = []
     if sub is not None:
         said.append(f"the kernel's submission share, {sub:.2f} µs per I/O, is inside wake-up "

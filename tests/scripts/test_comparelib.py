@@ -18,6 +18,7 @@ import compare_paths
 import compare_report
 import compare_rounds
 import compare_run
+import kernel_shares
 import comparelib
 import fio_json
 import stats
@@ -413,7 +414,8 @@ class Table(unittest.TestCase):
         lines = compare_report.table(rs).splitlines()
         self.assertIn("| engine-nbd ‡ | native | 3 | 1100 (1000–1300) ‡ | 4.3 (3.9–5.1) | "
                       "100.0 (100.0–100.0) | 100.0 (100.0–100.0) | 200.0 (200.0–200.0) | "
-                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) | – | – |",
+                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) | – | – "
+                      "|",
                       lines)
         self.assertTrue(any(line.startswith("| kernel-loop | native | 3 | 950 (900–1000) | ")
                             for line in lines), lines)
@@ -483,24 +485,24 @@ class Table(unittest.TestCase):
         text = ("fio-3.33\n" + sub.format(100, 1000, 60) + done.format(800, 1000) + "other\n"
                 + sub.format(300, 3000, 190) + done.format(1200, 3000))
         # two jobs: (800*1000 + 1200*3000) ns over 4000 I/Os = 1.1 µs
-        self.assertAlmostEqual(compare_run.kernel_share(text, 4000, "completion"), 1.1)
+        self.assertAlmostEqual(kernel_shares.per_io(text, 4000, "completion"), 1.1)
         # (100*1000 + 300*3000) ns over 4000 I/Os = 0.25 µs; the sample's size aside
-        self.assertAlmostEqual(compare_run.kernel_share(text, 4000, "submission"), 0.25)
-        self.assertEqual(compare_run.kernel_shares(text, 4000),
+        self.assertAlmostEqual(kernel_shares.per_io(text, 4000, "submission"), 0.25)
+        self.assertEqual(kernel_shares.figures(text, 4000),
                          {"kernel_submission_share_us_per_io": 0.25,
                           "kernel_completion_share_us_per_io": 1.1})
         # split requests: per I/O, not per command
-        self.assertAlmostEqual(compare_run.kernel_share(done.format(500, 4000), 1000,
+        self.assertAlmostEqual(kernel_shares.per_io(done.format(500, 4000), 1000,
                                                         "completion"), 2.0)
-        self.assertAlmostEqual(compare_run.kernel_share(sub.format(500, 4000, 9), 1000,
+        self.assertAlmostEqual(kernel_shares.per_io(sub.format(500, 4000, 9), 1000,
                                                         "submission"), 2.0)
         # one side's line is not the other's
-        self.assertIsNone(compare_run.kernel_share(done.format(500, 10), 10, "submission"))
-        self.assertIsNone(compare_run.kernel_share(sub.format(500, 10, 1), 10, "completion"))
-        self.assertEqual(compare_run.kernel_shares("torus: nbd: whatever\n", 4000),
+        self.assertIsNone(kernel_shares.per_io(done.format(500, 10), 10, "submission"))
+        self.assertIsNone(kernel_shares.per_io(sub.format(500, 10, 1), 10, "completion"))
+        self.assertEqual(kernel_shares.figures("torus: nbd: whatever\n", 4000),
                          {"kernel_submission_share_us_per_io": None,
                           "kernel_completion_share_us_per_io": None})
-        self.assertIsNone(compare_run.kernel_share(done.format(500, 10), 0, "completion"))
+        self.assertIsNone(kernel_shares.per_io(done.format(500, 10), 0, "completion"))
 
     def test_fmt(self):
         self.assertEqual(compare_report.fmt(None), "–")
