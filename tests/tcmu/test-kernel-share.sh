@@ -56,9 +56,9 @@ check_shares() {
 # count_lines N WHAT: each side said N times
 count_lines() {
 	[ "$(shares sub | wc -l)" = "$1" ] ||
-		fail "not $2 kernel's submission share line$3: $(cat "$T/fio.out")"
+		fail "not $2 kernel's submission share line${3-}: $(cat "$T/fio.out")"
 	[ "$(shares done | wc -l)" = "$1" ] ||
-		fail "not $2 kernel's completion share line$3: $(cat "$T/fio.out")"
+		fail "not $2 kernel's completion share line${3-}: $(cat "$T/fio.out")"
 }
 
 # One job, 4k at QD16: one command per I/O; a sample of about one in 16.
