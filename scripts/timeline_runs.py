@@ -264,9 +264,11 @@ def shares_notes(r, t):
     sub = fig.get(SHARE_KEYS["submission"])
     done = fig.get(SHARE_KEYS["completion"])
     said = []
+    out_phase = "wake-up out" if any(p["name"] == "wake-up out" for p in t["phases"]) \
+        else "handler and wake-ups"
     if sub is not None:
-        said.append(f"the kernel's submission share, {sub:.2f} µs per I/O, is inside wake-up "
-                    "out (client submit under hold_batch)")
+        said.append(f"the kernel's submission share, {sub:.2f} µs per I/O, is inside "
+                    f"{out_phase} (client submit under hold_batch)")
     if done is not None:
         said.append(f"its completion share, {done:.2f} µs per I/O, inside hand back")
     if said:

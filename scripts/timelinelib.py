@@ -110,7 +110,8 @@ KERNEL_RUNS_NOTE = (
     "every client phase runs in fio's thread. initiator: fio's thread (the CDB; the "
     "completion's last step); kworker: target_queued_submit_work → tcmu_queue_cmd → "
     "queue_cmd_ring (a cmd_id, data blocks, the entry, a write's data copied in, cmd_head, "
-    "uio_event_notify: in wake-up out here, in client submit under hold_batch), and "
+    "uio_event_notify: in wake-up out here, or handler and wake-ups without server records; "
+    "in client submit under hold_batch), and "
     "target_complete_ok_work after the notify; handler's notify: its write() to the UIO "
     "fd, tcmu_irqcontrol → tcmu_handle_completions (completions walked, reads copied out, "
     "blocks and cmd_ids freed, target_complete_cmd queueing the rest: in hand back here)")

@@ -187,6 +187,16 @@ class Compare(unittest.TestCase):
                       "per I/O, is inside wake-up out (client submit under hold_batch); its "
                       "completion share, 0.25 µs per I/O, inside hand back", text)
         self.assertNotIn("- engine-nbd: kernel runs it in", text)
+        # without server records: the submission share is in handler and wake-ups
+        t["phases"] = [p for p in t["phases"] if p["name"] in ("client submit", "hand back",
+                                                                "total")]
+        t["phases"].insert(1, {"name": "handler and wake-ups", "where": "server-and-wire",
+                               "mean_us": 2.0, "p50_us": 2.0, "p99_us": 4.0})
+        text = "\n".join(tr.report_lines([tcmu]))
+        self.assertIn("| engine-tcmu | handler and wake-ups | server-and-wire | 2.0 | 2.0 | "
+                      "4.0 | kworker → handler → handler's notify |", text)
+        self.assertIn("submission share, 0.12 µs per I/O, is inside handler and wake-ups "
+                      "(client submit under hold_batch)", text)
         # without the engine's lines: the labels, no shares
         for x in rounds:
             x["figures"] = {}

@@ -53,7 +53,7 @@ check_shares() {
 		fail "kernel's submission share timed on none or more than its commands: $got"
 }
 
-# count_lines N WHAT: each side said N times
+# count_lines N WORD [S]: each side said N times (WORD and S for the message)
 count_lines() {
 	[ "$(shares sub | wc -l)" = "$1" ] ||
 		fail "not $2 kernel's submission share line${3-}: $(cat "$T/fio.out")"
