@@ -7,6 +7,7 @@ import os
 
 import timeline_runs
 from compare_run import log
+from kernel_shares import KEYS as SHARE_KEYS, WORDS as SHARE_WORDS
 from compare_rounds import SPREAD_KEYS, SPREAD_LIMIT
 
 FLAG = "‡"
@@ -41,7 +42,8 @@ def table(results):
     IOPS, the paths that did not run and the notes."""
     ok = [r for r in results if r["status"] == "ok"]
     lines = ["| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 | p99 | p99.9 "
-             "| fio CPU µs/IO | machine CPU µs/IO | kernel's share µs/IO |", "|" + "---|" * 12]
+             "| fio CPU µs/IO | machine CPU µs/IO | kernel's submission share µs/IO "
+             "| kernel's completion share µs/IO |", "|" + "---|" * 13]
     for r in ok:
         f, rng = r["figures"], r.get("range") or {}
         n = len(r.get("rounds") or [1])
@@ -55,7 +57,8 @@ def table(results):
         lines.append(f"| {name} | {where} | {n} | {c('iops', 0)} | {c('bw_mib')} | "
                      f"{c('clat_mean_us')} | {c('clat_p50_us')} | {c('clat_p99_us')} | "
                      f"{c('clat_p99.9_us')} | {c('fio_cpu_us_per_io', 2)} | "
-                     f"{c('machine_cpu_us_per_io', 2)} | {c('kernel_share_us_per_io', 2)} |")
+                     f"{c('machine_cpu_us_per_io', 2)} | {c(SHARE_KEYS['submission'], 2)} | "
+                     f"{c(SHARE_KEYS['completion'], 2)} |")
     costed = [r for r in ok if r.get("vs_engine")]
     if costed:
         lines += ["", "Against the engine (each a median of the rounds' own ratios, min–max):",
@@ -106,21 +109,24 @@ def table(results):
 
 def share_text(ok, costed):
     """The line under the costs when engine-tcmu's CPU is in them: its
-    figure holds the completion work the kernel does in the handler's
-    notify (the kernel's share), or None."""
+    figure holds the kernel's shares, the work the kernel does outside the
+    initiator's thread (a kworker's submission, the completion in the
+    handler's notify), or None."""
     tcmu = next((r for r in ok if r["path"] == "engine-tcmu"), None)
-    if not tcmu or tcmu["figures"].get("kernel_share_us_per_io") is None:
+    if not tcmu or all(tcmu["figures"].get(k) is None for k in SHARE_KEYS.values()):
         return None
     if not any(r["path"] == "engine-tcmu" or r["vs_engine"].get("baseline") == "engine-tcmu"
                for r in costed if "none_because" not in r["vs_engine"]):
         return None
     n = len(tcmu.get("rounds") or [1])
-    share = cell(tcmu["figures"]["kernel_share_us_per_io"],
-                 (tcmu.get("range") or {}).get("kernel_share_us_per_io"), n > 1, digits=2)
-    return (f"engine-tcmu's CPU per I/O includes the kernel's share, {share} µs/IO: the "
-            "completion work (finding completions, copying reads out, retiring commands) "
-            "that the kernel does inside the handler's notify and charges to the handler, "
-            "which the engine does in fio's thread.")
+    said = []
+    for side, key in SHARE_KEYS.items():
+        if tcmu["figures"].get(key) is None:
+            continue
+        v = cell(tcmu["figures"][key], (tcmu.get("range") or {}).get(key), n > 1, digits=2)
+        said.append(f"its {side} share, {v} µs/IO ({SHARE_WORDS[side]})")
+    return ("engine-tcmu's CPU per I/O includes the kernel's shares, work the engine does "
+            "in fio's thread that the kernel does elsewhere: " + "; and ".join(said) + ".")
 
 
 def latency_text(found, on):
@@ -159,9 +165,12 @@ def write_report(ctx, results, text, picture, probes):
              "Latency is fio's completion latency (clat) over all directions ('–' where fio "
              "recorded none). fio CPU: the fio process's usr+sys per I/O; machine CPU: every "
              "CPU's busy time during the run per I/O (servers, FUSE, kernel threads "
-             "included). Kernel's share (engine-tcmu): the completion work the engine does in "
-             "fio's thread where the kernel does it inside the handler's notify, per I/O; it "
-             "is inside engine-tcmu's CPU figures. 'Against the engine' compares each kernel path with the engine on "
+             "included). Kernel's shares (engine-tcmu): the work the engine does in fio's thread "
+             "that the kernel does elsewhere, per I/O: the submission share (the ring's entry "
+             "and a write's copy, a kworker's in the kernel) and the completion share (the "
+             "completions walked and reads copied out, inside the handler's notify write() in "
+             "the kernel); both are inside engine-tcmu's CPU figures. 'Against the engine' "
+             "compares each kernel path with the engine on "
              "the same transport, and engine-tcmu with engine-nbd: each ratio, and the extra "
              "microseconds per I/O, is the median of the rounds' own (round N against the "
              "other path's round N). A path whose IOPS or mean latency moved more than "

@@ -5,7 +5,6 @@ made) and the figures of one run."""
 
 import contextlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import time
 import urllib.parse
 
 import fio_json
+import kernel_shares
 import procs
 import servers
 import timeline_runs
@@ -61,20 +61,6 @@ def clat_recorded(data):
     disable_clat=1): its JSON then says 0, which is not a latency."""
     return any(j.get(d, {}).get("clat_ns", {}).get("N", 0)
                for j in data.get("jobs", []) for d in ("read", "write", "trim"))
-
-
-KERNEL_SHARE = re.compile(r"torus: tcmu: the kernel's share: (\d+) ns of completion work "
-                          r"per command over (\d+) commands")
-
-
-def kernel_share(text, ios):
-    """The TCMU engine's completion work done on the kernel's behalf (its
-    one line per job at close, in fio's TEXT), as microseconds per I/O of
-    IOS; None when no job said it (paths without one)."""
-    found = [(int(ns), int(n)) for ns, n in KERNEL_SHARE.findall(text)]
-    if not found or not ios:
-        return None
-    return sum(ns * n for ns, n in found) / 1000.0 / ios
 
 
 def summarize(data, name):
@@ -311,9 +297,9 @@ def run_job(ctx, path, overrides, drop=frozenset(), env=None, watch=(), keep=(),
     s["wall_s"] = wall
     try:
         with open(errlog, errors="replace") as f:
-            s["kernel_share_us_per_io"] = kernel_share(f.read(), s["ios"])
+            s.update(kernel_shares.figures(f.read(), s["ios"]))
     except OSError:
-        s["kernel_share_us_per_io"] = None
+        s.update(dict.fromkeys(kernel_shares.KEYS.values()))
     if tl:
         s["timeline"] = tl.result(out)
     return s

@@ -52,8 +52,9 @@ on a Unix socket is relayed to a TCP port by socat for them.
 Output, in the results folder (default results/compare-<date-time>):
   report.md     the side-by-side table: IOPS, MiB/s, completion latency
                 (mean, p50, p99, p99.9), CPU per I/O (fio's, and the whole
-                machine's), engine-tcmu's kernel's share (the completion
-                work the kernel would do in the handler's notify, done in
+                machine's), engine-tcmu's kernel's shares (the submission
+                work a kworker would do and the completion work the
+                kernel would do in the handler's notify, both done in
                 fio's thread), each as median (min-max); each kernel path's
                 cost against the engine on the same transport, and
                 engine-tcmu's against engine-nbd (ratios, and microseconds

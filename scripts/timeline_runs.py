@@ -12,8 +12,9 @@ import os
 import time
 
 import fio_json
-from timelinelib import ENGINES, JOIN_WARN, NO_FIO_LATENCY, TimelineError, analyse, \
-    text_table, write_json
+from kernel_shares import KEYS as SHARE_KEYS
+from timelinelib import ENGINES, JOIN_WARN, KERNEL_RUNS, KERNEL_RUNS_HEAD, KERNEL_RUNS_NOTE, \
+    NO_FIO_LATENCY, TimelineError, analyse, kernel_runs, text_table, write_json
 
 SERVERS_DIR = "servers.timeline"
 # a record file is taken as complete once its size held this long
@@ -203,7 +204,8 @@ def report_lines(results):
         for p in t.get("phases") or []:
             name = f"**{p['name']}**" if p["where"] == "total" else p["name"]
             rows.append(f"| {r['path']}{fo} | {name} | {p['where']} | {fmt(p['mean_us'])} | "
-                        f"{fmt(p['p50_us'])} | {fmt(p['p99_us'])} |")
+                        f"{fmt(p['p50_us'])} | {fmt(p['p99_us'])} | "
+                        f"{kernel_runs(r['path'], p['name'])} |")
         if t.get("server"):
             notes.append(f"- {r['path']}: {t['joined']} of {t['records'] - t['incomplete']} "
                          f"I/Os joined with their {t['server']} record "
@@ -236,6 +238,8 @@ def report_lines(results):
             notes.append(f"- {r['path']}: {n}")
         if t.get("cost_note"):
             notes.append(f"- {r['path']}: {t['cost_note']}")
+        if t.get("phases") and r["path"] in KERNEL_RUNS:
+            notes += shares_notes(r, t)
     if not rows and not notes:
         return []
     out = ["## Where the time goes", "",
@@ -243,9 +247,34 @@ def report_lines(results):
            "the kernel's tracepoints, in microseconds per I/O (the median round; "
            "docs/timeline.md says what each phase is):", ""]
     if rows:
-        out += ["| path | phase | where | mean µs | p50 | p99 |", "|---|---|---|---|---|---|"]
+        out += [f"| path | phase | where | mean µs | p50 | p99 | {KERNEL_RUNS_HEAD} |",
+                "|---|---|---|---|---|---|---|"]
         out += rows
     return out + ([""] + notes if notes else []) + [""]
+
+
+def shares_notes(r, t):
+    """The notes under the phases of R (engine-tcmu) whose timeline T is
+    its median round's: where the kernel runs its phases, and where that
+    round's kernel's shares (kernel_shares.py) sit among them."""
+    rounds = r.get("rounds") or []
+    n = t.get("round") or 0
+    fig = (rounds[n - 1].get("figures") if 0 < n <= len(rounds) else r.get("figures")) or {}
+    out = [f"- {r['path']}: {KERNEL_RUNS_NOTE}"]
+    sub = fig.get(SHARE_KEYS["submission"])
+    done = fig.get(SHARE_KEYS["completion"])
+    said = []
+    out_phase = "wake-up out" if any(p["name"] == "wake-up out" for p in t["phases"]) \
+        else "handler and wake-ups"
+    if sub is not None:
+        said.append(f"the kernel's submission share, {sub:.2f} µs per I/O, is inside "
+                    f"{out_phase} (client submit under hold_batch)")
+    if done is not None:
+        said.append(f"its completion share, {done:.2f} µs per I/O, inside hand back")
+    if said:
+        out.append(f"- {r['path']}: of these phases, " + "; ".join(said)
+                   + " (this round's, from the engine's end-of-job lines)")
+    return out
 
 
 def fmt(v):

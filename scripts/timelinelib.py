@@ -87,6 +87,40 @@ SERVER_OF = {"engine-nbd": "nbd-shim", "engine-tcmu": "tcmu-shim",
              "engine-libnbd": "nbd-shim"}
 ENGINES = tuple(SERVER_OF)
 
+# Where the kernel (6.1, tcm_loop) runs each of engine-tcmu's phases, for
+# the tables' last column: the engine runs the ring's kernel side in fio's
+# thread, the kernel in a kworker (the ring's entry, a write's copy) and in
+# the handler's notify write() (completions, reads copied out); display
+# only, docs/tcmu.md says which functions.
+KERNEL_RUNS = {
+    "engine-tcmu": {
+        "client submit": "initiator → kworker",
+        "handler and wake-ups": "kworker → handler → handler's notify",
+        "wake-up out": "kworker → handler",
+        "server queue": "handler",
+        "storage": "handler",
+        "server reply": "handler",
+        "wake-up back": "handler's notify",
+        "hand back": "handler's notify → kworker → initiator",
+    },
+}
+KERNEL_RUNS_HEAD = "kernel runs it in"
+KERNEL_RUNS_NOTE = (
+    "kernel runs it in: where Linux 6.1 with tcm_loop runs each phase (docs/tcmu.md); here "
+    "every client phase runs in fio's thread. initiator: fio's thread (the CDB; the "
+    "completion's last step); kworker: target_queued_submit_work → tcmu_queue_cmd → "
+    "queue_cmd_ring (a cmd_id, data blocks, the entry, a write's data copied in, cmd_head, "
+    "uio_event_notify: in wake-up out here, or handler and wake-ups without server records; "
+    "in client submit under hold_batch), and "
+    "target_complete_ok_work after the notify; handler's notify: its write() to the UIO "
+    "fd, tcmu_irqcontrol → tcmu_handle_completions (completions walked, reads copied out, "
+    "blocks and cmd_ids freed, target_complete_cmd queueing the rest: in hand back here)")
+
+
+def kernel_runs(path, phase):
+    """Where the kernel runs PATH's PHASE (a name), or "" (KERNEL_RUNS)."""
+    return KERNEL_RUNS.get(path, {}).get(phase, "")
+
 
 # ------------------------------------------------------------- figures
 
@@ -550,14 +584,18 @@ def text_table(res):
             lines += ["(no phases)", ""]
             continue
         total = r["phases"][-1]["mean_us"] or 0
+        runs = path in KERNEL_RUNS
         lines.append(f"{'phase':22} {'where':16} {'mean µs':>9} {'p50':>9} {'p99':>9} "
-                     f"{'p99.9':>9} {'share':>6}")
+                     f"{'p99.9':>9} {'share':>6}" + (f"  {KERNEL_RUNS_HEAD}" if runs else ""))
         for p in r["phases"]:
             share = "" if p["where"] == "total" or not total else \
                 f"{100 * p['mean_us'] / total:5.1f}%"
-            lines.append(f"{p['name']:22} {p['where']:16} {p['mean_us']:9.2f} "
-                         f"{p['p50_us']:9.2f} {p['p99_us']:9.2f} {p['p99.9_us']:9.2f} "
-                         f"{share:>6}")
+            lines.append((f"{p['name']:22} {p['where']:16} {p['mean_us']:9.2f} "
+                          f"{p['p50_us']:9.2f} {p['p99_us']:9.2f} {p['p99.9_us']:9.2f} "
+                          f"{share:>6}" + (f"  {kernel_runs(path, p['name'])}" if runs
+                                           else "")).rstrip())
+        if runs:
+            lines.append(f"({KERNEL_RUNS_NOTE})")
         sp = r.get("storage_split")
         if sp:
             lines.append(f"  storage, split at the NBD request of {sp['matched']} of "

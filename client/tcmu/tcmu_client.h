@@ -125,15 +125,29 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		     void *rbuf, struct tcmu_completion *done);
 
 /*
- * The completion work done here on the kernel's behalf, the kernel doing
- * it inside the handler's notify: nanoseconds from finding completions in
- * the ring to having handed them on (walking entries, copying reads out,
- * freeing blocks and cmd_ids, the completer), and the commands it was for.
- * Set-up commands (exec()) are not counted.
+ * The work done here on the kernel's behalf, both sides of it.
+ *
+ * Completion, which the kernel does inside the handler's notify write():
+ * nanoseconds from finding completions in the ring to having handed them
+ * on (walking entries, copying reads out, freeing blocks and cmd_ids, and
+ * the completer, where the kernel only queues each completion for a
+ * kworker), timed per reap pass, and the commands it was for.
+ *
+ * Submission, which the kernel does in a kworker: putting a command in
+ * the ring (its cmd_id, data blocks, entry and CDB, a write's data copied
+ * in, cmd_head published), timed on a sample of the commands (sub_timed
+ * of sub_cmds: about one in 16, at random gaps) so that the clock is not
+ * read twice per command; the wake-up (submit()) is not in it.
+ *
+ * Each span is counted less one clock read's cost, which it holds besides
+ * its work. Set-up commands (exec()) are not counted in either.
  */
 struct tcmu_client_work {
 	uint64_t ns;
 	uint64_t cmds;
+	uint64_t sub_ns;		/* over the sub_timed commands */
+	uint64_t sub_timed;
+	uint64_t sub_cmds;
 };
 void tcmu_client_work(const struct tcmu_client *c,
 		      struct tcmu_client_work *w);

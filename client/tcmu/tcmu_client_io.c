@@ -143,10 +143,70 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	hand_back(c, &d);
 }
 
+/*
+ * The cost of one clock read, which every timed span holds besides its
+ * work (the end of the first read, the start of the last): the least of
+ * 16 back-to-back pairs, taken at the first span's end.
+ */
+static uint64_t clock_cost(void)
+{
+	uint64_t least = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		uint64_t t = now_ns(), d = now_ns() - t;
+
+		if (d < least)
+			least = d;
+	}
+	return least ? least : 1;
+}
+
+/* Nanoseconds since t0, a clock read's cost taken off. */
+static uint64_t span_ns(struct tcmu_client *c, uint64_t t0)
+{
+	uint64_t d = now_ns() - t0;
+
+	if (!c->clock_ns)
+		c->clock_ns = clock_cost();
+	return d > c->clock_ns ? d - c->clock_ns : 0;
+}
+
+/*
+ * Whether to time this command's submission work: about one in
+ * SUB_EVERY, at random gaps (xorshift32), so that a job's own period (a
+ * request split in four, a read then a write) cannot line up with the
+ * sample; the first command is always timed.
+ */
+#define SUB_EVERY	16
+
+static bool sub_sampled(struct tcmu_client *c)
+{
+	uint32_t x = c->sub_rand ? c->sub_rand : 2463534242u;
+
+	if (c->sub_gap) {
+		c->sub_gap--;
+		return false;
+	}
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	c->sub_rand = x;
+	c->sub_gap = x % (2 * SUB_EVERY - 1);
+	return true;
+}
+
+/*
+ * The kernel does this work in a kworker: sampled (sub_sampled()), from
+ * before the cmd_id is taken to after cmd_head is published. Set-up
+ * commands (exec()'s, the only short_ok ones) are not counted.
+ */
 static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
 		     void *rbuf, void *user, bool short_ok)
 {
+	bool timed = !short_ok && sub_sampled(c);
+	uint64_t t0 = timed ? now_ns() : 0;
 	struct cmd_rec *r;
 	int id;
 
@@ -171,6 +231,12 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 		c->held++;
 	else
 		tcmu_shared_commit(&c->sh);
+	if (timed) {
+		c->work.sub_ns += span_ns(c, t0);
+		c->work.sub_timed++;
+	}
+	if (!short_ok)
+		c->work.sub_cmds++;
 	return 0;
 }
 
@@ -214,8 +280,8 @@ static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail,
 /*
  * The kernel does this work in the handler's notify: timed per pass, from
  * its first completion (on_done() reads the clock) to the end, two clock
- * reads for however many commands the pass retires; a pass that finds
- * nothing reads none.
+ * reads for however many commands the pass retires (span_ns()); a pass
+ * that finds nothing reads none.
  */
 static int reap_ring(struct tcmu_client *c)
 {
@@ -227,7 +293,7 @@ static int reap_ring(struct tcmu_client *c)
 	n = tcmu_shared_reap(&c->sh, on_done, c);
 	if (n > 0 && !c->in_exec) {
 		if (c->pass_ns)
-			c->work.ns += now_ns() - c->pass_ns;
+			c->work.ns += span_ns(c, c->pass_ns);
 		c->work.cmds += n;
 	}
 	if (c->sh.recovered != c->recovered) {

@@ -45,7 +45,10 @@ struct tcmu_client {
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
 	uint64_t pass_ns;		/* this reap pass's first completion */
-	struct tcmu_client_work work;	/* the kernel's share, so far */
+	struct tcmu_client_work work;	/* the kernel's shares, so far */
+	uint32_t sub_gap;		/* commands to queue untimed */
+	uint32_t sub_rand;		/* the gaps' generator */
+	uint64_t clock_ns;		/* a clock read's cost (0: not yet) */
 	unsigned int timeout_s;
 	uint64_t next_scan_ns;
 	const volatile bool *stop;

@@ -13,8 +13,8 @@ The first run is 2 rounds of 1 s per path, the others 1 round (the guest's
 boots are slow; the default of 3 rounds is checked by
 tests/scripts/test_comparelib.py), against the default nbd-shim memory
 server. The job sets gtod_reduce=1, which compare must turn off. Checks
-non-zero figures (latencies included, and engine-tcmu's kernel's share in
-every round), fio's JSON per path and round,
+non-zero figures (latencies included, and engine-tcmu's kernel's submission
+and completion shares in every round), fio's JSON per path and round,
 results.json with every round's figures, medians and ranges, the ratios
 from each round, the picture, the table, and that paths asked for but not
 run are listed with a reason. kernel-loop
@@ -223,15 +223,17 @@ def native():
                 fail(f"{name} has no cost against engine-nbd from each round: {c}")
             if f"| {name} | engine-nbd | " not in report:
                 fail(f"report.md shows no cost of {name} against engine-nbd")
-        # the kernel's share: engine-tcmu's, every round, and said to be in its CPU
-        shares = [r["figures"].get("kernel_share_us_per_io") for r in by["engine-tcmu"]["rounds"]]
-        if not all(v and v > 0 for v in shares) or \
-                any(r["figures"].get("kernel_share_us_per_io") is not None
-                    for r in by["engine-nbd"]["rounds"]):
-            fail(f"kernel's share per round: engine-tcmu {shares}, engine-nbd "
-                 f"{[r['figures'].get('kernel_share_us_per_io') for r in by['engine-nbd']['rounds']]}")
-        if "engine-tcmu's CPU per I/O includes the kernel's share, " not in report:
-            fail("report.md does not say engine-tcmu's CPU holds the kernel's share")
+        # the kernel's shares: engine-tcmu's, both, every round, and said to be in its CPU
+        for key in ("kernel_submission_share_us_per_io", "kernel_completion_share_us_per_io"):
+            shares = [r["figures"].get(key) for r in by["engine-tcmu"]["rounds"]]
+            nbd = [r["figures"].get(key) for r in by["engine-nbd"]["rounds"]]
+            if not all(v and v > 0 for v in shares) or any(v is not None for v in nbd):
+                fail(f"{key} per round: engine-tcmu {shares}, engine-nbd {nbd}")
+        for said in ("engine-tcmu's CPU per I/O includes the kernel's shares, ",
+                     "its submission share, ", "its completion share, "):
+            if said not in report:
+                fail(f"report.md does not say engine-tcmu's CPU holds the kernel's shares "
+                     f"({said!r})")
         if not loop_ok and (by["kernel-loop"]["status"] != "skipped" or
                             not by["kernel-loop"]["reason"]):
             fail("kernel-loop could not run here but was not skipped with a reason")

@@ -218,12 +218,21 @@ MUTATIONS = [
     ),
     Mutation(
         name="tcmu-share-uncounted",
-        why="the TCMU engine never counts the commands its completion work was for, so it never says the kernel's share",
+        why="the TCMU engine never counts the commands its completion work was for, so it never says the kernel's completion share",
         file="client/tcmu/tcmu_client_io.c",
         old="\t\tc->work.cmds += n;\n",
         new="",
         tests=["tcmu-kernel-share"],
-        expect="not one kernel's share line",
+        expect="not one kernel's completion share line",
+    ),
+    Mutation(
+        name="tcmu-submission-share-untimed",
+        why="the TCMU engine never counts the commands it timed putting in the ring, so it never says the kernel's submission share",
+        file="client/tcmu/tcmu_client_io.c",
+        old="\t\tc->work.sub_timed++;\n",
+        new="",
+        tests=["tcmu-kernel-share"],
+        expect="not one kernel's submission share line",
     ),
     Mutation(
         name="timeline-clock-slow",

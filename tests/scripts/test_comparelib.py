@@ -18,6 +18,7 @@ import compare_paths
 import compare_report
 import compare_rounds
 import compare_run
+import kernel_shares
 import comparelib
 import fio_json
 import stats
@@ -32,11 +33,12 @@ def ddir(ios, iops, bw, clat_ns, bins=None):
     return d
 
 
-def figures(iops=1000.0, clat=100.0, cpu=10.0, fio_cpu=5.0, share=None):
+def figures(iops=1000.0, clat=100.0, cpu=10.0, fio_cpu=5.0, share=None, sub_share=None):
     return {"iops": iops, "bw_mib": iops * 4 / 1024, "clat_mean_us": clat,
             "clat_p50_us": clat, "clat_p99_us": clat * 2, "clat_p99.9_us": clat * 3,
             "fio_cpu_us_per_io": fio_cpu, "machine_cpu_us_per_io": cpu,
-            "kernel_share_us_per_io": share, "percentiles_from": "bins"}
+            "kernel_submission_share_us_per_io": sub_share,
+            "kernel_completion_share_us_per_io": share, "percentiles_from": "bins"}
 
 
 def run(path, status="ok", where="native", functional_only=False, notes=(), **fig):
@@ -54,13 +56,14 @@ def result(path, where="native", status="ok", clat=100.0, cpu=10.0, fio_cpu=5.0,
                                             cpu=cpu, fio_cpu=fio_cpu, iops=iops)])
 
 
-def rounds(path, iops, clat=None, share=None):
+def rounds(path, iops, clat=None, share=None, sub_share=None):
     """PATH's result over rounds with these IOPS (and mean latencies, and
-    kernel's shares)."""
+    kernel's completion and submission shares)."""
     clat = clat or [100.0] * len(iops)
     share = share or [None] * len(iops)
-    return compare_rounds.merge_rounds([run(path, iops=i, clat=c, share=k)
-                                        for i, c, k in zip(iops, clat, share)])
+    sub_share = sub_share or [None] * len(iops)
+    return compare_rounds.merge_rounds([run(path, iops=i, clat=c, share=k, sub_share=u)
+                                        for i, c, k, u in zip(iops, clat, share, sub_share)])
 
 
 class Records(unittest.TestCase):
@@ -386,11 +389,11 @@ class Table(unittest.TestCase):
         lines = text.splitlines()
         self.assertEqual(lines[0], "| path | where | rounds | IOPS | MiB/s | clat mean µs | p50 "
                          "| p99 | p99.9 | fio CPU µs/IO | machine CPU µs/IO "
-                         "| kernel's share µs/IO |")
-        self.assertEqual(lines[1], "|" + "---|" * 12)
-        # one round: no min–max; no kernel's share but on engine-tcmu
+                         "| kernel's submission share µs/IO | kernel's completion share µs/IO |")
+        self.assertEqual(lines[1], "|" + "---|" * 13)
+        # one round: no min–max; no kernel's shares but on engine-tcmu
         self.assertIn("| engine-nbd | native | 1 | 1000 | 3.9 | 100.0 | 100.0 | 200.0 | 300.0 | "
-                      "5.00 | 10.00 | – |", lines)
+                      "5.00 | 10.00 | – | – |", lines)
         row = next(line for line in lines if line.startswith("| kernel-tcmu |"))
         self.assertIn("guest-tcg **functional only**", row)
         self.assertIn("| kernel-loop | engine-nbd | 1.00x | 1.50x | +50.0 | 2.50x | +15.0 |",
@@ -411,7 +414,8 @@ class Table(unittest.TestCase):
         lines = compare_report.table(rs).splitlines()
         self.assertIn("| engine-nbd ‡ | native | 3 | 1100 (1000–1300) ‡ | 4.3 (3.9–5.1) | "
                       "100.0 (100.0–100.0) | 100.0 (100.0–100.0) | 200.0 (200.0–200.0) | "
-                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) | – |",
+                      "300.0 (300.0–300.0) | 5.00 (5.00–5.00) | 10.00 (10.00–10.00) | – | – "
+                      "|",
                       lines)
         self.assertTrue(any(line.startswith("| kernel-loop | native | 3 | 950 (900–1000) | ")
                             for line in lines), lines)
@@ -427,40 +431,78 @@ class Table(unittest.TestCase):
         self.assertTrue(row.startswith("| kernel-loop | engine-nbd | 0.86x (0.77–0.90) | "
                                        "1.05x (1.00–1.10) | +5.0 (+0.0–+10.0) |"), row)
 
-    def test_kernel_share(self):
-        """engine-tcmu's kernel's share: its own column, median and min–max,
-        and a line under the costs saying its CPU figure holds it."""
+    def test_kernel_shares(self):
+        """engine-tcmu's kernel's shares: a column each, median and min–max,
+        and a line under the costs saying its CPU figure holds them, with
+        where the kernel does each."""
         rs = [rounds("engine-nbd", [1000.0, 1000.0, 1000.0]),
-              rounds("engine-tcmu", [900.0, 950.0, 1000.0], share=[0.5, 0.25, 0.75])]
+              rounds("engine-tcmu", [900.0, 950.0, 1000.0], share=[0.5, 0.25, 0.75],
+                     sub_share=[0.125, 0.25, 0.0625])]
         compare_rounds.add_costs(rs)
         lines = compare_report.table(rs).splitlines()
         row = next(line for line in lines if line.startswith("| engine-tcmu | native |"))
-        self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | 0.50 (0.25–0.75) |"), row)
+        self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | 0.12 (0.06–0.25) "
+                                     "| 0.50 (0.25–0.75) |"), row)
         row = next(line for line in lines if line.startswith("| engine-nbd | native |"))
-        self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | – |"), row)
-        self.assertIn("engine-tcmu's CPU per I/O includes the kernel's share, 0.50 (0.25–0.75) "
-                      "µs/IO: the completion work (finding completions, copying reads out, "
-                      "retiring commands) that the kernel does inside the handler's notify and "
-                      "charges to the handler, which the engine does in fio's thread.", lines)
-        self.assertEqual([x["figures"]["kernel_share_us_per_io"] for x in rs[1]["rounds"]],
-                         [0.5, 0.25, 0.75])
+        self.assertTrue(row.endswith("| 10.00 (10.00–10.00) | – | – |"), row)
+        self.assertIn("engine-tcmu's CPU per I/O includes the kernel's shares, work the engine "
+                      "does in fio's thread that the kernel does elsewhere: its submission "
+                      "share, 0.12 (0.06–0.25) µs/IO (taking a cmd_id and data blocks, building "
+                      "the ring entry and CDB, copying a write's data in, publishing cmd_head: "
+                      "the kernel does this in a kworker (target_queued_submit_work → "
+                      "tcmu_queue_cmd → queue_cmd_ring)); and its completion share, 0.50 "
+                      "(0.25–0.75) µs/IO (finding completions, copying reads out, freeing "
+                      "blocks and cmd_ids, handing each on: the kernel does this inside the "
+                      "handler's notify write() (tcmu_irqcontrol → tcmu_handle_completions) and "
+                      "charges it to the handler, queueing the rest of each completion for a "
+                      "kworker (target_complete_cmd)).", lines)
+        self.assertEqual([x["figures"]["kernel_completion_share_us_per_io"]
+                          for x in rs[1]["rounds"]], [0.5, 0.25, 0.75])
+        self.assertEqual([x["figures"]["kernel_submission_share_us_per_io"]
+                          for x in rs[1]["rounds"]], [0.125, 0.25, 0.0625])
+        # one side only (an engine of before the submission share): that one
+        rs = [rounds("engine-nbd", [1000.0]), rounds("engine-tcmu", [900.0], share=[0.5])]
+        compare_rounds.add_costs(rs)
+        line = next(x for x in compare_report.table(rs).splitlines()
+                    if x.startswith("engine-tcmu's CPU"))
+        self.assertIn("elsewhere: its completion share, 0.50 µs/IO (", line)
+        self.assertNotIn("submission", line)
         # no engine-tcmu with a share: no line
         rs = [rounds("engine-nbd", [1000.0]), rounds("engine-tcmu", [900.0])]
         compare_rounds.add_costs(rs)
-        self.assertNotIn("kernel's share, ", compare_report.table(rs))
+        self.assertNotIn("kernel's shares, ", compare_report.table(rs))
 
-    def test_parse_kernel_share(self):
-        line = ("torus: tcmu: the kernel's share: {} ns of completion work per command over "
-                "{} commands (finding completions, copying reads out, freeing blocks and "
-                "cmd_ids, completing to fio: done in fio's thread here, inside the handler's "
-                "notify write() in the kernel)\n")
-        text = "fio-3.33\n" + line.format(800, 1000) + "other\n" + line.format(1200, 3000)
+    def test_parse_kernel_shares(self):
+        done = ("torus: tcmu: the kernel's completion share: {} ns per command over {} "
+                "commands (finding completions, copying reads out, freeing blocks and cmd_ids, "
+                "handing each on: done in fio's thread here, inside the handler's notify "
+                "write() in the kernel, which only queues the rest of the completion for a "
+                "kworker)\n")
+        sub = ("torus: tcmu: the kernel's submission share: {} ns per command over {} "
+               "commands, timed on {} (taking a cmd_id and data blocks, building the entry and "
+               "CDB, copying a write's data in, publishing cmd_head: done in fio's thread "
+               "here, in a kworker in the kernel)\n")
+        text = ("fio-3.33\n" + sub.format(100, 1000, 60) + done.format(800, 1000) + "other\n"
+                + sub.format(300, 3000, 190) + done.format(1200, 3000))
         # two jobs: (800*1000 + 1200*3000) ns over 4000 I/Os = 1.1 µs
-        self.assertAlmostEqual(compare_run.kernel_share(text, 4000), 1.1)
+        self.assertAlmostEqual(kernel_shares.per_io(text, 4000, "completion"), 1.1)
+        # (100*1000 + 300*3000) ns over 4000 I/Os = 0.25 µs; the sample's size aside
+        self.assertAlmostEqual(kernel_shares.per_io(text, 4000, "submission"), 0.25)
+        self.assertEqual(kernel_shares.figures(text, 4000),
+                         {"kernel_submission_share_us_per_io": 0.25,
+                          "kernel_completion_share_us_per_io": 1.1})
         # split requests: per I/O, not per command
-        self.assertAlmostEqual(compare_run.kernel_share(line.format(500, 4000), 1000), 2.0)
-        self.assertIsNone(compare_run.kernel_share("torus: nbd: whatever\n", 4000))
-        self.assertIsNone(compare_run.kernel_share(line.format(500, 10), 0))
+        self.assertAlmostEqual(kernel_shares.per_io(done.format(500, 4000), 1000,
+                                                        "completion"), 2.0)
+        self.assertAlmostEqual(kernel_shares.per_io(sub.format(500, 4000, 9), 1000,
+                                                        "submission"), 2.0)
+        # one side's line is not the other's
+        self.assertIsNone(kernel_shares.per_io(done.format(500, 10), 10, "submission"))
+        self.assertIsNone(kernel_shares.per_io(sub.format(500, 10, 1), 10, "completion"))
+        self.assertEqual(kernel_shares.figures("torus: nbd: whatever\n", 4000),
+                         {"kernel_submission_share_us_per_io": None,
+                          "kernel_completion_share_us_per_io": None})
+        self.assertIsNone(kernel_shares.per_io(done.format(500, 10), 0, "completion"))
 
     def test_fmt(self):
         self.assertEqual(compare_report.fmt(None), "–")

@@ -148,6 +148,62 @@ class Compare(unittest.TestCase):
         self.assertIn("(90.0%, BELOW 95%: the phases are of those only)", text)
         self.assertEqual(tr.report_lines([{"path": "x", "status": "ok"}]), [])
 
+    def test_report_kernel_runs(self):
+        """engine-tcmu's phases say where the kernel runs each, and where
+        its median round's kernel's shares sit among them; other paths
+        have the column empty."""
+        r = self.result()
+        tr.merge_rounds(r)
+        t = dict(r["timeline"], server="tcmu-shim", phases=[
+            {"name": n, "where": w, "mean_us": 1.0, "p50_us": 1.0, "p99_us": 2.0}
+            for n, w in (("client submit", "client"), ("wake-up out", "wire"),
+                         ("storage", "server"), ("wake-up back", "wire"),
+                         ("hand back", "client"), ("total", "total"))])
+        rounds = [{"round": i, "figures": {"kernel_submission_share_us_per_io": sub,
+                                           "kernel_completion_share_us_per_io": done}}
+                  for i, (sub, done) in enumerate(((0.5, 0.6), (0.125, 0.25), (0.7, 0.8)), 1)]
+        tcmu = {"path": "engine-tcmu", "status": "ok", "functional_only": False,
+                "rounds": rounds, "timeline": t}
+        lines = tr.report_lines([r, tcmu])
+        self.assertIn("| path | phase | where | mean µs | p50 | p99 | kernel runs it in |",
+                      lines)
+        for row in ("| engine-tcmu | client submit | client | 1.0 | 1.0 | 2.0 | "
+                    "initiator → kworker |",
+                    "| engine-tcmu | wake-up out | wire | 1.0 | 1.0 | 2.0 | kworker → handler |",
+                    "| engine-tcmu | storage | server | 1.0 | 1.0 | 2.0 | handler |",
+                    "| engine-tcmu | wake-up back | wire | 1.0 | 1.0 | 2.0 | handler's notify |",
+                    "| engine-tcmu | hand back | client | 1.0 | 1.0 | 2.0 | "
+                    "handler's notify → kworker → initiator |",
+                    "| engine-tcmu | **total** | total | 1.0 | 1.0 | 2.0 |  |",
+                    "| engine-nbd | storage | server | 7.5 | 7.5 | 15.0 |  |"):
+            self.assertIn(row, lines)
+        text = "\n".join(lines)
+        self.assertIn("- engine-tcmu: kernel runs it in: where Linux 6.1 with tcm_loop runs "
+                      "each phase", text)
+        self.assertIn("target_queued_submit_work → tcmu_queue_cmd → queue_cmd_ring", text)
+        self.assertIn("tcmu_irqcontrol → tcmu_handle_completions", text)
+        # the timeline's round (2) gives the shares, not the medians
+        self.assertIn("- engine-tcmu: of these phases, the kernel's submission share, 0.12 µs "
+                      "per I/O, is inside wake-up out (client submit under hold_batch); its "
+                      "completion share, 0.25 µs per I/O, inside hand back", text)
+        self.assertNotIn("- engine-nbd: kernel runs it in", text)
+        # without server records: the submission share is in handler and wake-ups
+        t["phases"] = [p for p in t["phases"] if p["name"] in ("client submit", "hand back",
+                                                                "total")]
+        t["phases"].insert(1, {"name": "handler and wake-ups", "where": "server-and-wire",
+                               "mean_us": 2.0, "p50_us": 2.0, "p99_us": 4.0})
+        text = "\n".join(tr.report_lines([tcmu]))
+        self.assertIn("| engine-tcmu | handler and wake-ups | server-and-wire | 2.0 | 2.0 | "
+                      "4.0 | kworker → handler → handler's notify |", text)
+        self.assertIn("submission share, 0.12 µs per I/O, is inside handler and wake-ups "
+                      "(client submit under hold_batch)", text)
+        # without the engine's lines: the labels, no shares
+        for x in rounds:
+            x["figures"] = {}
+        text = "\n".join(tr.report_lines([tcmu]))
+        self.assertIn("- engine-tcmu: kernel runs it in:", text)
+        self.assertNotIn("of these phases", text)
+
     def test_picture(self):
         try:
             import matplotlib

@@ -379,6 +379,18 @@ class Join(Dir):
                           ("storage: back", 0.9), ("storage", 2.0)])
         self.assertIn("storage, split at the NBD request of 1 of 2 tcmu-shim commands",
                       tl.text_table(res))
+        # where the kernel runs each phase: a last column, and what it means
+        lines = tl.text_table(res).splitlines()
+        self.assertTrue(lines[2].endswith("share  kernel runs it in"), lines[2])
+        runs = {line[:22].strip(): line for line in lines[3:11]}
+        for phase, where in (("client submit", "initiator → kworker"),
+                             ("wake-up out", "kworker → handler"), ("storage", "handler"),
+                             ("wake-up back", "handler's notify"),
+                             ("hand back", "handler's notify → kworker → initiator")):
+            self.assertTrue(runs[phase].endswith("%  " + where), runs[phase])
+        self.assertFalse(runs["total"].endswith("r"), runs["total"])
+        self.assertIn("(kernel runs it in: where Linux 6.1 with tcm_loop runs each phase",
+                      tl.text_table(res))
 
     def test_libnbd(self):
         # transport=libnbd: the window is [queued, callback]; key 1 twice on
