@@ -23,8 +23,10 @@ shim=$build/shims/tcmu/tcmu-shim
 tk=$src/scripts/tcmu-kernel
 name=xfer0
 size=64M
-log=/tmp/tcmu-shim.log
-tl=/tmp/tl
+# (the guest's /tmp lies over the host's: a fresh directory of our own)
+work=$(mktemp -d /tmp/kernel-tcmu-xfer.XXXXXX)
+log=$work/tcmu-shim.log
+tl=$work/timeline
 shim_pid=
 
 fail() {
@@ -65,10 +67,6 @@ q=/sys/block/${sd##*/}/queue
 max_kb=$(cat "$q/max_sectors_kb")
 opt=$(cat "$q/optimal_io_size")
 echo "$sd: max_sectors_kb $max_kb, optimal_io_size $opt"
-[[ $max_kb -eq 64 ]] ||
-	fail "$sd takes $max_kb KiB per command, not the 64 KiB (128 blocks) the Block Limits page offers"
-[[ $opt -eq 65536 ]] ||
-	fail "$sd's optimal_io_size is $opt, not the 65536 bytes (128 blocks) the Block Limits page offers"
 
 # 16 MiB at 32 MiB, away from what the kernel reads when it probes the disk.
 off=$((32 << 20))
@@ -87,7 +85,8 @@ rc=0
 wait "$shim_pid" || rc=$?
 shim_pid=
 [[ $rc -eq 0 ]] || { tail -n 5 "$log" >&2; fail "tcmu-shim exited $rc after teardown"; }
-cp -r "$tl" "$out/timeline"
+mkdir -p "$out/timeline" && cp "$tl"/*.rec "$out/timeline/" ||
+	fail "tcmu-shim left no timeline records in $tl"
 
 # The shim's records of the READs within the job's 16 MiB, by size.
 PYTHONPATH=$src/scripts python3 - "$tl" "$off" "$len" >"$out/xfer.txt" <<'EOF' ||
@@ -107,6 +106,11 @@ EOF
 	fail "reading the shim's timeline records in $tl failed"
 echo "READ commands of the 1 MiB job at the shim (bytes, count):"
 sed 's/^/  /' "$out/xfer.txt"
+# (the limits after the counts: a wrong page shows the commands it made)
+[[ $max_kb -eq 64 ]] ||
+	fail "$sd takes $max_kb KiB per command, not the 64 KiB (128 blocks) the Block Limits page offers"
+[[ $opt -eq 65536 ]] ||
+	fail "$sd's optimal_io_size is $opt, not the 65536 bytes (128 blocks) the Block Limits page offers"
 want="65536 256"
 got=$(tr '\n' ' ' <"$out/xfer.txt")
 [[ ${got% } == "$want" ]] ||
