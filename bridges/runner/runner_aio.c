@@ -12,6 +12,11 @@
  * the command, since handlers may move them while they copy. Finished
  * commands go on a list under a lock and an eventfd says so; reap() hands
  * them to their done() in the submitting thread.
+ *
+ * A command's slot is made when the depth in flight first reaches it, in
+ * chunks, and kept for reuse until the store is closed: the memory held
+ * follows the most commands ever in flight, not the depth opened for (a
+ * ring's 65,535), and steady state allocates nothing.
  */
 #include <errno.h>
 #include <poll.h>
@@ -30,6 +35,8 @@
 #define RUNNER_AIO_IOV		64
 /* How long cancel() waits for commands the plugin still holds. */
 #define RUNNER_CANCEL_S		30
+/* Slots made at once when more are in flight than ever before. */
+#define RUNNER_AIO_CHUNK	32
 
 struct runner_slot {
 	struct tcmur_cmd cmd;
@@ -47,9 +54,9 @@ struct runner_slot {
 
 struct runner_aio {
 	struct runner_store *r;
-	struct runner_slot *slots;
+	struct runner_slot **chunks;	/* of RUNNER_AIO_CHUNK slots, as made */
 	struct runner_slot **free;	/* a stack: the submitter's only */
-	unsigned int nr, nr_free;
+	unsigned int nr, nr_made, nr_free;
 	int efd;
 	pthread_mutex_t lock;		/* the finished list */
 	struct runner_slot *done_head, *done_tail;
@@ -287,11 +294,40 @@ static void dispatch(struct runner_slot *s)
 		finished(s, sts);
 }
 
+/*
+ * Up to RUNNER_AIO_CHUNK slots more, onto the free stack: when every slot
+ * made so far is in flight. -EBUSY at the depth opened for, or -ENOMEM.
+ */
+static int grow(struct runner_aio *a)
+{
+	unsigned int i, n = a->nr - a->nr_made;
+	struct runner_slot *c;
+
+	if (!n)
+		return -EBUSY;
+	if (n > RUNNER_AIO_CHUNK)
+		n = RUNNER_AIO_CHUNK;
+	c = calloc(n, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	a->chunks[a->nr_made / RUNNER_AIO_CHUNK] = c;
+	for (i = 0; i < n; i++) {
+		struct runner_slot *s = &c[n - 1 - i];
+
+		s->aio = a;
+		s->lib.cdb = s->cdb;
+		s->lib.iovec = s->iov;
+		s->lib.hm_private = &s->cmd;
+		a->free[a->nr_free++] = s;
+	}
+	a->nr_made += n;
+	return 0;
+}
+
 static int aio_open(struct store *st, unsigned int depth)
 {
 	struct runner_aio **ap, *a;
 	struct runner_store *r = runner_port(st, &ap);
-	unsigned int i;
 	int ret = -ENOMEM;
 
 	if (*ap)
@@ -309,28 +345,21 @@ static int aio_open(struct store *st, unsigned int depth)
 		return -ENOMEM;
 	a->r = r;
 	a->nr = depth;
-	a->slots = calloc(depth, sizeof(*a->slots));
+	/* Pointers only, calloc'd: pages are touched as the depth grows. */
+	a->chunks = calloc((depth + RUNNER_AIO_CHUNK - 1) / RUNNER_AIO_CHUNK,
+			   sizeof(*a->chunks));
 	a->free = calloc(depth, sizeof(*a->free));
 	a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!a->slots || !a->free || a->efd < 0) {
+	if (!a->chunks || !a->free || a->efd < 0) {
 		ret = a->efd < 0 ? -errno : -ENOMEM;
 		if (a->efd >= 0)
 			close(a->efd);
-		free(a->slots);
+		free(a->chunks);
 		free(a->free);
 		free(a);
 		return ret;
 	}
 	pthread_mutex_init(&a->lock, NULL);
-	for (i = 0; i < depth; i++) {
-		struct runner_slot *s = &a->slots[i];
-
-		s->aio = a;
-		s->lib.cdb = s->cdb;
-		s->lib.iovec = s->iov;
-		s->lib.hm_private = &s->cmd;
-		a->free[a->nr_free++] = s;
-	}
 	*ap = a;
 	return a->efd;
 }
@@ -341,12 +370,18 @@ static void aio_submit(struct store *st, struct store_io *io)
 	struct runner_store *r = runner_port(st, &ap);
 	struct runner_aio *a = *ap;
 	struct runner_slot *s;
+	int ret;
 
-	if (!a->nr_free) {
+	ret = a->nr_free ? 0 : grow(a);
+	if (ret) {
 		/* The caller keeps no more in flight than it opened for. */
-		storage_err("tcmu-runner %s: more requests than the %u opened for",
-			    r->label, a->nr);
-		io->done(io, -EBUSY);
+		if (ret == -EBUSY)
+			storage_err("tcmu-runner %s: more requests than the %u opened for",
+				    r->label, a->nr);
+		else
+			storage_err("tcmu-runner %s: no memory for a command slot with %u in flight",
+				    r->label, a->nr_made);
+		io->done(io, ret);
 		return;
 	}
 	s = a->free[--a->nr_free];
@@ -462,26 +497,30 @@ static void aio_cancel(struct store *st, int err)
 	int waited = 0;
 
 	reap_all(a, true, err);
-	while (a->nr_free < a->nr && waited < RUNNER_CANCEL_S * 10) {
+	while (a->nr_free < a->nr_made && waited < RUNNER_CANCEL_S * 10) {
 		if (poll(&pfd, 1, 100) == 0)
 			waited++;
 		reap_all(a, true, err);
 	}
-	if (a->nr_free < a->nr)
+	if (a->nr_free < a->nr_made)
 		storage_err("tcmu-runner %s: the handler still holds %u commands after %d s; leaving them to it",
-			    r->label, a->nr - a->nr_free, RUNNER_CANCEL_S);
+			    r->label, a->nr_made - a->nr_free, RUNNER_CANCEL_S);
 }
 
 void runner_aio_free(struct runner_aio *a)
 {
+	unsigned int i;
+
 	if (!a)
 		return;
 	/* Commands a handler never gave back keep their slots. */
-	if (a->nr_free < a->nr)
+	if (a->nr_free < a->nr_made)
 		return;
 	close(a->efd);
 	pthread_mutex_destroy(&a->lock);
-	free(a->slots);
+	for (i = 0; i * RUNNER_AIO_CHUNK < a->nr_made; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
 	free(a->free);
 	free(a);
 }

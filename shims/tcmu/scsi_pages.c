@@ -12,6 +12,12 @@
 #define VPD_LIMITS_LEN		64
 #define VPD_CHARS_LEN		64
 #define VPD_PROV_LEN		8
+/*
+ * The transfer the Block Limits page offers, as maximum and optimal: the
+ * kernel's default hw_max_sectors, which tcmu-runner reports for both, so
+ * that an initiator behind a kernel cuts I/O as engine-tcmu does.
+ */
+#define VPD_XFER_BLOCKS		128u
 
 /* MODE SENSE device-specific parameter: write protected; DPO and FUA. */
 #define MODE_WP			0x80
@@ -88,11 +94,19 @@ static int vpd_device_id(const struct scsi_target *t, uint8_t *buf)
 	return d - buf;
 }
 
+/*
+ * Larger commands, up to max_xfer, are still taken: from initiators that
+ * do not read this page (ring-client, engine-tcmu with max_transfer set).
+ */
 static int vpd_block_limits(const struct scsi_target *t, uint8_t *buf)
 {
+	uint32_t xfer = t->max_xfer < VPD_XFER_BLOCKS ? t->max_xfer :
+			VPD_XFER_BLOCKS;
+
 	buf[4] = 0x01;			/* WSNZ: no WRITE SAME of 0 blocks */
 	put_be16(buf + 6, t->granularity);
-	put_be32(buf + 8, t->max_xfer);
+	put_be32(buf + 8, xfer);	/* MAXIMUM TRANSFER LENGTH */
+	put_be32(buf + 12, xfer);	/* OPTIMAL TRANSFER LENGTH */
 	put_be32(buf + 28, t->granularity);
 	if (!t->thin)
 		return VPD_LIMITS_LEN;

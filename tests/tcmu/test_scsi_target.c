@@ -347,12 +347,44 @@ static void test_vpd_block_limits(void **state)
 	assert_int_equal(e->buf[4], 0x01);		/* WSNZ */
 	assert_int_equal(tcmu_vpd_block_limits_decode(e->buf, 64, &bl, NULL),
 			 0);
-	assert_int_equal(bl.max_transfer, MAX_XFER / BS);
+	/* 128 blocks as both, as tcmu-runner (the kernel's hw_max_sectors). */
+	assert_int_equal(bl.max_transfer, 128);
+	assert_int_equal(bl.opt_transfer, 128);
 	assert_int_equal(bl.opt_granularity, 8);
 	assert_int_equal(bl.max_unmap_lbas, (1u << 30) / BS);
 	assert_int_equal(bl.max_unmap_descs, SCSI_MAX_UNMAP_DESCS);
 	assert_int_equal(bl.unmap_granularity, 8);
 	assert_true(bl.max_write_same == (1u << 30) / BS);
+}
+
+/* Commands of up to --max-command-data, but the page offers 128 blocks. */
+static uint32_t offered(struct env *e, uint32_t block_size, uint32_t max,
+			bool opt)
+{
+	struct tcmu_block_limits bl;
+	uint8_t cdb[6];
+
+	assert_int_equal(scsi_target_init(&e->t, 1u << 26, block_size, max,
+					  true, 1), 0);
+	inquiry(cdb, true, 0xb0, 64);
+	assert_good(run(e, cdb, 6, 64));
+	assert_int_equal(tcmu_vpd_block_limits_decode(e->buf, 64, &bl, NULL),
+			 0);
+	return opt ? bl.opt_transfer : bl.max_transfer;
+}
+
+static void test_vpd_transfer_lengths(void **state)
+{
+	struct env *e = *state;
+
+	assert_int_equal(offered(e, 512, 8u << 20, false), 128);
+	assert_int_equal(offered(e, 512, 8u << 20, true), 128);
+	assert_int_equal(offered(e, 4096, 8u << 20, false), 128);
+	assert_int_equal(offered(e, 4096, 8u << 20, true), 128);
+	/* A smaller --max-command-data lowers both. */
+	assert_int_equal(offered(e, 512, 16u << 10, false), 32);
+	assert_int_equal(offered(e, 512, 16u << 10, true), 32);
+	assert_int_equal(offered(e, 4096, 4096, false), 1);
 }
 
 static void test_vpd_characteristics_provisioning(void **state)
@@ -1262,6 +1294,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vpd_supported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vpd_serial_and_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vpd_block_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vpd_transfer_lengths, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_vpd_characteristics_provisioning, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_capacity, setup, teardown),
 		cmocka_unit_test(test_read_capacity_large),
