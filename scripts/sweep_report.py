@@ -314,7 +314,8 @@ def latency_lines(ax, state, rv, combo, row_key, col_key, cols):
     where = " ".join(([f"{row_key}={rv}"] if row_key else []) +
                      [f"{k}={v}" for k, v in combo.items()])
     ax.set_title(f"latency against {col_key}" + (f", {where}" if where else ""), fontsize=8)
-    ax.legend(fontsize=6)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6)
 
 
 def write_pictures(folder, state):
