@@ -1,19 +1,25 @@
 """scripts/compare --sweep's grid and bookkeeping: the grid's syntax
 (KEY=V1,V2 ...), its cells and the job of each (the user's job with only
-the swept parameters set), what a finished cell keeps, --resume's check of
-a results folder, each kernel path's extra share of latency per cell, and
-the crossover rule. Nothing here runs a path: comparelib.run_sweep does,
-sweep_report.py writes the report."""
+the swept parameters set), the loop over the cells (progress and ETA,
+results.json written as each finishes, Ctrl-C), --resume's check of a
+results folder, each kernel path's extra share of latency per cell, and
+the crossover rule. Nothing here runs a path: comparelib.run_cell does
+(run() is handed it), sweep_report.py writes the report."""
 
+import datetime
 import hashlib
 import itertools
 import json
 import os
 import re
+import subprocess
+import time
 
 import harness
 import stats
-from compare_job import OVERRIDDEN, rewrite_job
+from compare_job import OVERRIDDEN, REPO, rewrite_job
+from compare_rounds import SPREAD_LIMIT
+from compare_run import log
 
 # the default grid: randrw-style block sizes and queue depths, 16 cells;
 # with DEFAULT_PATHS at 3 rounds of DEFAULT_SECONDS about 9 minutes here
@@ -184,6 +190,93 @@ def write_state(folder, state):
     with open(path + ".tmp", "w") as f:
         json.dump(state, f, indent=1)
     os.replace(path + ".tmp", path)
+
+
+# ------------------------------------------------------ the loop
+
+def hms(seconds):
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def commit():
+    """The checkout's commit (short), '+' when it has changes; None outside git."""
+    try:
+        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "-uno"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+" if dirty else "")) or None
+
+
+def new_state(a, target, total):
+    """results.json's head for this session: the settings (what --resume
+    checks), the command, the target, when and at which commit; a resumed
+    sweep keeps its first session's start and lists this one."""
+    now = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": commit()}
+    sweep = {"settings": settings(a), "argv": a.argv, "grid": grid_text(a.grid),
+             "target": target, "started": now["date"], "kernel": os.uname().release,
+             "commit": now["commit"], "resumed": [], "spread_limit": SPREAD_LIMIT,
+             "cells_total": total}
+    if getattr(a, "resume", None):
+        was = a.state_was["sweep"]
+        sweep.update(started=was["started"], commit=was["commit"],
+                     resumed=was.get("resumed", []) + [now])
+    return {"sweep": sweep, "cells": [], "interrupted": False}
+
+
+def run(a, target, run_one, clock=time.monotonic):
+    """Every cell of a.grid not in a.done (--resume's), in order: a progress
+    line (cell n of N, elapsed, ETA), RUN_ONE(cell, its folder) -> its
+    record, results.json written after each. Ctrl-C (KeyboardInterrupt)
+    ends the loop with what finished. Returns the state (results.json's)."""
+    all_cells = cells(a.grid)
+    left = todo(all_cells, a.done)
+    state = new_state(a, target, len(all_cells))
+    done = dict(a.done)
+
+    def finished():
+        return [done[cell_id(c)] for c in all_cells if cell_id(c) in done]
+    log(f"sweep: {len(all_cells)} cells ({grid_text(a.grid)}) of {', '.join(a.paths)}, "
+        f"{a.rounds} round(s) of {a.seconds} s"
+        + (f"; {len(done)} finished before (--resume)" if done else ""))
+    guess = len(a.paths) * a.rounds * (a.seconds + 1.5)      # a run's set-up: about 1.5 s
+    t0, ran = clock(), 0
+    state["cells"] = finished()
+    write_state(a.results, state)          # --resume works from the start
+    try:
+        for n, cell in enumerate(all_cells, 1):
+            cid = cell_id(cell)
+            if cid in done:
+                continue
+            elapsed = clock() - t0
+            eta = (elapsed / ran if ran else guess) * (len(left) - ran)
+            log(f"sweep: cell {n} of {len(all_cells)} ({cell_label(cell)}): elapsed "
+                f"{hms(elapsed)}, ETA {hms(eta)}" + ("" if ran else " (a guess)"))
+            done[cid] = run_one(cell, os.path.join(a.results, CELLS_DIR, cid))
+            ran += 1
+            state["cells"] = finished()
+            write_state(a.results, state)
+    except KeyboardInterrupt:
+        state["interrupted"] = True
+        log(f"sweep: interrupted; {len(done)} of {len(all_cells)} cells finished: carry on "
+            f"with scripts/compare --resume {a.results}")
+    state["cells"] = finished()
+    state["elapsed_s"] = clock() - t0
+    write_state(a.results, state)
+    return state
+
+
+def exit_status(state):
+    """130 when interrupted, 1 when a path failed in a cell, 2 when none ran."""
+    if state["interrupted"]:
+        return 130
+    statuses = [r["status"] for c in state["cells"] for r in c["paths"]]
+    if "failed" in statuses:
+        return 1
+    return 0 if "ok" in statuses else 2
 
 
 # ------------------------------------------------ shares, crossover

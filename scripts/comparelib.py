@@ -104,7 +104,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import bench_run
 import compare_sweep
@@ -252,15 +251,17 @@ def sweep_args(ap, a, argv):
         elif x in ("--resume", "--results"):
             skip = 1
         elif not x.startswith(("--resume=", "--results=")):
-            a.argv.append(x)
+            # the job by its full name: --resume may run from elsewhere
+            a.argv.append(a.job if not x.startswith("-") and os.path.abspath(x) == a.job
+                          else x)
     a.done = {}
     if a.resume:
         if a.results and os.path.abspath(a.results) != os.path.abspath(a.resume):
             ap.error("--resume DIR writes into DIR: leave --results out")
         a.results = os.path.abspath(a.resume)
         try:
-            a.done = compare_sweep.resumed_cells(compare_sweep.load_state(a.results),
-                                                 compare_sweep.settings(a))
+            a.state_was = compare_sweep.load_state(a.results)
+            a.done = compare_sweep.resumed_cells(a.state_was, compare_sweep.settings(a))
         except GridError as e:
             ap.error(str(e))
 
@@ -320,11 +321,6 @@ def keep_median_round(ctx, res):
                 res["fio_json"] = f"{res['path']}.json"
 
 
-def hms(seconds):
-    m, s = divmod(int(round(seconds)), 60)
-    return f"{m}m{s:02d}s" if m else f"{s}s"
-
-
 def run_cell(ctx, cell, folder):
     """One cell of a sweep: its job written into FOLDER, every path in its
     rounds there (run_rounds), merged and costed; returns its record."""
@@ -352,9 +348,8 @@ def run_cell(ctx, cell, folder):
 
 
 def run_sweep(ctx):
-    """--sweep: every cell of the grid in turn (run_cell), each written as it
-    finishes (results.json, cells/<cell>/), with a progress line; the
-    finished cells of --resume kept. Ctrl-C (or SIGTERM) stops after the
+    """--sweep: every cell of the grid in turn (compare_sweep.run over
+    run_cell), then the report. Ctrl-C (or SIGTERM) stops it after the
     paths' tear-downs and reports what finished. Returns the exit status."""
     a = ctx.args
 
@@ -362,53 +357,13 @@ def run_sweep(ctx):
         raise KeyboardInterrupt
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop)
-    cells = compare_sweep.cells(a.grid)
-    left = compare_sweep.todo(cells, a.done)
-    state = {"sweep": {"settings": compare_sweep.settings(a), "argv": a.argv,
-                       "grid": compare_sweep.grid_text(a.grid), "target": ctx.target_desc,
-                       "started": datetime.datetime.now().isoformat(timespec="seconds"),
-                       "kernel": os.uname().release, "commit": sweep_report.commit(),
-                       "spread_limit": SPREAD_LIMIT, "cells_total": len(cells)},
-             "cells": [], "interrupted": False}
-    done = dict(a.done)
-    log(f"sweep: {len(cells)} cells ({compare_sweep.grid_text(a.grid)}) of "
-        f"{', '.join(a.paths)}, {a.rounds} round(s) of {a.seconds} s"
-        + (f"; {len(done)} finished before (--resume)" if done else ""))
-    guess = len(a.paths) * a.rounds * (a.seconds + 1.5)      # a run's set-up: about 1.5 s
-    t0, ran = time.monotonic(), 0
-    try:
-        for n, cell in enumerate(cells, 1):
-            cid = compare_sweep.cell_id(cell)
-            if cid in done:
-                continue
-            elapsed = time.monotonic() - t0
-            eta = (elapsed / ran if ran else guess) * (len(left) - ran)
-            log(f"sweep: cell {n} of {len(cells)} ({compare_sweep.cell_label(cell)}): elapsed "
-                f"{hms(elapsed)}, ETA {hms(eta)}" + ("" if ran else " (a guess)"))
-            done[cid] = run_cell(ctx, cell, os.path.join(a.results, compare_sweep.CELLS_DIR,
-                                                         cid))
-            ran += 1
-            state["cells"] = [done[compare_sweep.cell_id(c)] for c in cells
-                              if compare_sweep.cell_id(c) in done]
-            compare_sweep.write_state(a.results, state)
-    except KeyboardInterrupt:
-        state["interrupted"] = True
-        log(f"sweep: interrupted; {len(done)} of {len(cells)} cells finished: carry on with "
-            f"scripts/compare --resume {a.results}")
-    state["cells"] = [done[compare_sweep.cell_id(c)] for c in cells
-                      if compare_sweep.cell_id(c) in done]
-    state["elapsed_s"] = time.monotonic() - t0
-    compare_sweep.write_state(a.results, state)
-    text = sweep_report.write(a.results, state)
-    print(text)
-    log(f"sweep: {len(state['cells'])} of {len(cells)} cells in {hms(state['elapsed_s'])}; "
-        f"results in {a.results} (report.md, report.png, results.json, cells/)")
-    if state["interrupted"]:
-        return 130
-    statuses = [r["status"] for c in state["cells"] for r in c["paths"]]
-    if "failed" in statuses:
-        return 1
-    return 0 if "ok" in statuses else 2
+    state = compare_sweep.run(a, ctx.target_desc,
+                              lambda cell, folder: run_cell(ctx, cell, folder))
+    print(sweep_report.write(a.results, state))
+    log(f"sweep: {len(state['cells'])} of {state['sweep']['cells_total']} cells in "
+        f"{compare_sweep.hms(state['elapsed_s'])}; results in {a.results} (report.md, "
+        "report.png, results.json, cells/)")
+    return compare_sweep.exit_status(state)
 
 
 def main(argv=None):

@@ -8,25 +8,11 @@ timeline.png (the phases of every path, one small panel per cell). Its
 input is the sweep's results.json (compare_sweep's state)."""
 
 import os
-import subprocess
 
 import compare_sweep
 import timeline_runs
-from compare_job import REPO
 from compare_report import FLAG, cell, fmt, fmt_extra
 from compare_run import log
-
-
-def commit():
-    """The checkout's commit (short), '+' when it has changes; None outside git."""
-    try:
-        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "-uno"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return (head + ("+" if dirty else "")) or None
 
 
 def grid_of(state):
@@ -198,7 +184,10 @@ def write(folder, state):
                  f"{folder})" if n < total else "")
               + f"; paths {', '.join(st['paths'])}, {st['rounds']} round(s) of "
               f"{st['seconds']} s each per cell, in alternation; target: {s['target']}; "
-              f"started {s['started']}, commit {s.get('commit') or '?'}, kernel {s['kernel']}"
+              f"started {s['started']}, commit {s.get('commit') or '?'}"
+              + "".join(f", resumed {r['date']} at {r['commit'] or '?'}"
+                        for r in s.get("resumed") or [])
+              + f", kernel {s['kernel']}"
               + (f", {state['elapsed_s'] / 60:.1f} min this run" if "elapsed_s" in state
                  else "") + ".", "",
              "Each figure is the median of the rounds with its min–max; each ratio the median "

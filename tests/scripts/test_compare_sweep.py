@@ -9,6 +9,8 @@ the cells left to run, results.json replaced whole), the command line
 (sweep_report.write: the crossover in its first lines, the tables, the
 picture)."""
 
+import contextlib
+import io
 import json
 import os
 import unittest
@@ -191,7 +193,9 @@ class Crossover(unittest.TestCase):
         self.assertIn("functional only", compare_sweep.crossover_text(fo[0]))
 
 
-class Resume(Tmp):
+class SweepArgs(Tmp):
+    """A job in the scratch directory and a sweep's arguments over it."""
+
     def job(self):
         path = self.path("job.fio")
         with open(path, "w") as f:
@@ -206,6 +210,8 @@ class Resume(Tmp):
         return {"sweep": {"settings": compare_sweep.settings(a), "argv": a.argv},
                 "cells": [{"id": i, "status": "done"} for i in done_ids]}
 
+
+class Resume(SweepArgs):
     def test_defaults_of_a_sweep(self):
         a = self.args()
         self.assertEqual(a.paths, ["engine-nbd", "engine-tcmu", "kernel-loop"])
@@ -271,6 +277,66 @@ class Resume(Tmp):
         self.assertIn("no sweep to carry on", str(e.exception))
         with self.assertRaises(SystemExit):         # --resume needs a sweep
             comparelib.parse_args([a.job, "--resume", a.results])
+
+
+class Loop(SweepArgs):
+    """compare_sweep.run with a fake cell: the progress lines, results.json
+    after every cell, Ctrl-C in a cell, and --resume running only the rest."""
+
+    def fake(self, stop_at=None):
+        ran = []
+
+        def run_one(cell, folder):
+            cid = compare_sweep.cell_id(cell)
+            if cid == stop_at:
+                raise KeyboardInterrupt
+            # results.json holds every cell finished before this one
+            with open(os.path.join(a_results[0], "results.json")) as f:
+                self.assertEqual(len(json.load(f)["cells"]), len(ran) + len(a_done[0]))
+            ran.append(cid)
+            return {"id": cid, "params": cell, "status": "done", "dir": folder,
+                    "paths": [{"path": "engine-nbd", "status": "ok"}]}
+        a_results, a_done = [None], [{}]
+        return ran, run_one, a_results, a_done
+
+    def run_sweep(self, a, run_one, a_results, a_done, ticks):
+        a_results[0], a_done[0] = a.results, a.done
+        os.makedirs(a.results, exist_ok=True)
+        clock = iter(ticks).__next__
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            state = compare_sweep.run(a, "a server", run_one, clock=clock)
+        return state, err.getvalue()
+
+    def test_interrupted_then_resumed(self):
+        a = self.args("--rounds", "1", "--seconds", "1")
+        ran, run_one, ra, rd = self.fake(stop_at="bs64k_iodepth1")
+        # the clock: start, before cells 1, 2, 3, at the end
+        state, said = self.run_sweep(a, run_one, ra, rd, [0, 0, 30, 60, 70])
+        self.assertEqual(ran, ["bs4k_iodepth1", "bs4k_iodepth8"])
+        self.assertTrue(state["interrupted"])
+        self.assertEqual(compare_sweep.exit_status(state), 130)
+        self.assertIn("sweep: cell 1 of 4 (bs=4k iodepth=1): elapsed 0s, ETA 30s (a guess)", said)
+        self.assertIn("sweep: cell 2 of 4 (bs=4k iodepth=8): elapsed 30s, ETA 1m30s", said)
+        self.assertIn("sweep: cell 3 of 4 (bs=64k iodepth=1): elapsed 1m00s, ETA 1m00s", said)
+        self.assertIn(f"interrupted; 2 of 4 cells finished: carry on with scripts/compare "
+                      f"--resume {a.results}", said)
+        saved = compare_sweep.load_state(a.results)
+        self.assertEqual([c["id"] for c in saved["cells"]], ran)
+        self.assertTrue(saved["interrupted"])
+        # --resume DIR alone: the rest, and only the rest
+        b = comparelib.parse_args(["--resume", a.results])
+        ran2, run_one, ra, rd = self.fake()
+        state, said = self.run_sweep(b, run_one, ra, rd, [0, 0, 10, 20])
+        self.assertEqual(ran2, ["bs64k_iodepth1", "bs64k_iodepth8"])
+        self.assertIn("2 finished before (--resume)", said)
+        self.assertIn("sweep: cell 3 of 4 (bs=64k iodepth=1): elapsed 0s, ETA 15s (a guess)", said)
+        self.assertNotIn("cell 1 of 4", said)
+        self.assertFalse(state["interrupted"])
+        self.assertEqual([c["id"] for c in state["cells"]],
+                         [compare_sweep.cell_id(c) for c in compare_sweep.cells(a.grid)])
+        self.assertEqual(state["sweep"]["started"], saved["sweep"]["started"])
+        self.assertEqual(len(state["sweep"]["resumed"]), 1)
+        self.assertEqual(compare_sweep.exit_status(state), 0)
 
 
 class Report(Tmp):
