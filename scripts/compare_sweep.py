@@ -264,7 +264,11 @@ def run(a, target, run_one, clock=time.monotonic):
         log(f"sweep: interrupted; {len(done)} of {len(all_cells)} cells finished: carry on "
             f"with scripts/compare --resume {a.results}")
     state["cells"] = finished()
-    state["elapsed_s"] = clock() - t0
+    # the sweep's time over its sessions
+    state["elapsed_s"] = clock() - t0 + (a.state_was.get("elapsed_s") or 0
+                                         if getattr(a, "resume", None) else 0)
+    if getattr(a, "resume", None) and not ran:    # nothing left: the report written again
+        state["sweep"]["resumed"].pop()
     write_state(a.results, state)
     return state
 

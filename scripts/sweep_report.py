@@ -188,7 +188,7 @@ def write(folder, state):
               + "".join(f", resumed {r['date']} at {r['commit'] or '?'}"
                         for r in s.get("resumed") or [])
               + f", kernel {s['kernel']}"
-              + (f", {state['elapsed_s'] / 60:.1f} min this run" if "elapsed_s" in state
+              + (f", {state['elapsed_s'] / 60:.1f} min of running" if "elapsed_s" in state
                  else "") + ".", "",
              "Each figure is the median of the rounds with its min–max; each ratio the median "
              "of the rounds' own (round N of the kernel path against round N of its engine). "
