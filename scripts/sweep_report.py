@@ -272,17 +272,22 @@ def heatmap(ax, state, path, combo, key, title, norm, cmap):
 
 def latency_lines(ax, state, rv, combo, row_key, col_key, cols):
     """Mean completion latency of each path against the column key at the
-    row value RV: medians joined, min–max as error bars."""
+    row value RV: medians joined, min–max as error bars; functional-only
+    runs are not drawn (the panel says which were left out)."""
+    from matplotlib.ticker import FuncFormatter
     grid = grid_of(state)
     by = {c["id"]: {r["path"]: r for r in c["paths"]} for c in state["cells"]}
+    left_out = []
     for path in state["sweep"]["settings"]["paths"]:
-        xs, ys, lo, hi, fo = [], [], [], [], False
+        xs, ys, lo, hi = [], [], [], []
         for j, cv in enumerate(cols):
             r = by.get(compare_sweep.cell_id(cell_at(grid, row_key, rv, col_key, cv, combo)),
                        {}).get(path)
             if not r or r["status"] != "ok" or not r["figures"].get("clat_mean_us"):
                 continue
-            fo = fo or r["functional_only"]
+            if r["functional_only"]:
+                left_out.append(f"{path} at {col_key}={cv}")
+                continue
             m = r["figures"]["clat_mean_us"]
             a, b = (r.get("range") or {}).get("clat_mean_us") or [m, m]
             xs.append(j)
@@ -291,14 +296,19 @@ def latency_lines(ax, state, rv, combo, row_key, col_key, cols):
             hi.append(b - m)
         if xs:
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", markersize=3, capsize=3,
-                        linewidth=1, label=path + (" (functional only)" if fo else ""),
-                        linestyle=":" if fo else "-")
+                        linewidth=1, label=path)
+    if left_out:
+        ax.text(0.01, 0.01, "functional only, not drawn: " + ", ".join(left_out),
+                transform=ax.transAxes, fontsize=6, color="#666666", wrap=True)
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="both", labelsize=6)
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols, fontsize=7)
     ax.set_xlabel(col_key, fontsize=8)
     ax.set_ylabel("mean clat µs (log)", fontsize=7)
-    ax.tick_params(axis="y", labelsize=6)
     ax.grid(alpha=0.3, which="both")
     where = " ".join(([f"{row_key}={rv}"] if row_key else []) +
                      [f"{k}={v}" for k, v in combo.items()])

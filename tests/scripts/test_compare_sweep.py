@@ -340,6 +340,37 @@ class Loop(SweepArgs):
 
 
 class Report(Tmp):
+    def test_functional_only_cells(self):
+        # kernel-loop in an emulated guest in one cell: never a figure
+        grid = compare_sweep.parse_grid(["bs=4k,64k", "iodepth=1"])
+        cells = []
+        for c in compare_sweep.cells(grid):
+            fo = c["bs"] == "64k"
+            rs = [merged("engine-nbd", [100.0, 100.0], where="guest-tcg" if fo else "native",
+                         functional_only=fo),
+                  merged("kernel-loop", [150.0, 160.0], where="guest-tcg" if fo else "native",
+                         functional_only=fo)]
+            compare_rounds.add_costs(rs)
+            cells.append({"id": compare_sweep.cell_id(c), "params": c, "status": "done",
+                          "paths": rs, "kernel": compare_sweep.kernel_costs(rs)})
+        state = {"sweep": {"settings": {"job": "/x/job.fio", "grid": grid,
+                                        "paths": ["engine-nbd", "kernel-loop"], "rounds": 2,
+                                        "seconds": 1},
+                           "grid": compare_sweep.grid_text(grid), "target": "a server",
+                           "started": "now", "kernel": "k", "commit": "abc",
+                           "spread_limit": 1.25, "cells_total": 2},
+                 "cells": cells, "interrupted": False}
+        text = sweep_report.write(self.tmp, state)
+        self.assertIn("| 64k | functional only |", text)
+        self.assertIn("- kernel-loop (against engine-nbd), iodepth=1: functional only", text)
+        self.assertIn("| bs=64k iodepth=1 | kernel-loop | guest-tcg **functional only** |", text)
+        self.assertNotIn("2 of 2 cells (interrupted", text)
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return
+        self.assertTrue(os.path.exists(self.path("report.png")))
+
     def test_report(self):
         grid = compare_sweep.parse_grid(["bs=4k,64k", "iodepth=1,8"])
         lat = {("4k", "1"): ([100.0, 100.0], [300.0, 320.0]),
