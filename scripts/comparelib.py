@@ -115,8 +115,8 @@ from compare_job import REPO, resolve_fs
 from compare_paths import BY_NAME, NAMES, PATHS, SCRIPT, paths_text, run_path
 from compare_report import fmt, latency_text, table, write_picture, write_report
 from compare_rounds import ROUNDS, SPREAD_LIMIT, add_costs, merge_rounds, schedule
-from compare_sweep import DEFAULT_PATHS, DEFAULT_SECONDS, GridError
 from compare_run import INSTALL, Context, log, start_target
+from compare_sweep import DEFAULT_PATHS, DEFAULT_SECONDS, GridError
 
 def parse_size(text):
     try:
