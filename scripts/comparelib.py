@@ -151,7 +151,8 @@ def parse_args(argv):
     ap.add_argument("--paths",
                     help=f"comma-separated, from: {', '.join(NAMES)} (default: all; "
                          f"--sweep: {','.join(DEFAULT_PATHS)})")
-    ap.add_argument("--results", help="results folder (default results/compare-<date-time>)")
+    ap.add_argument("--results", help="results folder (default results/compare-<date-time>; "
+                                      "--sweep: results/sweep-<date-time>)")
     ap.add_argument("--seconds", type=int,
                     help=f"runtime per path (default 10; --sweep: {DEFAULT_SECONDS})")
     ap.add_argument("--rounds", type=int, default=ROUNDS, metavar="N",
