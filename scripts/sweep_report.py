@@ -274,7 +274,7 @@ def latency_lines(ax, state, rv, combo, row_key, col_key, cols):
     """Mean completion latency of each path against the column key at the
     row value RV: medians joined, min–max as error bars; functional-only
     runs are not drawn (the panel says which were left out)."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     grid = grid_of(state)
     by = {c["id"]: {r["path"]: r for r in c["paths"]} for c in state["cells"]}
     left_out = []
@@ -301,9 +301,9 @@ def latency_lines(ax, state, rv, combo, row_key, col_key, cols):
         ax.text(0.01, 0.01, "functional only, not drawn: " + ", ".join(left_out),
                 transform=ax.transAxes, fontsize=6, color="#666666", wrap=True)
     ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(axis="y", which="both", labelsize=6)
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols, fontsize=7)
