@@ -22,7 +22,8 @@ from compare_rounds import SPREAD_LIMIT
 from compare_run import log
 
 # the default grid: randrw-style block sizes and queue depths, 16 cells;
-# with DEFAULT_PATHS at 3 rounds of DEFAULT_SECONDS about 9 minutes here
+# with DEFAULT_PATHS at 3 rounds of DEFAULT_SECONDS, 10 minutes on a loaded
+# 2-CPU machine (docs/compare.md)
 DEFAULT_GRID = ("bs=4k,16k,64k,256k", "iodepth=1,4,16,64")
 DEFAULT_PATHS = ("engine-nbd", "engine-tcmu", "kernel-loop")
 DEFAULT_SECONDS = 3
