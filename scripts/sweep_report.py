@@ -385,7 +385,8 @@ def timeline_picture(folder, state, plt):
     nrows = len(rows) * len(combos)
     npaths = len(state["sweep"]["settings"]["paths"])
     fig, axes = plt.subplots(nrows, len(cols), squeeze=False,
-                             figsize=(4.2 * len(cols), (0.8 + 0.35 * npaths) * nrows))
+                             figsize=(max(7.0, 4.2 * len(cols)),
+                                      0.6 + (0.8 + 0.35 * npaths) * nrows))
     for k, combo in enumerate(combos):
         for i, rv in enumerate(rows):
             for j, cv in enumerate(cols):
@@ -398,8 +399,9 @@ def timeline_picture(folder, state, plt):
                 ax.set_xlabel("")
                 ax.tick_params(labelsize=6)
                 ax.set_title(compare_sweep.cell_label(c["params"]), fontsize=7)
-    fig.suptitle("where the time goes, µs per I/O per phase (orange client, blue wire, green "
-                 "server, grey server and wire, purple kernel)", fontsize=9, x=0.01, ha="left")
+    fig.suptitle("where the time goes, µs per I/O per phase, the median round\n(orange client, "
+                 "blue wire, green server, grey server and wire, purple kernel)", fontsize=8,
+                 x=0.01, ha="left")
     fig.tight_layout()
     fig.savefig(os.path.join(folder, "timeline.png"), dpi=80)
     plt.close(fig)

@@ -360,7 +360,14 @@ class Report(Tmp):
                            "started": "now", "kernel": "k", "commit": "abc",
                            "spread_limit": 1.25, "cells_total": 2},
                  "cells": cells, "interrupted": False}
+        cells[0]["paths"][0]["timeline"] = {"phases": [
+            {"name": "wire out", "where": "wire", "mean_us": 20.0},
+            {"name": "storage", "where": "server", "mean_us": 5.0},
+            {"name": "total", "where": "total", "mean_us": 25.0}]}
         text = sweep_report.write(self.tmp, state)
+        # --timeline: each path's phases per cell, and their picture
+        self.assertIn("- bs=4k iodepth=1, engine-nbd: wire out 20.0, storage 5.0 (total 25.0 µs)",
+                      text)
         self.assertIn("| 64k | functional only |", text)
         self.assertIn("- kernel-loop (against engine-nbd), iodepth=1: functional only", text)
         self.assertIn("| bs=64k iodepth=1 | kernel-loop | guest-tcg **functional only** |", text)
@@ -370,6 +377,7 @@ class Report(Tmp):
         except ImportError:
             return
         self.assertTrue(os.path.exists(self.path("report.png")))
+        self.assertTrue(os.path.exists(self.path("timeline.png")))
 
     def test_report(self):
         grid = compare_sweep.parse_grid(["bs=4k,64k", "iodepth=1,8"])
