@@ -339,7 +339,49 @@ class Loop(SweepArgs):
         self.assertEqual(compare_sweep.exit_status(state), 0)
 
 
+def swept_state(grid, latency):
+    """A finished sweep's state over GRID: engine-nbd and kernel-loop in 2
+    rounds per cell, their mean latencies LATENCY(cell) -> (engine's, kernel's)."""
+    cells = []
+    for c in compare_sweep.cells(grid):
+        rs = cell_results(*latency(c))
+        cells.append({"id": compare_sweep.cell_id(c), "params": c, "status": "done",
+                      "paths": rs, "kernel": compare_sweep.kernel_costs(rs)})
+    return {"sweep": {"settings": {"job": "/x/job.fio", "grid": grid,
+                                   "paths": ["engine-nbd", "kernel-loop"], "rounds": 2,
+                                   "seconds": 1},
+                      "grid": compare_sweep.grid_text(grid), "target": "a server",
+                      "started": "now", "kernel": "k", "commit": "abc", "spread_limit": 1.25,
+                      "cells_total": len(cells)},
+            "cells": cells, "interrupted": False}
+
+
 class Report(Tmp):
+    def test_one_key_and_three(self):
+        # one key: a single row of heat map, one line along it
+        grid = compare_sweep.parse_grid(["rw=randread,randwrite"])
+        text = sweep_report.write(self.tmp, swept_state(
+            grid, lambda c: ([100.0, 100.0], [105.0, 106.0] if c["rw"] == "randwrite"
+                             else [200.0, 210.0])))
+        self.assertIn("- kernel-loop (against engine-nbd): below 10% from rw=randwrite; "
+                      "below 25% from rw=randwrite", text)
+        self.assertIn("|  \\ rw | randread | randwrite |", text)
+        # three keys: a heat map and lines per value of the third, crossovers along each
+        grid = compare_sweep.parse_grid(["bs=4k,64k", "iodepth=1,8", "numjobs=1,2"])
+        text = sweep_report.write(self.tmp, swept_state(
+            grid, lambda c: ([100.0, 100.0], [300.0, 300.0] if c["bs"] == "4k"
+                             else [102.0, 103.0])))
+        lines = [x for x in text.splitlines() if x.startswith("- kernel-loop")]
+        self.assertEqual(len(lines), 12)        # 4 along bs, 4 along iodepth, 4 along numjobs
+        self.assertIn("- kernel-loop (against engine-nbd), iodepth=1 numjobs=2: below 10% "
+                      "from bs=64k; below 25% from bs=64k", lines)
+        self.assertIn("**kernel-loop** against engine-nbd, numjobs=2: (kernel", text)
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return
+        self.assertTrue(os.path.exists(self.path("report.png")))
+
     def test_functional_only_cells(self):
         # kernel-loop in an emulated guest in one cell: never a figure
         grid = compare_sweep.parse_grid(["bs=4k,64k", "iodepth=1"])
