@@ -25,16 +25,17 @@ AS_WRITTEN = {"runtime", "time_based", "group_reporting"}
 LATENCY_SWITCHES = {"gtod_reduce": "0", "disable_clat": "0"}
 
 
-def rewrite_job(src, dst, overrides, drop=()):
+def rewrite_job(src, dst, overrides, drop=(), header="scripts/compare's settings for this path"):
     """Copy the fio job file SRC to DST with the keys of OVERRIDES (and those
     in DROP) removed from every section, then OVERRIDES set in every job
-    section (not [global]). Returns the job sections' names."""
+    section (not [global]), under a comment HEADER. Returns the job
+    sections' names."""
     with open(src) as f:
         lines = f.read().splitlines()
     drop = {k.lower() for k in drop} | {k.lower() for k in overrides}
     # first in a [global] of their own, so that the engine is known before
     # the job's own [global] names its options; then in every job section
-    out, jobs = ["; scripts/compare's settings for this path", "[global]"], []
+    out, jobs = [f"; {header}", "[global]"], []
     out += [f"{k}={v}" if v is not None else k for k, v in overrides.items()]
     for line in lines:
         s = line.strip()

@@ -5,7 +5,7 @@
                   [--kernel auto|native|guest] [--engine-in-guest]
                   [--fs auto|none|ext4|xfs] [--mount-options OPTS]
                   [--rounds N] [--as-written] [--job-direct] [--timeline]
-                  [--engine PATH]
+                  [--engine PATH] [--sweep [KEY=V1,V2 ...]] [--resume DIR]
                   [--fio PATH] [--nbd-shim PATH] [--tcmu-shim PATH] [--list]
 
 Paths (--paths takes a comma-separated list of these; default: all; each
@@ -76,6 +76,20 @@ server, storage). Kernel paths are traced by scripts/timeline_kernel.py
 (bpftrace) when it can. results.json gains "timeline" per path (the median
 round's phases), report.md a table of them, report.png a stacked bar each.
 
+--sweep bs=4k,64k iodepth=1,16 (any job parameter: rw=, numjobs=, ...; no
+values: the default grid, bs=4k,16k,64k,256k iodepth=1,4,16,64): every
+path of --paths (default for a sweep: engine-nbd, engine-tcmu, kernel-loop)
+in its --rounds (alternating, as above; --seconds default 3 for a sweep) at
+every cell of the grid, against the same server. Each cell runs the user's
+job with only the swept parameters set. Output (default
+results/sweep-<date-time>): cells/<cell>/ holds compare's files of each
+cell, written as it finishes; results.json every finished cell; report.md
+the crossover (where each kernel path's extra share of latency falls below
+10% and 25%) in its first lines, then the tables; report.png the heat maps
+and latency lines. A progress line per cell says cell n of N, elapsed and
+ETA. Ctrl-C stops cleanly and reports the finished cells; --resume DIR (alone,
+or with the same command) carries the sweep on without re-running them.
+
 Progress goes to stderr; the table to stdout too. Exit status: 0 when every
 path that could be set up ran (skipped ones are listed with the reason), 1
 when one failed, 2 on usage errors or a missing prerequisite for all paths.
@@ -93,13 +107,17 @@ import sys
 import tempfile
 
 import bench_run
+import compare_sweep
 import harness
 import procs
+import sweep_report
+import timeline_runs
 from compare_job import REPO, resolve_fs
 from compare_paths import BY_NAME, NAMES, PATHS, SCRIPT, paths_text, run_path
 from compare_report import fmt, latency_text, table, write_picture, write_report
 from compare_rounds import ROUNDS, SPREAD_LIMIT, add_costs, merge_rounds, schedule
 from compare_run import INSTALL, Context, log, start_target
+from compare_sweep import DEFAULT_PATHS, DEFAULT_SECONDS, GridError
 
 def parse_size(text):
     try:
@@ -131,10 +149,13 @@ def parse_args(argv):
     t.add_argument("--backend", dest="store", help=argparse.SUPPRESS)  # old spelling of --store
     ap.add_argument("--size", type=parse_size, default=256 * 2**20,
                     help="the started server's size (default 256M)")
-    ap.add_argument("--paths", default=",".join(NAMES),
-                    help=f"comma-separated, from: {', '.join(NAMES)} (default: all)")
-    ap.add_argument("--results", help="results folder (default results/compare-<date-time>)")
-    ap.add_argument("--seconds", type=int, default=10, help="runtime per path (default 10)")
+    ap.add_argument("--paths",
+                    help=f"comma-separated, from: {', '.join(NAMES)} (default: all; "
+                         f"--sweep: {','.join(DEFAULT_PATHS)})")
+    ap.add_argument("--results", help="results folder (default results/compare-<date-time>; "
+                                      "--sweep: results/sweep-<date-time>)")
+    ap.add_argument("--seconds", type=int,
+                    help=f"runtime per path (default 10; --sweep: {DEFAULT_SECONDS})")
     ap.add_argument("--rounds", type=int, default=ROUNDS, metavar="N",
                     help=f"rounds of every path, run in alternation (default {ROUNDS}): each "
                          "figure is their median with its min-max")
@@ -166,6 +187,12 @@ def parse_args(argv):
     ap.add_argument("--timeline", action="store_true",
                     help="record where the time of each I/O goes (docs/timeline.md): a "
                          "timeline directory per path and round, the phases in the report")
+    ap.add_argument("--sweep", nargs="*", metavar="KEY=V1,V2",
+                    help="run every path at every cell of this grid of job parameters "
+                         "(default grid: " + " ".join(compare_sweep.DEFAULT_GRID) + ")")
+    ap.add_argument("--resume", metavar="DIR",
+                    help="carry on the interrupted sweep in DIR (its cells that finished "
+                         "are kept)")
     ap.add_argument("--list", action="store_true", help="list the paths and exit")
     ap.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--round", type=int, default=1, help=argparse.SUPPRESS)
@@ -173,10 +200,26 @@ def parse_args(argv):
         for p in PATHS:
             print(p.name)
         sys.exit(0)
+    argv = sys.argv[1:] if argv is None else argv
+    resume = next((argv[i + 1] for i, x in enumerate(argv[:-1]) if x == "--resume"), None) or \
+        next((x.split("=", 1)[1] for x in argv if x.startswith("--resume=")), None)
+    if resume:
+        try:
+            argv = compare_sweep.resume_argv(argv, resume)
+        except GridError as e:
+            ap.error(str(e))
     a = ap.parse_args(argv)
     old = "--backend"  # old spelling of --store
     if any(x == old or x.startswith(old + "=") for x in argv or sys.argv[1:]):
         print("compare: --backend is deprecated: use --store", file=sys.stderr)
+    sweep = a.sweep is not None
+    if a.resume and not sweep:
+        ap.error("--resume carries on a sweep: give only --resume DIR, or the sweep's own "
+                 "command (with its --sweep) and --resume DIR")
+    if a.paths is None:
+        a.paths = ",".join(DEFAULT_PATHS if sweep else NAMES)
+    if a.seconds is None:
+        a.seconds = DEFAULT_SECONDS if sweep else 10
     a.paths = [p.strip() for p in a.paths.split(",") if p.strip()]
     bad = [p for p in a.paths if p not in BY_NAME]
     if bad:
@@ -191,7 +234,38 @@ def parse_args(argv):
     a.engine = os.path.abspath(a.engine)
     a.job = os.path.abspath(a.job)
     a.fs, a.fs_why = resolve_fs(a.fs, a.job)
+    if sweep:
+        sweep_args(ap, a, argv)
     return a
+
+
+def sweep_args(ap, a, argv):
+    """--sweep's grid (a.grid), the command to save for --resume (a.argv)
+    and, with --resume, the results folder and its finished cells (a.done)."""
+    try:
+        a.grid = compare_sweep.parse_grid(a.sweep)
+    except GridError as e:
+        ap.error(str(e))
+    a.argv, skip = [], 0
+    for x in argv:
+        if skip:
+            skip -= 1
+        elif x in ("--resume", "--results"):
+            skip = 1
+        elif not x.startswith(("--resume=", "--results=")):
+            # the job by its full name: --resume may run from elsewhere
+            a.argv.append(a.job if not x.startswith("-") and os.path.abspath(x) == a.job
+                          else x)
+    a.done = {}
+    if a.resume:
+        if a.results and os.path.abspath(a.results) != os.path.abspath(a.resume):
+            ap.error("--resume DIR writes into DIR: leave --results out")
+        a.results = os.path.abspath(a.resume)
+        try:
+            a.state_was = compare_sweep.load_state(a.results)
+            a.done = compare_sweep.resumed_cells(a.state_was, compare_sweep.settings(a))
+        except GridError as e:
+            ap.error(str(e))
 
 
 def main_in_guest(a):
@@ -249,6 +323,51 @@ def keep_median_round(ctx, res):
                 res["fio_json"] = f"{res['path']}.json"
 
 
+def run_cell(ctx, cell, folder):
+    """One cell of a sweep: its job written into FOLDER, every path in its
+    rounds there (run_rounds), merged and costed; returns its record."""
+    a = ctx.args
+    job, top = a.job, ctx.results
+    shutil.rmtree(folder, ignore_errors=True)      # an interrupted cell's leftovers
+    os.makedirs(folder)
+    if a.timeline:                                 # the server's records stay in one place
+        os.symlink(os.path.relpath(timeline_runs.servers_dir(ctx), folder),
+                   os.path.join(folder, timeline_runs.SERVERS_DIR))
+    try:
+        ctx.results, a.job = folder, os.path.join(folder, "job.fio")
+        compare_sweep.write_cell_job(job, a.job, cell)
+        runs = run_rounds(ctx)
+        results = [merge_rounds(runs[p]) for p in a.paths]
+        for r in results:
+            keep_median_round(ctx, r)
+        add_costs(results)
+        write_report(ctx, results, table(results), False, ctx.probes)
+    finally:
+        ctx.results, a.job = top, job
+    return {"id": compare_sweep.cell_id(cell), "params": cell, "status": "done",
+            "dir": os.path.relpath(folder, top), "speed_probe_ms": ctx.probes,
+            "kernel": compare_sweep.kernel_costs(results), "paths": results}
+
+
+def run_sweep(ctx):
+    """--sweep: every cell of the grid in turn (compare_sweep.run over
+    run_cell), then the report. Ctrl-C (or SIGTERM) stops it after the
+    paths' tear-downs and reports what finished. Returns the exit status."""
+    a = ctx.args
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    state = compare_sweep.run(a, ctx.target_desc,
+                              lambda cell, folder: run_cell(ctx, cell, folder))
+    print(sweep_report.write(a.results, state))
+    log(f"sweep: {len(state['cells'])} of {state['sweep']['cells_total']} cells in "
+        f"{compare_sweep.hms(state['elapsed_s'])}; results in {a.results} (report.md, "
+        "report.png, results.json, cells/)")
+    return compare_sweep.exit_status(state)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if "--in-guest" not in argv and "-h" not in argv and "--help" not in argv:
@@ -260,7 +379,8 @@ def main(argv=None):
         log(f"fio is missing: {INSTALL['fio']}")
         return 2
     a.results = os.path.abspath(a.results or os.path.join(
-        REPO, "results", "compare-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
+        REPO, "results", ("sweep-" if a.sweep is not None else "compare-")
+        + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
     os.makedirs(a.results, exist_ok=True)
     ctx = Context(a)
     results = []
@@ -278,6 +398,8 @@ def main(argv=None):
             return 2
         if ctx.latency_found:
             log(latency_text(ctx.latency_found, ctx.latency_on))
+        if a.sweep is not None:
+            return run_sweep(ctx)
         runs = run_rounds(ctx)
     results = [merge_rounds(runs[p]) for p in a.paths]
     for r in results:

@@ -6,7 +6,7 @@ put our figures beside the documents'.
                           [--nbd-shim PATH] [--tcmu-shim PATH]
                           [--redis-servers N] [--skip-missing]
                           [--kernel-paths LIST] [--kernel auto|native|guest]
-                          [--timeline] [--list]
+                          [--timeline] [--sweep ID] [--list]
 
 Each test of the documents (docs/documents.md, listed in jobs/documents.tsv)
 has a job file in jobs/ (see jobs/README.md). This command runs every one of
@@ -36,6 +36,12 @@ test, so ddreadback reads a file fio lays out itself). Kernel paths that run
 in the emulated guest are marked functional only. libnbd-based paths
 (kernel-loop's nbdfuse) cannot talk to the torus and 0-Disk servers; those
 cells say why.
+
+With --sweep ID, the test ID's job is swept around its own point instead:
+scripts/compare --sweep with bs and iodepth at a quarter of the job's, the
+job's and four times it (3 x 3 cells), scaled as the test is, against
+compare's own server, on the paths of --kernel-paths and their engines
+(default: compare's sweep paths); see docs/compare.md.
 
 With --timeline each engine test's mean latency is split into phases
 (docs/timeline.md): the engine runs with timeline=<id>.timeline, the shims
@@ -618,6 +624,68 @@ def run_kernel_paths(test, uri, env, args, outdir):
     return out
 
 
+def job_point(job):
+    """The job file JOB's own point: its first bs= and iodepth= (fio's
+    defaults, 4k and 1, when it sets none)."""
+    point = {}
+    with open(job) as f:
+        for line in f:
+            key, eq, val = line.strip().partition("=")
+            key = {"blocksize": "bs"}.get(key.strip().lower(), key.strip().lower())
+            if eq and key in ("bs", "iodepth") and key not in point:
+                point[key] = val.strip()
+    return {"bs": point.get("bs", "4k"), "iodepth": point.get("iodepth", "1")}
+
+
+def sweep_grid(point):
+    """The grid around POINT: bs and iodepth at a quarter of it, it, and four
+    times it (iodepth at least 1, bs at least 512 bytes), as --sweep items."""
+    bs = harness.parse_size(point["bs"])
+    qd = int(point["iodepth"])
+    sizes = sorted({max(512, bs // 4), bs, bs * 4})
+    depths = sorted({max(1, qd // 4), qd, qd * 4})
+    return [f"bs={','.join(size_text(b) for b in sizes)}",
+            f"iodepth={','.join(str(d) for d in depths)}"]
+
+
+def size_text(n):
+    for unit, div in (("g", GiB), ("m", MiB), ("k", KiB)):
+        if n % div == 0:
+            return f"{n // div}{unit}"
+    return str(n)
+
+
+def run_sweep(test, args, seconds):
+    """--sweep ID: the test's job through scripts/compare --sweep around its
+    own point (sweep_grid), scaled as the test is (plan), against compare's
+    own server; compare's progress and report as they come. Returns its
+    exit status."""
+    job = os.path.join(JOBS, test["job"])
+    try:
+        grid = sweep_grid(job_point(job))
+    except ValueError as e:
+        print(f"rerun-documents: --sweep {test['id']}: {test['job']}'s point: {e}",
+              file=sys.stderr)
+        return 2
+    env, need, _ = plan(test, args)
+    res = args.results or os.path.join(REPO, "results", f"sweep-{test['id']}-"
+                                       f"{datetime.datetime.now():%Y%m%d-%H%M%S}")
+    cmd = [os.path.join(HERE, "compare"), job, "--sweep"] + grid + [
+        "--size", str(max(256 * MiB, need + need // 8 + 64 * MiB)), "--results", res,
+        "--kernel", args.kernel, "--engine", args.engine, "--nbd-shim", args.nbd_shim,
+        "--tcmu-shim", args.tcmu_shim] + (["--seconds", str(seconds)] if seconds else []) + \
+        (["--timeline"] if args.timeline else [])
+    if args.kernel_paths:
+        bases = [compare_paths.BY_NAME[p].baseline for p in args.kernel_paths]
+        cmd += ["--paths", ",".join(dict.fromkeys(bases + args.kernel_paths))]
+    full_env = {k: v for k, v in os.environ.items() if k not in
+                ("TORUS_SIZE", "TORUS_RUNTIME", "TORUS_NRFILES")}
+    full_env.update(env)
+    log(f"rerun-documents: {test['id']} ({test['job']}, {', '.join(grid)} around its point; "
+        f"{', '.join(f'{k}={v}' for k, v in sorted(env.items()))}): " + " ".join(cmd))
+    return subprocess.run(cmd, env=full_env, stdin=subprocess.DEVNULL).returncode
+
+
 def help_text():
     """--help's text after its first line: the docstring, with the kernel
     paths named from compare's PATHS (KERNEL_PATHS)."""
@@ -667,6 +735,10 @@ def main(argv=None):
                     help="where the kernel paths run (scripts/compare --kernel; default auto)")
     ap.add_argument("--timeline", action="store_true",
                     help="split each test's latency into phases (docs/timeline.md)")
+    ap.add_argument("--sweep", metavar="ID",
+                    help="sweep the test ID's job around its own point through scripts/compare "
+                         "--sweep (bs and iodepth at a quarter, the point and four times; "
+                         "docs/compare.md) instead of re-running the documents")
     ap.add_argument("--list", action="store_true", help="list the tests and exit")
     args = ap.parse_args(argv)
     args.kernel_paths = [p.strip() for p in args.kernel_paths.split(",") if p.strip()]
@@ -689,6 +761,19 @@ def main(argv=None):
             print(f"{t['id']:28} {t['doc']:34} {t['job']:32} {t['server']}"
                   f"{' (TCMU)' if t['transport'] == 'tcmu' else ''}")
         return 0
+    if args.sweep:
+        try:
+            test = docs_tests.by_id(args.sweep)
+        except KeyError:
+            ap.error(f"--sweep {args.sweep}: no such test (see --list)")
+        if args.size_cap is None:
+            args.size_cap = 64 * MiB if args.short else max(64 * MiB, mem_available() // 8)
+        args.fio = find_program("fio") or "fio"
+        args.engine, args.nbd_shim, args.tcmu_shim = (
+            os.path.abspath(p) for p in (args.engine, args.nbd_shim, args.tcmu_shim))
+        seconds = args.seconds if args.seconds is not None else (3 if args.short else None)
+        args.seconds = seconds or 3      # plan()'s runtime; compare's --seconds governs
+        return run_sweep(test, args, seconds)
     if args.seconds is None:
         args.seconds = 3 if args.short else 60
     if args.seconds < 0:

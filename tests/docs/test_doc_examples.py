@@ -66,6 +66,9 @@ CANNOT = {
         "installs into the system: tests/install runs it into a DESTDIR",
     ("docs/compare.md", "TORUS_SIZE=200M scripts/compare jobs/randrw.fio --seconds 10       # default server, all paths"):
         "placeholders (my.fio, storage1) and guest paths: tests/compare runs compare",
+    ("docs/compare.md", "TORUS_SIZE=200M scripts/compare jobs/randrw.fio --sweep             # the default grid"):
+        "a sweep of minutes, placeholders (my.fio, a results folder): tests/compare/test_sweep.py "
+        "runs a 2 x 2 sweep, interrupts and resumes it",
     ("docs/documents.md", "nbd-shim --profile coreos --export torus --store memory --replicas 2 --bandwidth 1gbit \\"):
         "placeholders (<port>, <largest scaled test>): scripts/rerun-documents runs it (jobs-rerun-documents)",
     ("docs/documents.md", "tcmu-shim --socket <dir>/tcmu-torus.sock --store nbd:nbd://127.0.0.1:<port>/torus"):

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/rerunlib.py's own logic, without fio or a server: sizes, how
 each document test is scaled to this machine (its job's environment and
-the export it needs), the report's order and numbers, and which programs
-the chosen tests lack."""
+the export it needs), the report's order and numbers, which programs
+the chosen tests lack, and --sweep ID's grid around a job's point and its
+scripts/compare command."""
 
 import argparse
 import contextlib
@@ -183,6 +184,56 @@ class Programs(unittest.TestCase):
         missing = rerunlib.check_programs(tests, a)
         self.assertEqual(sorted(missing), ["libtorus.so", "nbd-shim"])
         self.assertIn("ninja -C build", missing["nbd-shim"])
+
+
+class Sweep(unittest.TestCase):
+    """--sweep ID: the test's job through scripts/compare --sweep around its
+    own point."""
+
+    def test_point_and_grid(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".fio") as f:
+            f.write("[global]\nblocksize=64k\n[a]\niodepth=16\n[b]\nbs=1m\niodepth=1\n")
+            f.flush()
+            self.assertEqual(rerunlib.job_point(f.name), {"bs": "64k", "iodepth": "16"})
+        with tempfile.NamedTemporaryFile("w", suffix=".fio") as f:
+            f.write("[a]\nrw=read\n")                 # fio's defaults
+            f.flush()
+            self.assertEqual(rerunlib.job_point(f.name), {"bs": "4k", "iodepth": "1"})
+        self.assertEqual(rerunlib.sweep_grid({"bs": "64k", "iodepth": "64"}),
+                         ["bs=16k,64k,256k", "iodepth=16,64,256"])
+        self.assertEqual(rerunlib.sweep_grid({"bs": "1k", "iodepth": "1"}),
+                         ["bs=512,1k,4k", "iodepth=1,4"])
+        # every document's job has a point the grid takes
+        import compare_sweep
+        for t in docs_tests.TESTS:
+            grid = rerunlib.sweep_grid(rerunlib.job_point(f"{rerunlib.JOBS}/{t['job']}"))
+            self.assertEqual(len(compare_sweep.parse_grid(grid)), 2, t["id"])
+
+    def test_command(self):
+        seen = {}
+
+        def run(cmd, env, stdin):
+            seen["cmd"], seen["env"] = cmd, env
+            return types.SimpleNamespace(returncode=0)
+        args = argparse.Namespace(results="/r", kernel="native", engine="/e", nbd_shim="/n",
+                                  tcmu_shim="/t", timeline=False, kernel_paths=["kernel-nbd"],
+                                  short=True, seconds=3, size_cap=64 * MiB)
+        with contextlib.redirect_stdout(io.StringIO()):
+            orig = rerunlib.subprocess.run
+            rerunlib.subprocess.run = run
+            try:
+                rc = rerunlib.run_sweep(docs_tests.by_id("zerodisk-device"), args, 3)
+            finally:
+                rerunlib.subprocess.run = orig
+        self.assertEqual(rc, 0)
+        cmd = seen["cmd"]
+        self.assertTrue(cmd[0].endswith("scripts/compare"))
+        self.assertTrue(cmd[1].endswith("jobs/zerodisk-device.fio"))
+        i = cmd.index("--sweep")
+        self.assertEqual(cmd[i + 1:i + 3], ["bs=1k,4k,16k", "iodepth=1,4,16"])
+        self.assertEqual(cmd[cmd.index("--paths") + 1], "engine-nbd,kernel-nbd")
+        self.assertEqual(cmd[cmd.index("--seconds") + 1], "3")
+        self.assertEqual(seen["env"]["TORUS_SIZE"], str(64 * MiB))
 
 
 if __name__ == "__main__":
