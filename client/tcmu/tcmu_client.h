@@ -42,10 +42,15 @@ struct tcmu_completion {
 	int error;			/* 0 or a positive errno */
 	uint8_t status;			/* SCSI status (0xff: never answered) */
 	bool has_sense;
-	struct tcmu_sense sense;	/* with has_sense */
-	uint32_t data_len;		/* data-in bytes copied out */
+	struct tcmu_sense sense;	/* with has_sense only */
+	/*
+	 * Data-in bytes copied out: less than asked when the handler said
+	 * so (READ_LEN), a residual as the kernel's, not an error.
+	 */
+	uint32_t data_len;
 	uint64_t seen_ns;		/* its reap pass found it (CLOCK_MONOTONIC) */
-	char why[96];			/* the cause, when status and sense miss it */
+	/* The cause, when status and sense miss it; "" otherwise. */
+	char why[96];
 };
 
 typedef void tcmu_complete_fn(void *arg, const struct tcmu_completion *done);
@@ -117,8 +122,6 @@ unsigned int tcmu_client_inflight(const struct tcmu_client *c);
  * One command start to end, for set-up (INQUIRY and the like), with no
  * other command outstanding: 0 with *done filled (its error may be set),
  * or -errno when it never completed.
- * Less data-in than asked for is fine here (done->data_len says how much),
- * as allocation lengths allow; for I/O a short read is EIO.
  */
 int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,

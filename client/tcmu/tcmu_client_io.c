@@ -42,18 +42,13 @@ static void take_down(struct tcmu_client *c, int error)
 
 /*
  * A read's data, as much as arrived, out of the data area into the
- * caller's buffer: a short one fails unless allowed.
+ * caller's buffer: less than asked is a residual, as the kernel's
+ * target_complete_cmd_with_length() makes it (data_len says how much).
  */
 static void copy_out(struct tcmu_client *c, const struct tcmu_done *td,
 		     const struct cmd_rec *r, uint32_t len,
 		     struct tcmu_completion *d)
 {
-	if (len < r->rlen && !r->short_ok) {
-		d->error = EIO;
-		snprintf(d->why, sizeof(d->why),
-			 "the handler returned %u of %u bytes", len, r->rlen);
-		return;
-	}
 	if (tcmu_sub_copy_out(&c->sh.sub, td->cmd_id, r->rbuf, len)) {
 		d->error = EIO;
 		snprintf(d->why, sizeof(d->why),
@@ -64,20 +59,35 @@ static void copy_out(struct tcmu_client *c, const struct tcmu_done *td,
 }
 
 /*
+ * UNKNOWN_OP: the kernel completes the command with CHECK CONDITION and
+ * no sense of the handler's, which the target core turns into LOGICAL
+ * UNIT COMMUNICATION FAILURE (NOT READY): the initiator sees EIO.
+ */
+static void unknown_op(const struct cmd_rec *r, struct tcmu_completion *d)
+{
+	d->status = SCSI_STATUS_CHECK_CONDITION;
+	tcmu_sense_set(&d->sense, SCSI_SK_NOT_READY, SCSI_ASC_LU_COMM_FAILURE,
+		       0);
+	d->has_sense = true;
+	d->error = EIO;
+	snprintf(d->why, sizeof(d->why),
+		 "the handler flagged opcode %#04x UNKNOWN_OP (logical unit communication failure)",
+		 r->opcode);
+}
+
+/*
  * What the handler answered, as an errno, checked as the kernel checks it:
  * UNKNOWN_OP fails the command; read_len counts only with READ_LEN and
  * when not 0; a read's data comes back with GOOD, or with CHECK CONDITION
  * and a valid read_len. A read succeeds only when its data was copied.
+ * Only what the answer uses is filled in: the sense with has_sense, why
+ * with a cause (its first byte 0 otherwise).
  */
 static void on_done(void *arg, const struct tcmu_done *td)
 {
 	struct tcmu_client *c = arg;
 	struct cmd_rec *r = &c->cmds[td->cmd_id];
-	struct tcmu_completion d = {
-		.user = r->user,
-		.cmd_id = td->cmd_id,
-		.status = td->status,
-	};
+	struct tcmu_completion d;
 	bool is_read = r->rbuf && r->rlen;
 	bool len_valid = is_read && (td->uflags & TCMU_UFLAG_READ_LEN) &&
 			 td->read_len;
@@ -93,18 +103,18 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	 */
 	if (!c->pass_ns)
 		c->pass_ns = now_ns();
+	d.user = r->user;
+	d.cmd_id = td->cmd_id;
+	d.error = 0;
+	d.status = td->status;
+	d.has_sense = false;
+	d.data_len = 0;
 	d.seen_ns = c->pass_ns;
+	d.why[0] = 0;
 	if (len_valid && td->read_len < len)
 		len = td->read_len;
 	if (td->uflags & TCMU_UFLAG_UNKNOWN_OP) {
-		/* The kernel answers CHECK CONDITION, unsupported opcode. */
-		d.status = SCSI_STATUS_CHECK_CONDITION;
-		tcmu_sense_set(&d.sense, SCSI_SK_ILLEGAL_REQUEST,
-			       SCSI_ASC_INVALID_OPCODE, 0);
-		d.has_sense = true;
-		d.error = EOPNOTSUPP;
-		snprintf(d.why, sizeof(d.why),
-			 "the handler flagged the command UNKNOWN_OP (it does not support the opcode)");
+		unknown_op(r, &d);
 		hand_back(c, &d);
 		return;
 	}
@@ -145,7 +155,7 @@ static void on_done(void *arg, const struct tcmu_done *td)
 
 static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
-		     void *rbuf, void *user, bool short_ok)
+		     void *rbuf, void *user)
 {
 	struct cmd_rec *r;
 	int id;
@@ -163,7 +173,7 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	r->rlen = rbuf ? data_len : 0;
 	r->start_ns = c->timeout_s ? now_ns() : 0;
 	r->busy = true;
-	r->short_ok = short_ok;
+	r->opcode = cdb[0];
 	c->inflight++;
 	c->unkicked++;
 	/* The kernel moves cmd_head as it queues each command. */
@@ -178,7 +188,7 @@ int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
 		      void *rbuf, void *user)
 {
-	return queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, user, false);
+	return queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, user);
 }
 
 int tcmu_client_submit(struct tcmu_client *c)
@@ -378,7 +388,7 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 	void *arg = c->complete_arg;
 	int ret, n;
 
-	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done, true);
+	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done);
 	if (!ret)
 		ret = tcmu_client_submit(c);
 	if (ret)

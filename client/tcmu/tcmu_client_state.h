@@ -20,7 +20,7 @@ struct cmd_rec {
 	uint32_t rlen;
 	uint64_t start_ns;
 	bool busy;
-	bool short_ok;		/* set-up: less data-in than asked is fine */
+	uint8_t opcode;		/* its CDB's, for messages */
 };
 
 struct tcmu_client {

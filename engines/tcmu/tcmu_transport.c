@@ -42,6 +42,7 @@ struct tcmu_req {
 	uint64_t offset;
 	uint8_t *buf;
 	struct torus_split split;	/* its commands; error: positive */
+	uint64_t came;			/* a read's bytes, up to a short one */
 };
 
 /*
@@ -50,6 +51,7 @@ struct tcmu_req {
  */
 struct tcmu_cmd {
 	struct tcmu_req *req;		/* NULL: free */
+	uint32_t at, want;		/* in its request; a read's bytes */
 	uint64_t offset;		/* timeline= only, as len, published */
 	uint32_t len;
 	uint64_t published;
@@ -351,17 +353,27 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 		return ret;
 	}
 	cmd->req = r;
+	cmd->at = r->split.sent;
+	cmd->want = rbuf ? data_len : 0;
 	if (ts->stamp.fn)
 		cmd_stamp_queued(ts, cmd, r, len, before);
 	split_queued(&r->split, len);
 	return 0;
 }
 
-/* A request's last command is back: its completion goes to the glue. */
+/*
+ * A request's last command is back: its completion goes to the glue. A
+ * read that came short is a residual, as the kernel completes a short
+ * READ_LEN (target_complete_cmd_with_length()): fio's io_u counts what
+ * came, up to the first gap, and fio sends the rest again.
+ */
 static void req_done(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	void *user = r->user;
 	int error = r->split.error;
+
+	if (!error && r->came < r->split.len)
+		((struct io_u *)user)->resid = r->split.len - r->came;
 
 	ts->free_reqs[ts->nr_free++] = r;
 	ts->finished++;
@@ -417,7 +429,7 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 	r = ts->free_reqs[--ts->nr_free];
 	*r = (struct tcmu_req){
 		.user = user, .op = op, .fua = fua, .offset = offset,
-		.buf = buf,
+		.buf = buf, .came = len,
 	};
 	split_init(&r->split, len);
 	ts->fresh = ts->waiting.head ? NULL : r;
@@ -515,11 +527,13 @@ static void cmd_done(void *arg, const struct tcmu_completion *d)
 
 	if (ts->stamp.fn)
 		cmd_stamp_seen(ts, cmd, d);
-	cmd->req = NULL;
-	ts->free_cmds[ts->nr_free_cmds++] = cmd;
-
 	if (d->error && !r->split.error)
 		report(ts, r, d);
+	else if (!d->error && d->data_len < cmd->want &&
+		 cmd->at + d->data_len < r->came)
+		r->came = cmd->at + d->data_len;
+	cmd->req = NULL;
+	ts->free_cmds[ts->nr_free_cmds++] = cmd;
 	if (split_back(&r->split, d->error))
 		req_done(ts, r);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tcmu_ring_sub.h"
+#include "tcmu_scsi.h"
 
 #define STATE_MAGIC	0x544d5353u	/* "TMSS" */
 
@@ -477,13 +478,44 @@ void tcmu_sub_release(struct tcmu_sub *s, uint16_t cmd_id)
 	s->free_ids[st->nr_free++] = cmd_id;
 }
 
+/*
+ * One retired command's answer: each field read once into @d, the sense
+ * copied to @sense only with CHECK CONDITION (the one status that carries
+ * it); a handler cannot change what was read under a check. Its cmd_id,
+ * or 0 when it names no command walked now.
+ */
+static uint16_t read_answer(const struct tcmu_sub *s, uint32_t at,
+			    struct tcmu_done *d, uint8_t *sense)
+{
+	static const uint8_t no_sense[TCMU_SENSE_BUFFERSIZE];
+	const struct tcmu_cmd_entry *ent = (const void *)(s->base +
+							  s->cmdr_off + at);
+	uint16_t id = __atomic_load_n(&ent->hdr.cmd_id, __ATOMIC_RELAXED);
+
+	if (!id || id > s->nr_slots || s->slots[id - 1].busy != 1)
+		return 0;
+	d->cmd_id = id;
+	d->uflags = __atomic_load_n(&ent->hdr.uflags, __ATOMIC_RELAXED);
+	d->status = __atomic_load_n(&ent->rsp.scsi_status, __ATOMIC_RELAXED);
+	d->read_len = __atomic_load_n(&ent->rsp.read_len, __ATOMIC_RELAXED);
+	d->sense = no_sense;
+	if (d->status == SCSI_STATUS_CHECK_CONDITION) {
+		memcpy(sense, ent->rsp.sense_buffer, TCMU_SENSE_BUFFERSIZE);
+		d->sense = sense;
+	}
+	return id;
+}
+
 int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 {
 	struct tcmu_sub_state *st = s->st;
+	uint8_t sense[TCMU_SENSE_BUFFERSIZE];
 	uint32_t tail, todo;
 	int done = 0;
 
 	tail = __atomic_load_n(tcmu_mb_tail(s->base), __ATOMIC_ACQUIRE);
+	if (tail == st->cleaned)
+		return 0;
 	if (tail >= s->cmdr_size || tail % TCMU_ENT_ALIGN)
 		return -EPROTO;
 	todo = tcmu_ring_used(tail, st->cleaned, s->cmdr_size);
@@ -493,8 +525,6 @@ int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 
 	while (todo) {
 		const struct tcmu_sub_ent *e = &s->ents[st->ent_first];
-		struct tcmu_cmd_entry ent;
-		uint16_t id;
 
 		/* The tail must land on an entry boundary. */
 		if (!st->ent_cnt || e->len > todo)
@@ -502,18 +532,9 @@ int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 		if (!e->pad) {
 			struct tcmu_done d;
 
-			/* One copy: the handler cannot change it under us. */
-			memcpy(&ent, s->base + s->cmdr_off + st->cleaned,
-			       sizeof(ent));
-			id = ent.hdr.cmd_id;
-			if (!id || id > s->nr_slots || s->slots[id - 1].busy != 1)
+			if (!read_answer(s, st->cleaned, &d, sense))
 				return -EPROTO;
-			s->slots[id - 1].busy = 2;
-			d.cmd_id = id;
-			d.status = ent.rsp.scsi_status;
-			d.uflags = ent.hdr.uflags;
-			d.read_len = ent.rsp.read_len;
-			d.sense = (const uint8_t *)ent.rsp.sense_buffer;
+			s->slots[d.cmd_id - 1].busy = 2;
 			fn(arg, &d);
 			done++;
 		}

@@ -68,7 +68,8 @@ struct tcmu_done {
 	uint8_t status;			/* SCSI status */
 	uint8_t uflags;			/* TCMU_UFLAG_* */
 	uint32_t read_len;		/* with TCMU_UFLAG_READ_LEN */
-	const uint8_t *sense;		/* TCMU_SENSE_BUFFERSIZE bytes */
+	/* TCMU_SENSE_BUFFERSIZE bytes: with CHECK CONDITION only, else 0s */
+	const uint8_t *sense;
 };
 
 typedef void (*tcmu_done_fn)(void *arg, const struct tcmu_done *d);
