@@ -248,7 +248,8 @@ static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 		return -1;
 	}
 	c->kick_fd = eventfd(0, EFD_CLOEXEC);
-	c->done_fd = eventfd(0, EFD_CLOEXEC);
+	/* Read before each sleep, whether or not it counted anything. */
+	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->kick_fd < 0 || c->done_fd < 0) {
 		snprintf(err, errlen, "%s: eventfd: %s", c->label,
 			 strerror(errno));

@@ -15,6 +15,19 @@
 #include "tcmu_client_state.h"
 #include "torus_clock.h"
 
+/*
+ * Commands' start times for request_timeout: the coarse clock (a tick's
+ * resolution for a limit in seconds) costs a command no clock read of its
+ * own. Started and scanned on the same clock.
+ */
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 /* The one hand-off of a finished command: straight to the caller. */
 static void hand_back(struct tcmu_client *c, const struct tcmu_completion *d)
 {
@@ -171,7 +184,7 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	r->user = user;
 	r->rbuf = rbuf;
 	r->rlen = rbuf ? data_len : 0;
-	r->start_ns = c->timeout_s ? now_ns() : 0;
+	r->start_ns = c->timeout_s ? coarse_ns() : 0;
 	r->busy = true;
 	r->opcode = cdb[0];
 	c->inflight++;
@@ -274,12 +287,15 @@ static int reap_ring(struct tcmu_client *c)
 }
 
 /* The oldest command past the timeout takes the ring down: it cannot be skipped. */
-static void scan_timeouts(struct tcmu_client *c, uint64_t now)
+static void scan_timeouts(struct tcmu_client *c)
 {
-	uint64_t limit = c->timeout_s * 1000000000ull, step = limit / 8;
+	uint64_t limit = c->timeout_s * 1000000000ull, step = limit / 8, now;
 	uint32_t id;
 
-	if (!c->timeout_s || now < c->next_scan_ns)
+	if (!c->timeout_s)
+		return;
+	now = coarse_ns();
+	if (now < c->next_scan_ns)
 		return;
 	c->next_scan_ns = now + (step < 1000000000ull ? step : 1000000000ull);
 	for (id = 1; id <= c->nr_ids; id++) {
@@ -293,16 +309,32 @@ static void scan_timeouts(struct tcmu_client *c, uint64_t now)
 	}
 }
 
+/*
+ * Before a sleep: the done eventfd's count is reset, then the ring looked
+ * at once more. A completion posted before the reset is found by that
+ * look; the handler's write after one posted later wakes poll(). Reaps
+ * that find completions waiting never make this call, so the count only
+ * goes back to 0 here: a stale count costs one poll() that returns at
+ * once, never a lost wake-up.
+ */
+static int before_sleep(struct tcmu_client *c)
+{
+	uint64_t count;
+
+	if (read(c->done_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return -errno;
+	reap_ring(c);
+	return 0;
+}
+
 int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		     const struct timespec *timeout)
 {
-	uint64_t start = now_ns(), limit = 0;
+	uint64_t start = 0, limit = 0;
 	unsigned int got;
 	int ret = 0;
 
 	c->completed = 0;
-	if (timeout)
-		limit = timeout->tv_sec * 1000000000ull + timeout->tv_nsec;
 	if (!c->down)
 		reap_ring(c);
 	while (c->completed < min && c->inflight && !c->down) {
@@ -310,10 +342,17 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 			{ .fd = c->done_fd, .events = POLLIN },
 			{ .fd = c->sock, .events = POLLIN },
 		};
-		uint64_t now = now_ns(), count;
+		uint64_t now = now_ns();
 		int ms = -1;
 
-		scan_timeouts(c, now);
+		/* The clock only when there is a wait to time. */
+		if (!start) {
+			start = now;
+			if (timeout)
+				limit = timeout->tv_sec * 1000000000ull +
+					timeout->tv_nsec;
+		}
+		scan_timeouts(c);
 		if (c->down)
 			break;
 		if (timeout) {
@@ -323,6 +362,9 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		}
 		if (c->timeout_s && (ms < 0 || ms > 1000))
 			ms = 1000;
+		ret = before_sleep(c);
+		if (ret || c->completed >= min || c->down)
+			break;
 		if (poll(pfd, 2, ms) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -334,12 +376,6 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 				"torus: %s: the handler host closed the connection; failing the ring's outstanding I/O\n",
 				c->label);
 			take_down(c, EIO);
-			break;
-		}
-		if (pfd[0].revents & POLLIN &&
-		    read(c->done_fd, &count, sizeof(count)) < 0 &&
-		    errno != EAGAIN) {
-			ret = -errno;
 			break;
 		}
 		reap_ring(c);
