@@ -48,7 +48,7 @@ struct tcmu_completion {
 	 * so (READ_LEN), a residual as the kernel's, not an error.
 	 */
 	uint32_t data_len;
-	uint64_t seen_ns;		/* its reap pass found it (CLOCK_MONOTONIC) */
+	uint64_t seen_ns;		/* its reap pass found it (stamp_seen) */
 	/* The cause, when status and sense miss it; "" otherwise. */
 	char why[96];
 };
@@ -63,6 +63,11 @@ struct tcmu_client_cfg {
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
 	bool hold;			/* publish at submit(), not at queue() */
+	/*
+	 * Every completion's seen_ns (timeline=): the clock read at each
+	 * reap pass that finds any; without, seen_ns is 0.
+	 */
+	bool stamp_seen;
 	/*
 	 * Share the device's ring with every other client that asks to: the
 	 * first one's region, the others join it (their ring_size, data_size
@@ -132,8 +137,11 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
  * it inside the handler's notify: nanoseconds from finding completions in
  * the ring to having handed them on (walking entries, copying reads out,
  * freeing blocks and cmd_ids, the completer), and the commands it was for.
- * Set-up commands (exec()) are not counted.
+ * Set-up commands (exec()) are not counted. Without stamp_seen, one pass
+ * with completions in TCMU_WORK_SAMPLE is timed: ns is what those passes
+ * took per command, times every command.
  */
+#define TCMU_WORK_SAMPLE	8
 struct tcmu_client_work {
 	uint64_t ns;
 	uint64_t cmds;

@@ -409,6 +409,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
 	c->hold = cfg->hold;
+	c->stamp_seen = cfg->stamp_seen;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	if (make_region(c, cfg, err, errlen) ||

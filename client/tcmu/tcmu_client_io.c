@@ -114,7 +114,7 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	 * cmd_tail that showed every completion it walks, before any of
 	 * their work.
 	 */
-	if (!c->pass_ns)
+	if (!c->pass_ns && c->time_pass)
 		c->pass_ns = now_ns();
 	d.user = r->user;
 	d.cmd_id = td->cmd_id;
@@ -238,7 +238,9 @@ static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail,
  * The kernel does this work in the handler's notify: timed per pass, from
  * its first completion (on_done() reads the clock) to the end, two clock
  * reads for however many commands the pass retires; a pass that finds
- * nothing reads none.
+ * nothing reads none. With one or two commands a pass (fio's pace at any
+ * depth) that was two clock reads a command: a sample of the passes is
+ * timed unless every pass's clock is wanted anyway (stamp_seen).
  */
 static int reap_ring(struct tcmu_client *c)
 {
@@ -247,11 +249,15 @@ static int reap_ring(struct tcmu_client *c)
 	int n;
 
 	c->pass_ns = 0;
+	c->time_pass = c->stamp_seen || !(c->passes % TCMU_WORK_SAMPLE);
 	n = tcmu_shared_reap(&c->sh, on_done, c);
 	if (n > 0 && !c->in_exec) {
-		if (c->pass_ns)
-			c->work.ns += now_ns() - c->pass_ns;
-		c->work.cmds += n;
+		if (c->pass_ns) {
+			c->timed_ns += now_ns() - c->pass_ns;
+			c->timed_cmds += n;
+		}
+		c->passes++;
+		c->work_cmds += n;
 	}
 	if (c->sh.recovered != c->recovered) {
 		c->recovered = c->sh.recovered;
@@ -445,5 +451,7 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 void tcmu_client_work(const struct tcmu_client *c,
 		      struct tcmu_client_work *w)
 {
-	*w = c->work;
+	w->cmds = c->work_cmds;
+	w->ns = c->timed_cmds ? (uint64_t)((double)c->timed_ns /
+					    c->timed_cmds * c->work_cmds) : 0;
 }

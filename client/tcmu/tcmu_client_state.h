@@ -44,8 +44,11 @@ struct tcmu_client {
 	bool hold;			/* cmd_head moves at submit() */
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
+	bool stamp_seen;		/* every pass's clock, for seen_ns */
+	bool time_pass;			/* this reap pass is timed */
 	uint64_t pass_ns;		/* this reap pass's first completion */
-	struct tcmu_client_work work;	/* the kernel's share, so far */
+	/* The kernel's share so far: passes with completions, timed ones. */
+	uint64_t passes, timed_ns, timed_cmds, work_cmds;
 	unsigned int timeout_s;
 	uint64_t next_scan_ns;
 	const volatile bool *stop;

@@ -171,6 +171,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		.stop = p->stop,
 		.hold = o->hold_batch,
 		.shared = o->ring == RING_SHARED,
+		.stamp_seen = p->stamp.fn != NULL,
 	};
 	struct tcmu_session *ts;
 	struct tcmu_dev dev;
