@@ -30,6 +30,37 @@ static uint64_t align64(uint64_t v)
 	return (v + 63) & ~63ull;
 }
 
+/*
+ * Ring arithmetic on values already below @size (the state's own, or a
+ * cmd_tail checked against the ring): a compare where % would divide, a
+ * few times per command.
+ */
+static inline uint32_t wrap(uint32_t v, uint32_t size)
+{
+	return v >= size ? v - size : v;
+}
+
+static inline uint32_t used(uint32_t head, uint32_t tail, uint32_t size)
+{
+	return head >= tail ? head - tail : head + size - tail;
+}
+
+/* Blocks for @len bytes: a shift for the usual power-of-two block. */
+static inline uint32_t blocks_of(const struct tcmu_sub *s, uint32_t len)
+{
+	if (s->blk_shift)
+		return (uint32_t)(((uint64_t)len + s->blk_size - 1) >>
+				  s->blk_shift);
+	return (uint32_t)(((uint64_t)len + s->blk_size - 1) / s->blk_size);
+}
+
+static void set_shift(struct tcmu_sub *s)
+{
+	s->blk_shift = 0;
+	if (s->blk_size > 1 && !(s->blk_size & (s->blk_size - 1)))
+		s->blk_shift = __builtin_ctz(s->blk_size);
+}
+
 /* The geometry a region and these limits give: 0, or -EINVAL. */
 static int sub_geometry(struct tcmu_sub *s, const void *region,
 			uint64_t region_size, uint32_t blk_size,
@@ -50,6 +81,7 @@ static int sub_geometry(struct tcmu_sub *s, const void *region,
 	if (!nr_blks || nr_blks > UINT32_MAX)
 		return -EINVAL;
 	s->blk_size = blk_size;
+	set_shift(s);
 	s->nr_blks = nr_blks;
 	s->max_blks = (max_data + blk_size - 1) / blk_size;
 	s->nr_slots = max_cmds;
@@ -209,6 +241,7 @@ int tcmu_sub_attach(struct tcmu_sub *s, void *region, uint64_t region_size,
 	s->cmdr_size = st->cmdr_size;
 	s->data_off = st->data_off;
 	s->blk_size = st->blk_size;
+	set_shift(s);
 	s->nr_blks = st->nr_blks;
 	s->max_blks = st->max_blks;
 	s->nr_slots = st->nr_slots;
@@ -270,8 +303,8 @@ void tcmu_sub_rebuild(struct tcmu_sub *s)
 
 uint32_t tcmu_sub_ring_free(const struct tcmu_sub *s)
 {
-	return s->cmdr_size - tcmu_ring_used(s->st->head, s->st->cleaned,
-					     s->cmdr_size) - 1;
+	return s->cmdr_size - used(s->st->head, s->st->cleaned,
+				   s->cmdr_size) - 1;
 }
 
 static void blk_put(struct tcmu_sub *s, const uint32_t *blks, uint32_t n)
@@ -324,7 +357,7 @@ static void ent_push(struct tcmu_sub *s, uint32_t len, bool pad)
 	struct tcmu_sub_state *st = s->st;
 	struct tcmu_sub_ent *e;
 
-	e = &s->ents[(st->ent_first + st->ent_cnt++) % s->ent_cap];
+	e = &s->ents[wrap(st->ent_first + st->ent_cnt++, s->ent_cap)];
 	e->len = len;
 	e->pad = pad;
 }
@@ -352,7 +385,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 		     uint32_t data_len, const void *wbuf)
 {
 	struct tcmu_sub_state *st = s->st;
-	uint32_t nblks = (data_len + s->blk_size - 1) / s->blk_size;
+	uint32_t nblks = blocks_of(s, data_len);
 	uint32_t *blks, iov_cnt = 0, len, pad = 0, i;
 	struct tcmu_cmd_entry *ent;
 	struct tcmu_sub_slot *slot;
@@ -420,7 +453,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 	slot->busy = 1;
 	st->nr_free--;
 	ent_push(s, len, false);
-	st->head = (st->head + len) % s->cmdr_size;
+	st->head = wrap(st->head + len, s->cmdr_size);
 	return id;
 }
 
@@ -428,7 +461,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 		   uint32_t data_len, const void *wbuf)
 {
-	uint32_t nblks = (data_len + s->blk_size - 1) / s->blk_size;
+	uint32_t nblks = blocks_of(s, data_len);
 
 	if (!cdb_len || cdb_len > TCMU_CDB_MAX || nblks > s->max_blks ||
 	    tcmu_cmd_entry_size(nblks, cdb_len) >= s->cmdr_size / 2)
@@ -518,9 +551,9 @@ int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 		return 0;
 	if (tail >= s->cmdr_size || tail % TCMU_ENT_ALIGN)
 		return -EPROTO;
-	todo = tcmu_ring_used(tail, st->cleaned, s->cmdr_size);
+	todo = used(tail, st->cleaned, s->cmdr_size);
 	/* The tail may not pass what the handler was shown. */
-	if (todo > tcmu_ring_used(st->pub, st->cleaned, s->cmdr_size))
+	if (todo > used(st->pub, st->cleaned, s->cmdr_size))
 		return -EPROTO;
 
 	while (todo) {
@@ -538,9 +571,9 @@ int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 			fn(arg, &d);
 			done++;
 		}
-		st->cleaned = (st->cleaned + e->len) % s->cmdr_size;
+		st->cleaned = wrap(st->cleaned + e->len, s->cmdr_size);
 		todo -= e->len;
-		st->ent_first = (st->ent_first + 1) % s->ent_cap;
+		st->ent_first = wrap(st->ent_first + 1, s->ent_cap);
 		st->ent_cnt--;
 	}
 	return done;
