@@ -32,4 +32,16 @@ assert r["total_ios"] > r["short_ios"], (r["total_ios"], r["short_ios"])
 PY
 grep -q "torus: .*bytes at offset" "$T/fio.out" &&
 	fail "a short read was reported as a failure: $(cat "$T/fio.out")"
+
+# Split in two commands of 4 KiB, each answered with 2: what came up to the
+# first gap counts (2 KiB), fio reads the other 6 again.
+expect_fio_ok --name=split --uri="tcmu+unix:///?socket=$T/s.sock" --ring=private \
+	--max_transfer=4k --rw=read --bs=8k --size=64k --iodepth=4 \
+	--output-format=json --output="$T/out.json"
+python3 - "$T/out.json" <<'PY' || fail "fio did not count the split reads' residuals: $(cat "$T/out.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+assert j["error"] == 0, j["error"]
+assert j["read"]["short_ios"] >= 8, j["read"]["short_ios"]
+PY
 true
