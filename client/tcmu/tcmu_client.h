@@ -48,7 +48,7 @@ struct tcmu_completion {
 	 * so (READ_LEN), a residual as the kernel's, not an error.
 	 */
 	uint32_t data_len;
-	uint64_t seen_ns;		/* its reap pass found it (stamp_seen) */
+	uint64_t seen_ns;		/* its reap pass's clock (stamp_seen) */
 	/* The cause, when status and sense miss it; "" otherwise. */
 	char why[96];
 };

@@ -42,7 +42,7 @@ struct tcmu_req {
 	uint64_t offset;
 	uint8_t *buf;
 	struct torus_split split;	/* its commands; error: positive */
-	uint64_t came;			/* a read's bytes, up to a short one */
+	uint64_t came;			/* read: bytes up to a short one */
 };
 
 /*

@@ -54,7 +54,7 @@ struct tcmu_sub {
 	uint32_t cmdr_off, cmdr_size;
 	uint64_t data_off;
 	uint32_t blk_size, nr_blks, max_blks, nr_slots, ent_cap;
-	uint32_t blk_shift;		/* log2(blk_size), or 0: not a power of 2 */
+	uint32_t blk_shift;		/* log2(blk_size); 0: no power of 2 */
 	uint64_t *bitmap;		/* set: block in use */
 	uint16_t *free_ids;		/* stack of free cmd_ids */
 	struct tcmu_sub_slot *slots;	/* [cmd_id - 1] */

@@ -91,7 +91,8 @@ static int attach(int lsock, int *fds, uint64_t *region_size)
 	if (recvmsg(sock, &msg, 0) != sizeof(req) ||
 	    tcmu_attach_req_decode(req, sizeof(req), &q, &why) ||
 	    !CMSG_FIRSTHDR(&msg)) {
-		fprintf(stderr, "short-host: a bad attach (ring=private only)\n");
+		fprintf(stderr,
+			"short-host: a bad attach (ring=private only)\n");
 		exit(1);
 	}
 	memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&msg)),

@@ -324,7 +324,7 @@ static void unknown_op(void **state)
 	oldest(f)->hdr.uflags |= TCMU_UFLAG_UNKNOWN_OP;
 	answer(f, &cmd, SCSI_STATUS_GOOD, 0, -1);
 	assert_int_equal(reap(f), 1);
-	/* The kernel's LOGICAL UNIT COMMUNICATION FAILURE: EIO for the initiator. */
+	/* The kernel's LOGICAL UNIT COMMUNICATION FAILURE: EIO. */
 	assert_int_equal(f->done.error, EIO);
 	assert_int_equal(f->done.status, SCSI_STATUS_CHECK_CONDITION);
 	assert_true(f->done.has_sense);
@@ -392,7 +392,7 @@ static void recovered_short(void **state)
 	answer(f, &cmd, SCSI_STATUS_CHECK_CONDITION, SCSI_SK_RECOVERED_ERROR,
 	       1024);
 	assert_int_equal(reap(f), 1);
-	/* Read as a normal one (SCF_TREAT_READ_AS_NORMAL), with its residual. */
+	/* A normal read (SCF_TREAT_READ_AS_NORMAL), with its residual. */
 	assert_int_equal(f->done.error, 0);
 	assert_int_equal(f->done.data_len, 1024);
 	assert_string_equal(f->done.why, "");
