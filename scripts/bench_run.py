@@ -18,6 +18,7 @@ import benchlib  # noqa: E402
 import fio_json  # noqa: E402
 import procs  # noqa: E402
 import servers  # noqa: E402
+import stats  # noqa: E402
 import tls  # noqa: E402
 
 QUIET_PCT = 15          # a CPU busier than this is a busy machine
@@ -140,6 +141,19 @@ class Bench:
 
     def value(self, sid, label, round_no, metric, v):
         self.record("value", sid, label, round_no, metric, v)
+
+    def derive_diff(self, sid, label, num, den, metric):
+        """LABEL's rounds of METRIC in section SID: NUM's less DEN's, round
+        by round (stats.paired_differences), recorded as values like any
+        client's, so that a target can be a ratio of them (the engine's own
+        CPU per I/O, fio's null engine's taken away, over ring-client's).
+        The differences, or [] when NUM and DEN did not run every round."""
+        vals = self.records.values.get(sid + self.suffix, {})
+        ds = stats.paired_differences(vals.get(num, {}).get(metric, []),
+                                      vals.get(den, {}).get(metric, []))
+        for r, d in enumerate(ds, 1):
+            self.value(sid, label, r, metric, d)
+        return ds
 
     def say(self, sid, label, round_no, text):
         print(f"  {sid:<17} {label:<15} round {round_no}: {text}", flush=True)

@@ -21,8 +21,9 @@ KEYS = {side: f"kernel_{side}_share_us_per_io" for side in LINES}
 # what each side is, and where the kernel does it
 WORDS = {
     "submission": "taking a cmd_id and data blocks, building the ring entry and CDB, copying "
-                  "a write's data in, publishing cmd_head: the kernel does this in a kworker "
-                  "(target_queued_submit_work → tcmu_queue_cmd → queue_cmd_ring)",
+                  "a write's data in, publishing cmd_head, waking the handler: the kernel does "
+                  "this in a kworker (target_queued_submit_work → tcmu_queue_cmd → "
+                  "queue_cmd_ring; tcmu_unplug_device → uio_event_notify)",
     "completion": "finding completions, copying reads out, freeing blocks and cmd_ids, "
                   "handing each on: the kernel does this inside the handler's notify write() "
                   "(tcmu_irqcontrol → tcmu_handle_completions) and charges it to the handler, "

@@ -10,7 +10,8 @@ timeline and their reports):
   binomial count of rounds either side of it (no assumption about how the
   rounds are spread), None under six rounds;
 - paired ratios: each round's own A / B, when A and B ran in every round
-  (back to back, so they share the machine's speed of the moment);
+  (back to back, so they share the machine's speed of the moment); paired
+  differences likewise, A - B;
 - percentile: nearest rank, of a list of values or of a histogram.
 
 Pure functions over numbers; nothing here runs anything.
@@ -81,6 +82,16 @@ def paired_ratios(a, b):
     a, b = list(a), list(b)
     if a and len(a) == len(b) and all(b):
         return [x / y for x, y in zip(a, b)]
+    return []
+
+
+def paired_differences(a, b):
+    """Each round's A - B when A and B have the same number of rounds,
+    else [] (what A costs beyond B, round by round: the engine's own CPU
+    per I/O, fio's null engine's taken away)."""
+    a, b = list(a), list(b)
+    if a and len(a) == len(b):
+        return [x - y for x, y in zip(a, b)]
     return []
 
 

@@ -42,10 +42,15 @@ struct tcmu_completion {
 	int error;			/* 0 or a positive errno */
 	uint8_t status;			/* SCSI status (0xff: never answered) */
 	bool has_sense;
-	struct tcmu_sense sense;	/* with has_sense */
-	uint32_t data_len;		/* data-in bytes copied out */
-	uint64_t seen_ns;		/* its reap pass found it (CLOCK_MONOTONIC) */
-	char why[96];			/* the cause, when status and sense miss it */
+	struct tcmu_sense sense;	/* with has_sense only */
+	/*
+	 * Data-in bytes copied out: less than asked when the handler said
+	 * so (READ_LEN), a residual as the kernel's, not an error.
+	 */
+	uint32_t data_len;
+	uint64_t seen_ns;		/* its reap pass's clock (stamp_seen) */
+	/* The cause, when status and sense miss it; "" otherwise. */
+	char why[96];
 };
 
 typedef void tcmu_complete_fn(void *arg, const struct tcmu_completion *done);
@@ -58,6 +63,11 @@ struct tcmu_client_cfg {
 	unsigned int timeout_s;		/* attach and per command; 0: none */
 	const volatile bool *stop;	/* give up waiting when set (or NULL) */
 	bool hold;			/* publish at submit(), not at queue() */
+	/*
+	 * Every completion's seen_ns (timeline=): the clock read at each
+	 * reap pass that finds any; without, seen_ns is 0.
+	 */
+	bool stamp_seen;
 	/*
 	 * Share the device's ring with every other client that asks to: the
 	 * first one's region, the others join it (their ring_size, data_size
@@ -117,8 +127,6 @@ unsigned int tcmu_client_inflight(const struct tcmu_client *c);
  * One command start to end, for set-up (INQUIRY and the like), with no
  * other command outstanding: 0 with *done filled (its error may be set),
  * or -errno when it never completed.
- * Less data-in than asked for is fine here (done->data_len says how much),
- * as allocation lengths allow; for I/O a short read is EIO.
  */
 int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
@@ -131,23 +139,31 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
  * nanoseconds from finding completions in the ring to having handed them
  * on (walking entries, copying reads out, freeing blocks and cmd_ids, and
  * the completer, where the kernel only queues each completion for a
- * kworker), timed per reap pass, and the commands it was for.
+ * kworker), and the commands it was for. Without stamp_seen, one pass
+ * with completions in TCMU_WORK_SAMPLE is timed: ns is what those passes
+ * took per command, times every command.
  *
  * Submission, which the kernel does in a kworker: putting a command in
  * the ring (its cmd_id, data blocks, entry and CDB, a write's data copied
  * in, cmd_head published), timed on a sample of the commands (sub_timed
  * of sub_cmds: about one in 16, at random gaps) so that the clock is not
- * read twice per command; the wake-up (submit()) is not in it.
+ * read twice per command, and waking the handler (submit()'s write, the
+ * kernel's uio_event_notify from tcmu_unplug_device), timed on a sample
+ * of the kicks alike (kick_timed of kicks). sub_ns is both, per command,
+ * times every command.
  *
  * Each span is counted less one clock read's cost, which it holds besides
  * its work. Set-up commands (exec()) are not counted in either.
  */
+#define TCMU_WORK_SAMPLE	8
 struct tcmu_client_work {
 	uint64_t ns;
 	uint64_t cmds;
-	uint64_t sub_ns;		/* over the sub_timed commands */
-	uint64_t sub_timed;
+	uint64_t sub_ns;		/* estimated for all sub_cmds */
+	uint64_t sub_timed;		/* commands timed */
 	uint64_t sub_cmds;
+	uint64_t kick_timed;		/* wake-ups timed, of kicks */
+	uint64_t kicks;
 };
 void tcmu_client_work(const struct tcmu_client *c,
 		      struct tcmu_client_work *w);

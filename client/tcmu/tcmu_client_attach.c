@@ -248,7 +248,8 @@ static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 		return -1;
 	}
 	c->kick_fd = eventfd(0, EFD_CLOEXEC);
-	c->done_fd = eventfd(0, EFD_CLOEXEC);
+	/* Read before each sleep, whether or not it counted anything. */
+	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->kick_fd < 0 || c->done_fd < 0) {
 		snprintf(err, errlen, "%s: eventfd: %s", c->label,
 			 strerror(errno));
@@ -408,6 +409,7 @@ struct tcmu_client *tcmu_client_attach(const char *socket_path,
 	c->timeout_s = cfg->timeout_s;
 	c->stop = cfg->stop;
 	c->hold = cfg->hold;
+	c->stamp_seen = cfg->stamp_seen;
 	c->complete = cfg->complete;
 	c->complete_arg = cfg->complete_arg;
 	if (make_region(c, cfg, err, errlen) ||

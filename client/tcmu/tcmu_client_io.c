@@ -15,6 +15,19 @@
 #include "tcmu_client_state.h"
 #include "torus_clock.h"
 
+/*
+ * Commands' start times for request_timeout: the coarse clock (a tick's
+ * resolution for a limit in seconds) costs a command no clock read of its
+ * own. Started and scanned on the same clock.
+ */
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 /* The one hand-off of a finished command: straight to the caller. */
 static void hand_back(struct tcmu_client *c, const struct tcmu_completion *d)
 {
@@ -42,18 +55,13 @@ static void take_down(struct tcmu_client *c, int error)
 
 /*
  * A read's data, as much as arrived, out of the data area into the
- * caller's buffer: a short one fails unless allowed.
+ * caller's buffer: less than asked is a residual, as the kernel's
+ * target_complete_cmd_with_length() makes it (data_len says how much).
  */
 static void copy_out(struct tcmu_client *c, const struct tcmu_done *td,
 		     const struct cmd_rec *r, uint32_t len,
 		     struct tcmu_completion *d)
 {
-	if (len < r->rlen && !r->short_ok) {
-		d->error = EIO;
-		snprintf(d->why, sizeof(d->why),
-			 "the handler returned %u of %u bytes", len, r->rlen);
-		return;
-	}
 	if (tcmu_sub_copy_out(&c->sh.sub, td->cmd_id, r->rbuf, len)) {
 		d->error = EIO;
 		snprintf(d->why, sizeof(d->why),
@@ -64,20 +72,35 @@ static void copy_out(struct tcmu_client *c, const struct tcmu_done *td,
 }
 
 /*
+ * UNKNOWN_OP: the kernel completes the command with CHECK CONDITION and
+ * no sense of the handler's, which the target core turns into LOGICAL
+ * UNIT COMMUNICATION FAILURE (NOT READY): the initiator sees EIO.
+ */
+static void unknown_op(const struct cmd_rec *r, struct tcmu_completion *d)
+{
+	d->status = SCSI_STATUS_CHECK_CONDITION;
+	tcmu_sense_set(&d->sense, SCSI_SK_NOT_READY, SCSI_ASC_LU_COMM_FAILURE,
+		       0);
+	d->has_sense = true;
+	d->error = EIO;
+	snprintf(d->why, sizeof(d->why),
+		 "the handler flagged opcode %#04x UNKNOWN_OP (logical unit communication failure)",
+		 r->opcode);
+}
+
+/*
  * What the handler answered, as an errno, checked as the kernel checks it:
  * UNKNOWN_OP fails the command; read_len counts only with READ_LEN and
  * when not 0; a read's data comes back with GOOD, or with CHECK CONDITION
  * and a valid read_len. A read succeeds only when its data was copied.
+ * Only what the answer uses is filled in: the sense with has_sense, why
+ * with a cause (its first byte 0 otherwise).
  */
 static void on_done(void *arg, const struct tcmu_done *td)
 {
 	struct tcmu_client *c = arg;
 	struct cmd_rec *r = &c->cmds[td->cmd_id];
-	struct tcmu_completion d = {
-		.user = r->user,
-		.cmd_id = td->cmd_id,
-		.status = td->status,
-	};
+	struct tcmu_completion d;
 	bool is_read = r->rbuf && r->rlen;
 	bool len_valid = is_read && (td->uflags & TCMU_UFLAG_READ_LEN) &&
 			 td->read_len;
@@ -91,20 +114,20 @@ static void on_done(void *arg, const struct tcmu_done *td)
 	 * cmd_tail that showed every completion it walks, before any of
 	 * their work.
 	 */
-	if (!c->pass_ns)
+	if (!c->pass_ns && c->time_pass)
 		c->pass_ns = now_ns();
+	d.user = r->user;
+	d.cmd_id = td->cmd_id;
+	d.error = 0;
+	d.status = td->status;
+	d.has_sense = false;
+	d.data_len = 0;
 	d.seen_ns = c->pass_ns;
+	d.why[0] = 0;
 	if (len_valid && td->read_len < len)
 		len = td->read_len;
 	if (td->uflags & TCMU_UFLAG_UNKNOWN_OP) {
-		/* The kernel answers CHECK CONDITION, unsupported opcode. */
-		d.status = SCSI_STATUS_CHECK_CONDITION;
-		tcmu_sense_set(&d.sense, SCSI_SK_ILLEGAL_REQUEST,
-			       SCSI_ASC_INVALID_OPCODE, 0);
-		d.has_sense = true;
-		d.error = EOPNOTSUPP;
-		snprintf(d.why, sizeof(d.why),
-			 "the handler flagged the command UNKNOWN_OP (it does not support the opcode)");
+		unknown_op(r, &d);
 		hand_back(c, &d);
 		return;
 	}
@@ -173,39 +196,39 @@ static uint64_t span_ns(struct tcmu_client *c, uint64_t t0)
 }
 
 /*
- * Whether to time this command's submission work: about one in
- * SUB_EVERY, at random gaps (xorshift32), so that a job's own period (a
- * request split in four, a read then a write) cannot line up with the
- * sample; the first command is always timed.
+ * Whether to time this command's submission work, or this kick: about one
+ * in SUB_EVERY, at random gaps (xorshift32; *gap counts down the current
+ * one), so that a job's own period (a request split in four, a read then
+ * a write) cannot line up with the sample; the first is always timed.
  */
 #define SUB_EVERY	16
 
-static bool sub_sampled(struct tcmu_client *c)
+static bool sampled(struct tcmu_client *c, uint32_t *gap)
 {
 	uint32_t x = c->sub_rand ? c->sub_rand : 2463534242u;
 
-	if (c->sub_gap) {
-		c->sub_gap--;
+	if (*gap) {
+		(*gap)--;
 		return false;
 	}
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;
 	c->sub_rand = x;
-	c->sub_gap = x % (2 * SUB_EVERY - 1);
+	*gap = x % (2 * SUB_EVERY - 1);
 	return true;
 }
 
 /*
- * The kernel does this work in a kworker: sampled (sub_sampled()), from
+ * The kernel does this work in a kworker: sampled (sampled()), from
  * before the cmd_id is taken to after cmd_head is published. Set-up
- * commands (exec()'s, the only short_ok ones) are not counted.
+ * commands (exec()'s) are not counted.
  */
 static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 		     uint32_t cdb_len, uint32_t data_len, const void *wbuf,
-		     void *rbuf, void *user, bool short_ok)
+		     void *rbuf, void *user)
 {
-	bool timed = !short_ok && sub_sampled(c);
+	bool timed = !c->in_exec && sampled(c, &c->sub_gap);
 	uint64_t t0 = timed ? now_ns() : 0;
 	struct cmd_rec *r;
 	int id;
@@ -221,9 +244,9 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	r->user = user;
 	r->rbuf = rbuf;
 	r->rlen = rbuf ? data_len : 0;
-	r->start_ns = c->timeout_s ? now_ns() : 0;
+	r->start_ns = c->timeout_s ? coarse_ns() : 0;
 	r->busy = true;
-	r->short_ok = short_ok;
+	r->opcode = cdb[0];
 	c->inflight++;
 	c->unkicked++;
 	/* The kernel moves cmd_head as it queues each command. */
@@ -232,11 +255,11 @@ static int queue_cmd(struct tcmu_client *c, const uint8_t *cdb,
 	else
 		tcmu_shared_commit(&c->sh);
 	if (timed) {
-		c->work.sub_ns += span_ns(c, t0);
-		c->work.sub_timed++;
+		c->sub_ns += span_ns(c, t0);
+		c->sub_timed++;
 	}
-	if (!short_ok)
-		c->work.sub_cmds++;
+	if (!c->in_exec)
+		c->sub_cmds++;
 	return 0;
 }
 
@@ -244,12 +267,19 @@ int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 		      uint32_t cdb_len, uint32_t data_len, const void *wbuf,
 		      void *rbuf, void *user)
 {
-	return queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, user, false);
+	return queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, user);
 }
 
+/*
+ * One wake-up per batch, as the kernel's one uio_event_notify when it
+ * unplugs: the kernel's kworker pays for it, so it is timed (sampled) into
+ * the submission share.
+ */
 int tcmu_client_submit(struct tcmu_client *c)
 {
-	uint64_t one = 1;
+	bool timed;
+	uint64_t one = 1, t0;
+	ssize_t n;
 
 	if (!c->unkicked || c->down)
 		return 0;
@@ -257,10 +287,16 @@ int tcmu_client_submit(struct tcmu_client *c)
 		tcmu_shared_commit(&c->sh);
 	c->held = 0;
 	c->unkicked = 0;
-	/* One wake-up per batch, as the kernel's one uio_event_notify. */
-	if (write(c->kick_fd, &one, sizeof(one)) != sizeof(one))
-		return -errno;
-	return 0;
+	timed = !c->in_exec && sampled(c, &c->kick_gap);
+	t0 = timed ? now_ns() : 0;
+	n = write(c->kick_fd, &one, sizeof(one));
+	if (timed) {
+		c->kick_ns += span_ns(c, t0);
+		c->kick_timed++;
+	}
+	if (!c->in_exec)
+		c->kicks++;
+	return n == sizeof(one) ? 0 : -errno;
 }
 
 /* What is wrong with the handler's cmd_tail, or NULL. */
@@ -281,7 +317,9 @@ static const char *bad_tail(const struct tcmu_sub *s, uint32_t tail,
  * The kernel does this work in the handler's notify: timed per pass, from
  * its first completion (on_done() reads the clock) to the end, two clock
  * reads for however many commands the pass retires (span_ns()); a pass
- * that finds nothing reads none.
+ * that finds nothing reads none. With one or two commands a pass (fio's
+ * pace at any depth) that was two clock reads a command: a sample of the
+ * passes is timed unless every pass's clock is wanted anyway (stamp_seen).
  */
 static int reap_ring(struct tcmu_client *c)
 {
@@ -290,11 +328,15 @@ static int reap_ring(struct tcmu_client *c)
 	int n;
 
 	c->pass_ns = 0;
+	c->time_pass = c->stamp_seen || !(c->passes % TCMU_WORK_SAMPLE);
 	n = tcmu_shared_reap(&c->sh, on_done, c);
 	if (n > 0 && !c->in_exec) {
-		if (c->pass_ns)
-			c->work.ns += span_ns(c, c->pass_ns);
-		c->work.cmds += n;
+		if (c->pass_ns) {
+			c->timed_ns += span_ns(c, c->pass_ns);
+			c->timed_cmds += n;
+		}
+		c->passes++;
+		c->work_cmds += n;
 	}
 	if (c->sh.recovered != c->recovered) {
 		c->recovered = c->sh.recovered;
@@ -330,12 +372,15 @@ static int reap_ring(struct tcmu_client *c)
 }
 
 /* The oldest command past the timeout takes the ring down: it cannot be skipped. */
-static void scan_timeouts(struct tcmu_client *c, uint64_t now)
+static void scan_timeouts(struct tcmu_client *c)
 {
-	uint64_t limit = c->timeout_s * 1000000000ull, step = limit / 8;
+	uint64_t limit = c->timeout_s * 1000000000ull, step = limit / 8, now;
 	uint32_t id;
 
-	if (!c->timeout_s || now < c->next_scan_ns)
+	if (!c->timeout_s)
+		return;
+	now = coarse_ns();
+	if (now < c->next_scan_ns)
 		return;
 	c->next_scan_ns = now + (step < 1000000000ull ? step : 1000000000ull);
 	for (id = 1; id <= c->nr_ids; id++) {
@@ -349,16 +394,32 @@ static void scan_timeouts(struct tcmu_client *c, uint64_t now)
 	}
 }
 
+/*
+ * Before a sleep: the done eventfd's count is reset, then the ring looked
+ * at once more. A completion posted before the reset is found by that
+ * look; the handler's write after one posted later wakes poll(). Reaps
+ * that find completions waiting never make this call, so the count only
+ * goes back to 0 here: a stale count costs one poll() that returns at
+ * once, never a lost wake-up.
+ */
+static int before_sleep(struct tcmu_client *c)
+{
+	uint64_t count;
+
+	if (read(c->done_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return -errno;
+	reap_ring(c);
+	return 0;
+}
+
 int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		     const struct timespec *timeout)
 {
-	uint64_t start = now_ns(), limit = 0;
+	uint64_t start = 0, limit = 0;
 	unsigned int got;
 	int ret = 0;
 
 	c->completed = 0;
-	if (timeout)
-		limit = timeout->tv_sec * 1000000000ull + timeout->tv_nsec;
 	if (!c->down)
 		reap_ring(c);
 	while (c->completed < min && c->inflight && !c->down) {
@@ -366,10 +427,17 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 			{ .fd = c->done_fd, .events = POLLIN },
 			{ .fd = c->sock, .events = POLLIN },
 		};
-		uint64_t now = now_ns(), count;
+		uint64_t now = now_ns();
 		int ms = -1;
 
-		scan_timeouts(c, now);
+		/* The clock only when there is a wait to time. */
+		if (!start) {
+			start = now;
+			if (timeout)
+				limit = timeout->tv_sec * 1000000000ull +
+					timeout->tv_nsec;
+		}
+		scan_timeouts(c);
 		if (c->down)
 			break;
 		if (timeout) {
@@ -379,6 +447,9 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 		}
 		if (c->timeout_s && (ms < 0 || ms > 1000))
 			ms = 1000;
+		ret = before_sleep(c);
+		if (ret || c->completed >= min || c->down)
+			break;
 		if (poll(pfd, 2, ms) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -390,12 +461,6 @@ int tcmu_client_reap(struct tcmu_client *c, unsigned int min,
 				"torus: %s: the handler host closed the connection; failing the ring's outstanding I/O\n",
 				c->label);
 			take_down(c, EIO);
-			break;
-		}
-		if (pfd[0].revents & POLLIN &&
-		    read(c->done_fd, &count, sizeof(count)) < 0 &&
-		    errno != EAGAIN) {
-			ret = -errno;
 			break;
 		}
 		reap_ring(c);
@@ -444,13 +509,15 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 	void *arg = c->complete_arg;
 	int ret, n;
 
-	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done, true);
+	c->in_exec = true;
+	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done);
 	if (!ret)
 		ret = tcmu_client_submit(c);
-	if (ret)
+	if (ret) {
+		c->in_exec = false;
 		return ret;
+	}
 	c->complete = exec_done;
-	c->in_exec = true;
 	do {
 		n = tcmu_client_reap(c, 1, &slice);
 	} while (!n && !(c->stop && *c->stop));
@@ -465,5 +532,15 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 void tcmu_client_work(const struct tcmu_client *c,
 		      struct tcmu_client_work *w)
 {
-	*w = c->work;
+	double sub = c->sub_timed ? (double)c->sub_ns / c->sub_timed : 0;
+	double kick = c->kick_timed ? (double)c->kick_ns / c->kick_timed : 0;
+
+	w->cmds = c->work_cmds;
+	w->ns = c->timed_cmds ? (uint64_t)((double)c->timed_ns /
+					    c->timed_cmds * c->work_cmds) : 0;
+	w->sub_cmds = c->sub_cmds;
+	w->sub_timed = c->sub_timed;
+	w->sub_ns = (uint64_t)(sub * c->sub_cmds + kick * c->kicks);
+	w->kicks = c->kicks;
+	w->kick_timed = c->kick_timed;
 }

@@ -20,7 +20,7 @@ struct cmd_rec {
 	uint32_t rlen;
 	uint64_t start_ns;
 	bool busy;
-	bool short_ok;		/* set-up: less data-in than asked is fine */
+	uint8_t opcode;		/* its CDB's, for messages */
 };
 
 struct tcmu_client {
@@ -44,9 +44,15 @@ struct tcmu_client {
 	bool hold;			/* cmd_head moves at submit() */
 	bool down;
 	bool in_exec;			/* a set-up command: not counted */
+	bool stamp_seen;		/* every pass's clock, for seen_ns */
+	bool time_pass;			/* this reap pass is timed */
 	uint64_t pass_ns;		/* this reap pass's first completion */
-	struct tcmu_client_work work;	/* the kernel's shares, so far */
+	/* The kernel's shares so far (tcmu_client_work() sums them up). */
+	uint64_t passes, timed_ns, timed_cmds, work_cmds;
+	uint64_t sub_ns, sub_timed, sub_cmds;
+	uint64_t kick_ns, kick_timed, kicks;
 	uint32_t sub_gap;		/* commands to queue untimed */
+	uint32_t kick_gap;		/* kicks to send untimed */
 	uint32_t sub_rand;		/* the gaps' generator */
 	uint64_t clock_ns;		/* a clock read's cost (0: not yet) */
 	unsigned int timeout_s;

@@ -42,6 +42,7 @@ struct tcmu_req {
 	uint64_t offset;
 	uint8_t *buf;
 	struct torus_split split;	/* its commands; error: positive */
+	uint64_t came;			/* read: bytes up to a short one */
 };
 
 /*
@@ -50,6 +51,7 @@ struct tcmu_req {
  */
 struct tcmu_cmd {
 	struct tcmu_req *req;		/* NULL: free */
+	uint32_t at, want;		/* in its request; a read's bytes */
 	uint64_t offset;		/* timeline= only, as len, published */
 	uint32_t len;
 	uint64_t published;
@@ -108,11 +110,11 @@ static void report_share(const struct tcmu_session *ts)
 	if (!ts->client)
 		return;
 	tcmu_client_work(ts->client, &w);
-	if (w.sub_timed)
+	if (w.sub_timed && w.sub_cmds)
 		fprintf(stderr,
-			"torus: tcmu: the kernel's submission share: %" PRIu64 " ns per command over %" PRIu64 " commands, timed on %" PRIu64 " (taking a cmd_id and data blocks, building the entry and CDB, copying a write's data in, publishing cmd_head: done in fio's thread here, in a kworker in the kernel)\n",
-			(w.sub_ns + w.sub_timed / 2) / w.sub_timed,
-			w.sub_cmds, w.sub_timed);
+			"torus: tcmu: the kernel's submission share: %" PRIu64 " ns per command over %" PRIu64 " commands, timed on %" PRIu64 " and %" PRIu64 " of %" PRIu64 " wake-ups (taking a cmd_id and data blocks, building the entry and CDB, copying a write's data in, publishing cmd_head, waking the handler: done in fio's thread here, in a kworker in the kernel)\n",
+			(w.sub_ns + w.sub_cmds / 2) / w.sub_cmds,
+			w.sub_cmds, w.sub_timed, w.kick_timed, w.kicks);
 	if (w.cmds)
 		fprintf(stderr,
 			"torus: tcmu: the kernel's completion share: %" PRIu64 " ns per command over %" PRIu64 " commands (finding completions, copying reads out, freeing blocks and cmd_ids, handing each on: done in fio's thread here, inside the handler's notify write() in the kernel, which only queues the rest of the completion for a kworker)\n",
@@ -174,6 +176,7 @@ static struct torus_session *tcmu_open(const struct torus_params *p,
 		.stop = p->stop,
 		.hold = o->hold_batch,
 		.shared = o->ring == RING_SHARED,
+		.stamp_seen = p->stamp.fn != NULL,
 	};
 	struct tcmu_session *ts;
 	struct tcmu_dev dev;
@@ -356,17 +359,27 @@ static int queue_cmd(struct tcmu_session *ts, struct tcmu_req *r)
 		return ret;
 	}
 	cmd->req = r;
+	cmd->at = r->split.sent;
+	cmd->want = rbuf ? data_len : 0;
 	if (ts->stamp.fn)
 		cmd_stamp_queued(ts, cmd, r, len, before);
 	split_queued(&r->split, len);
 	return 0;
 }
 
-/* A request's last command is back: its completion goes to the glue. */
+/*
+ * A request's last command is back: its completion goes to the glue. A
+ * read that came short is a residual, as the kernel completes a short
+ * READ_LEN (target_complete_cmd_with_length()): fio's io_u counts what
+ * came, up to the first gap, and fio sends the rest again.
+ */
 static void req_done(struct tcmu_session *ts, struct tcmu_req *r)
 {
 	void *user = r->user;
 	int error = r->split.error;
+
+	if (!error && r->came < r->split.len)
+		((struct io_u *)user)->resid = r->split.len - r->came;
 
 	ts->free_reqs[ts->nr_free++] = r;
 	ts->finished++;
@@ -422,7 +435,7 @@ static int tcmu_queue(struct torus_session *s, enum torus_op op, bool fua,
 	r = ts->free_reqs[--ts->nr_free];
 	*r = (struct tcmu_req){
 		.user = user, .op = op, .fua = fua, .offset = offset,
-		.buf = buf,
+		.buf = buf, .came = len,
 	};
 	split_init(&r->split, len);
 	ts->fresh = ts->waiting.head ? NULL : r;
@@ -520,11 +533,13 @@ static void cmd_done(void *arg, const struct tcmu_completion *d)
 
 	if (ts->stamp.fn)
 		cmd_stamp_seen(ts, cmd, d);
-	cmd->req = NULL;
-	ts->free_cmds[ts->nr_free_cmds++] = cmd;
-
 	if (d->error && !r->split.error)
 		report(ts, r, d);
+	else if (!d->error && d->data_len < cmd->want &&
+		 cmd->at + d->data_len < r->came)
+		r->came = cmd->at + d->data_len;
+	cmd->req = NULL;
+	ts->free_cmds[ts->nr_free_cmds++] = cmd;
 	if (split_back(&r->split, d->error))
 		req_done(ts, r);
 }
@@ -550,7 +565,8 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 			push_waiting(ts);
 			client_submit(ts);
 		}
-		if (ts->finished >= min && !tcmu_client_inflight(ts->client))
+		/* Enough: no second look at a ring just walked. */
+		if (ts->finished >= min)
 			break;
 	}
 	return ts->finished;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tcmu_ring_sub.h"
+#include "tcmu_scsi.h"
 
 #define STATE_MAGIC	0x544d5353u	/* "TMSS" */
 
@@ -27,6 +28,37 @@ struct tcmu_sub_ent {
 static uint64_t align64(uint64_t v)
 {
 	return (v + 63) & ~63ull;
+}
+
+/*
+ * Ring arithmetic on values already below @size (the state's own, or a
+ * cmd_tail checked against the ring): a compare where % would divide, a
+ * few times per command.
+ */
+static inline uint32_t wrap(uint32_t v, uint32_t size)
+{
+	return v >= size ? v - size : v;
+}
+
+static inline uint32_t used(uint32_t head, uint32_t tail, uint32_t size)
+{
+	return head >= tail ? head - tail : head + size - tail;
+}
+
+/* Blocks for @len bytes: a shift for the usual power-of-two block. */
+static inline uint32_t blocks_of(const struct tcmu_sub *s, uint32_t len)
+{
+	if (s->blk_shift)
+		return (uint32_t)(((uint64_t)len + s->blk_size - 1) >>
+				  s->blk_shift);
+	return (uint32_t)(((uint64_t)len + s->blk_size - 1) / s->blk_size);
+}
+
+static void set_shift(struct tcmu_sub *s)
+{
+	s->blk_shift = 0;
+	if (s->blk_size > 1 && !(s->blk_size & (s->blk_size - 1)))
+		s->blk_shift = __builtin_ctz(s->blk_size);
 }
 
 /* The geometry a region and these limits give: 0, or -EINVAL. */
@@ -49,6 +81,7 @@ static int sub_geometry(struct tcmu_sub *s, const void *region,
 	if (!nr_blks || nr_blks > UINT32_MAX)
 		return -EINVAL;
 	s->blk_size = blk_size;
+	set_shift(s);
 	s->nr_blks = nr_blks;
 	s->max_blks = (max_data + blk_size - 1) / blk_size;
 	s->nr_slots = max_cmds;
@@ -208,6 +241,7 @@ int tcmu_sub_attach(struct tcmu_sub *s, void *region, uint64_t region_size,
 	s->cmdr_size = st->cmdr_size;
 	s->data_off = st->data_off;
 	s->blk_size = st->blk_size;
+	set_shift(s);
 	s->nr_blks = st->nr_blks;
 	s->max_blks = st->max_blks;
 	s->nr_slots = st->nr_slots;
@@ -269,8 +303,8 @@ void tcmu_sub_rebuild(struct tcmu_sub *s)
 
 uint32_t tcmu_sub_ring_free(const struct tcmu_sub *s)
 {
-	return s->cmdr_size - tcmu_ring_used(s->st->head, s->st->cleaned,
-					     s->cmdr_size) - 1;
+	return s->cmdr_size - used(s->st->head, s->st->cleaned,
+				   s->cmdr_size) - 1;
 }
 
 static void blk_put(struct tcmu_sub *s, const uint32_t *blks, uint32_t n)
@@ -323,7 +357,7 @@ static void ent_push(struct tcmu_sub *s, uint32_t len, bool pad)
 	struct tcmu_sub_state *st = s->st;
 	struct tcmu_sub_ent *e;
 
-	e = &s->ents[(st->ent_first + st->ent_cnt++) % s->ent_cap];
+	e = &s->ents[wrap(st->ent_first + st->ent_cnt++, s->ent_cap)];
 	e->len = len;
 	e->pad = pad;
 }
@@ -351,7 +385,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 		     uint32_t data_len, const void *wbuf)
 {
 	struct tcmu_sub_state *st = s->st;
-	uint32_t nblks = (data_len + s->blk_size - 1) / s->blk_size;
+	uint32_t nblks = blocks_of(s, data_len);
 	uint32_t *blks, iov_cnt = 0, len, pad = 0, i;
 	struct tcmu_cmd_entry *ent;
 	struct tcmu_sub_slot *slot;
@@ -419,7 +453,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 	slot->busy = 1;
 	st->nr_free--;
 	ent_push(s, len, false);
-	st->head = (st->head + len) % s->cmdr_size;
+	st->head = wrap(st->head + len, s->cmdr_size);
 	return id;
 }
 
@@ -427,7 +461,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 int tcmu_sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 		   uint32_t data_len, const void *wbuf)
 {
-	uint32_t nblks = (data_len + s->blk_size - 1) / s->blk_size;
+	uint32_t nblks = blocks_of(s, data_len);
 
 	if (!cdb_len || cdb_len > TCMU_CDB_MAX || nblks > s->max_blks ||
 	    tcmu_cmd_entry_size(nblks, cdb_len) >= s->cmdr_size / 2)
@@ -477,24 +511,53 @@ void tcmu_sub_release(struct tcmu_sub *s, uint16_t cmd_id)
 	s->free_ids[st->nr_free++] = cmd_id;
 }
 
+/*
+ * One retired command's answer: each field read once into @d, the sense
+ * copied to @sense only with CHECK CONDITION (the one status that carries
+ * it); a handler cannot change what was read under a check. Its cmd_id,
+ * or 0 when it names no command walked now.
+ */
+static uint16_t read_answer(const struct tcmu_sub *s, uint32_t at,
+			    struct tcmu_done *d, uint8_t *sense)
+{
+	static const uint8_t no_sense[TCMU_SENSE_BUFFERSIZE];
+	const struct tcmu_cmd_entry *ent = (const void *)(s->base +
+							  s->cmdr_off + at);
+	uint16_t id = __atomic_load_n(&ent->hdr.cmd_id, __ATOMIC_RELAXED);
+
+	if (!id || id > s->nr_slots || s->slots[id - 1].busy != 1)
+		return 0;
+	d->cmd_id = id;
+	d->uflags = __atomic_load_n(&ent->hdr.uflags, __ATOMIC_RELAXED);
+	d->status = __atomic_load_n(&ent->rsp.scsi_status, __ATOMIC_RELAXED);
+	d->read_len = __atomic_load_n(&ent->rsp.read_len, __ATOMIC_RELAXED);
+	d->sense = no_sense;
+	if (d->status == SCSI_STATUS_CHECK_CONDITION) {
+		memcpy(sense, ent->rsp.sense_buffer, TCMU_SENSE_BUFFERSIZE);
+		d->sense = sense;
+	}
+	return id;
+}
+
 int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 {
 	struct tcmu_sub_state *st = s->st;
+	uint8_t sense[TCMU_SENSE_BUFFERSIZE];
 	uint32_t tail, todo;
 	int done = 0;
 
 	tail = __atomic_load_n(tcmu_mb_tail(s->base), __ATOMIC_ACQUIRE);
+	if (tail == st->cleaned)
+		return 0;
 	if (tail >= s->cmdr_size || tail % TCMU_ENT_ALIGN)
 		return -EPROTO;
-	todo = tcmu_ring_used(tail, st->cleaned, s->cmdr_size);
+	todo = used(tail, st->cleaned, s->cmdr_size);
 	/* The tail may not pass what the handler was shown. */
-	if (todo > tcmu_ring_used(st->pub, st->cleaned, s->cmdr_size))
+	if (todo > used(st->pub, st->cleaned, s->cmdr_size))
 		return -EPROTO;
 
 	while (todo) {
 		const struct tcmu_sub_ent *e = &s->ents[st->ent_first];
-		struct tcmu_cmd_entry ent;
-		uint16_t id;
 
 		/* The tail must land on an entry boundary. */
 		if (!st->ent_cnt || e->len > todo)
@@ -502,24 +565,15 @@ int tcmu_sub_walk(struct tcmu_sub *s, tcmu_done_fn fn, void *arg)
 		if (!e->pad) {
 			struct tcmu_done d;
 
-			/* One copy: the handler cannot change it under us. */
-			memcpy(&ent, s->base + s->cmdr_off + st->cleaned,
-			       sizeof(ent));
-			id = ent.hdr.cmd_id;
-			if (!id || id > s->nr_slots || s->slots[id - 1].busy != 1)
+			if (!read_answer(s, st->cleaned, &d, sense))
 				return -EPROTO;
-			s->slots[id - 1].busy = 2;
-			d.cmd_id = id;
-			d.status = ent.rsp.scsi_status;
-			d.uflags = ent.hdr.uflags;
-			d.read_len = ent.rsp.read_len;
-			d.sense = (const uint8_t *)ent.rsp.sense_buffer;
+			s->slots[d.cmd_id - 1].busy = 2;
 			fn(arg, &d);
 			done++;
 		}
-		st->cleaned = (st->cleaned + e->len) % s->cmdr_size;
+		st->cleaned = wrap(st->cleaned + e->len, s->cmdr_size);
 		todo -= e->len;
-		st->ent_first = (st->ent_first + 1) % s->ent_cap;
+		st->ent_first = wrap(st->ent_first + 1, s->ent_cap);
 		st->ent_cnt--;
 	}
 	return done;

@@ -54,6 +54,7 @@ struct tcmu_sub {
 	uint32_t cmdr_off, cmdr_size;
 	uint64_t data_off;
 	uint32_t blk_size, nr_blks, max_blks, nr_slots, ent_cap;
+	uint32_t blk_shift;		/* log2(blk_size); 0: no power of 2 */
 	uint64_t *bitmap;		/* set: block in use */
 	uint16_t *free_ids;		/* stack of free cmd_ids */
 	struct tcmu_sub_slot *slots;	/* [cmd_id - 1] */
@@ -68,7 +69,8 @@ struct tcmu_done {
 	uint8_t status;			/* SCSI status */
 	uint8_t uflags;			/* TCMU_UFLAG_* */
 	uint32_t read_len;		/* with TCMU_UFLAG_READ_LEN */
-	const uint8_t *sense;		/* TCMU_SENSE_BUFFERSIZE bytes */
+	/* TCMU_SENSE_BUFFERSIZE bytes: with CHECK CONDITION only, else 0s */
+	const uint8_t *sense;
 };
 
 typedef void (*tcmu_done_fn)(void *arg, const struct tcmu_done *d);

@@ -33,6 +33,7 @@
 
 /* Additional sense codes (ASC, ASCQ 0 unless noted). */
 #define SCSI_ASC_NOT_READY		0x04
+#define SCSI_ASC_LU_COMM_FAILURE	0x08
 #define SCSI_ASC_WRITE_ERROR		0x0c
 #define SCSI_ASC_UNRECOVERED_READ_ERROR	0x11
 #define SCSI_ASC_PARAMETER_LIST_LENGTH	0x1a

@@ -79,8 +79,8 @@ MUTATIONS = [
         name="tcmu-trim-not-sent",
         why="the TCMU transport completes a trim at once without sending it",
         file="engines/tcmu/tcmu_transport.c",
-        old="\t\t.buf = buf,\n\t};\n\tsplit_init(&r->split, len);\n",
-        new="\t\t.buf = buf,\n\t};\n\tsplit_init(&r->split, len);\n\tif (op == TORUS_OP_TRIM) {\n"
+        old="\t\t.buf = buf, .came = len,\n\t};\n\tsplit_init(&r->split, len);\n",
+        new="\t\t.buf = buf, .came = len,\n\t};\n\tsplit_init(&r->split, len);\n\tif (op == TORUS_OP_TRIM) {\n"
             "\t\tstop_sending(ts, r, 0);\n\t\treturn 0;\n\t}\n",
         tests=["engine-tcmu", "tcmu-fio-stores"],
         expect="do not read back as zeroes",
@@ -238,7 +238,7 @@ MUTATIONS = [
         name="tcmu-share-uncounted",
         why="the TCMU engine never counts the commands its completion work was for, so it never says the kernel's completion share",
         file="client/tcmu/tcmu_client_io.c",
-        old="\t\tc->work.cmds += n;\n",
+        old="\t\tc->work_cmds += n;\n",
         new="",
         tests=["tcmu-kernel-share"],
         expect="not one kernel's completion share line",
@@ -247,7 +247,7 @@ MUTATIONS = [
         name="tcmu-submission-share-untimed",
         why="the TCMU engine never counts the commands it timed putting in the ring, so it never says the kernel's submission share",
         file="client/tcmu/tcmu_client_io.c",
-        old="\t\tc->work.sub_timed++;\n",
+        old="\t\tc->sub_timed++;\n",
         new="",
         tests=["tcmu-kernel-share"],
         expect="not one kernel's submission share line",

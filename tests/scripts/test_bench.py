@@ -156,6 +156,38 @@ class Records(unittest.TestCase):
         self.assertEqual(b.records.values["s@free"]["torus"]["server_cpu_pct"], [50.0])
         self.assertIn("1000.000 us CPU/IO (50%)", note)
 
+    def test_derived_difference_and_its_target(self):
+        """engine-own: the engine's CPU per I/O less fio's null engine's in
+        each round, and the target a ratio of those rounds to ring-client's."""
+        import benchlib
+        with tempfile.TemporaryDirectory() as d:
+            b = bench_run.Bench(options("--no-speed-probe"), d)
+            b.place("free", "tcmu_ceiling_qd32")
+            b.record("section", "t", "a title")
+            b.record("target", "t", "cpu_us_per_io", "engine-own", "ring-client", "<=", 1.5)
+            for r, (e, n, rc) in enumerate([(1.6, 0.5, 0.5), (1.4, 0.5, 0.6),
+                                            (1.9, 0.4, 0.5)], 1):
+                b.value("t", "engine", r, "cpu_us_per_io", e)
+                b.value("t", "fio-null", r, "cpu_us_per_io", n)
+                b.value("t", "ring-client", r, "cpu_us_per_io", rc)
+            ds = b.derive_diff("t", "engine-own", "engine", "fio-null", "cpu_us_per_io")
+            # a client that missed a round gives nothing to derive
+            b.value("t", "half", 1, "cpu_us_per_io", 1.0)
+            none = b.derive_diff("t", "x", "half", "fio-null", "cpu_us_per_io")
+        self.assertEqual([round(v, 6) for v in ds], [1.1, 0.9, 1.5])
+        self.assertEqual(none, [])
+        vals = b.records.values["t@free"]
+        self.assertEqual([round(v, 6) for v in vals["engine-own"]["cpu_us_per_io"]],
+                         [1.1, 0.9, 1.5])
+        self.assertNotIn("x", vals)
+        # rounds' own ratios 2.2, 1.5, 3.0: median 2.2, a MISS of <= 1.5
+        r = benchlib.paired_ratio(vals, "engine-own", "ring-client", "cpu_us_per_io")
+        self.assertAlmostEqual(r, 2.2)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            missed = benchlib.report(b.records)
+        self.assertEqual(missed, 1)
+        self.assertIn("engine-own/ring-client 2.20 (target <= 1.50: MISS)", out.getvalue())
+
 
 class Table(unittest.TestCase):
     def test_every_section_once_with_its_needs(self):

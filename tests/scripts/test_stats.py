@@ -58,6 +58,11 @@ class Ratios(unittest.TestCase):
         self.assertEqual(stats.paired_ratios([2], [1, 3]), [])
         self.assertEqual(stats.paired_ratios([2, 6], [0, 3]), [])
 
+    def test_paired_differences(self):
+        self.assertEqual(stats.paired_differences([3, 5], [1, 1]), [2, 4])
+        self.assertEqual(stats.paired_differences([3, 5], [1]), [])
+        self.assertEqual(stats.paired_differences([], []), [])
+
     def test_ratio_paired_median(self):
         self.assertEqual(stats.ratio([2, 9, 4], [1, 3, 4]), 2)
 
