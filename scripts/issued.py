@@ -1,0 +1,139 @@
+"""The syncs and trims each path issued, from fio's JSON, and the paths
+whose rates of them differ from the others': scripts/compare's and
+rerun-documents' reports show both (docs/compare.md, "Syncs and trims").
+
+fio's JSON counts the fsync= syncs it issued in "sync": "total_ios". It
+leaves fdatasync= syncs out there (fio 3.33 and later); only the sync
+latency's sample count ("sync": "lat_ns": "N", the syncs completed) holds
+them, so that count stands in when total_ios is 0. Trims: "trim":
+"total_ios"; I/Os: reads, writes and trims.
+
+Runs differ in length (compare's rounds are timed), so paths are judged
+on rates: syncs per write and trims per I/O. A path is flagged when
+either rate differs from the median of all the paths' rates by more than
+LIMIT (10%) of that median: at fsync=8 every path should issue one sync
+per 8 writes, whatever its engine.
+
+  issued.py FILE...
+      one line per fio JSON output: writes syncs trims ios, the two rates;
+      exit status 1 when a file's rates differ from the others' by more
+      than 10% (at least two files), else 0.
+"""
+
+import statistics
+import sys
+
+import fio_json
+from procs import exit_with
+
+LIMIT = 0.10
+COUNTS = ("writes", "syncs", "trims", "ios")
+# (what is counted, what it is counted per, the words for the rate)
+RATES = (("syncs", "writes", "syncs per write"), ("trims", "ios", "trims per I/O"))
+# the keys compare keeps them under in a path's figures
+FIGURE = {k: "issued_" + k for k in COUNTS}
+
+
+def counts(data):
+    """{writes, syncs, trims, ios} issued in one fio run (its JSON DATA),
+    summed over its jobs."""
+    c = dict.fromkeys(COUNTS, 0)
+    for job in data.get("jobs", []):
+        n = {d: (job.get(d) or {}).get("total_ios", 0) or 0 for d in fio_json.DDIRS}
+        sync = job.get("sync") or {}
+        c["writes"] += n["write"]
+        c["trims"] += n["trim"]
+        c["ios"] += sum(n.values())
+        c["syncs"] += sync.get("total_ios") or (sync.get("lat_ns") or {}).get("N", 0) or 0
+    return c
+
+
+def as_figures(c):
+    """Counts C under compare's figure keys (FIGURE)."""
+    return {FIGURE[k]: v for k, v in c.items()}
+
+
+def of_figures(figures):
+    """The counts in compare's FIGURES (medians of the rounds), or None
+    when they hold none."""
+    if not figures or FIGURE["syncs"] not in figures:
+        return None
+    return {k: figures.get(FIGURE[k]) or 0 for k in COUNTS}
+
+
+def rate(c, what):
+    """C's syncs per write or trims per I/O (WHAT: "syncs" or "trims"), or
+    None when nothing was issued to count them per."""
+    per = dict((w, p) for w, p, _ in RATES)[what]
+    return c[what] / c[per] if c.get(per) else None
+
+
+def differing(by_path, limit=LIMIT):
+    """{path: [what, ...]} of the paths of BY_PATH ({path: counts}) whose
+    syncs per write or trims per I/O differ from the median of all the
+    paths' by more than LIMIT of that median (any at all when the median
+    is 0). Under two paths with a rate, nothing differs."""
+    out = {}
+    for what, _, _ in RATES:
+        rates = {p: rate(c, what) for p, c in by_path.items() if c}
+        known = [v for v in rates.values() if v is not None]
+        if len(known) < 2 or not any(known):
+            continue
+        mid = statistics.median(known)
+        for p, v in rates.items():
+            if v is not None and abs(v - mid) > limit * mid:
+                out.setdefault(p, []).append(what)
+    return out
+
+
+def _rate_text(v):
+    return "–" if v is None else f"{v:.3f}"
+
+
+def lines(by_path, limit=LIMIT):
+    """The report's table of BY_PATH's counts ({path: counts or None}) and
+    what differs, as markdown lines; [] when no path issued a sync or a
+    trim."""
+    by_path = {p: c for p, c in by_path.items() if c}
+    if not any(c["syncs"] or c["trims"] for c in by_path.values()):
+        return []
+    odd = differing(by_path, limit)
+    out = ["Syncs and trims each path issued (fio's JSON; scripts/compare: the medians of "
+           "the rounds). A path whose syncs per write or trims per I/O differ from the "
+           f"median of the paths' by more than {limit:.0%} is marked **differs**: its "
+           "figures are not of the same work as the others' (docs/compare.md, \"Syncs and "
+           "trims\").", "",
+           "| path | writes | syncs | syncs per write | I/Os | trims | trims per I/O | |",
+           "|" + "---|" * 8]
+    for p, c in by_path.items():
+        mark = "**differs**: " + ", ".join(dict((w, t) for w, _, t in RATES)[w]
+                                           for w in odd[p]) if p in odd else ""
+        out.append(f"| {p} | {c['writes']:.0f} | {c['syncs']:.0f} | "
+                   f"{_rate_text(rate(c, 'syncs'))} | {c['ios']:.0f} | {c['trims']:.0f} | "
+                   f"{_rate_text(rate(c, 'trims'))} | {mark} |")
+    if odd:
+        out += ["", f"**The paths did not issue the same syncs and trims** (more than "
+                f"{limit:.0%} apart): " + "; ".join(
+                    f"{p}: {', '.join(odd[p])}" for p in odd) + "."]
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    by_file = {f: counts(fio_json.load_fio_json(f)) for f in argv}
+    for f, c in by_file.items():
+        print(f"{f} " + " ".join(f"{k}={c[k]}" for k in COUNTS) + " "
+              + " ".join(f"{w}_per_{p.rstrip('s')}={_rate_text(rate(c, w))}"
+                         for w, p, _ in RATES))
+    odd = differing(by_file)
+    for f, what in odd.items():
+        print(f"issued: {f}: {', '.join(what)} differ from the others' by more than "
+              f"{LIMIT:.0%}", file=sys.stderr)
+    return 1 if odd else 0
+
+
+if __name__ == "__main__":
+    exit_with(main, "issued")
