@@ -13,6 +13,7 @@ import time
 import urllib.parse
 
 import fio_json
+import issued
 import procs
 import servers
 import timeline_runs
@@ -79,8 +80,9 @@ def kernel_share(text, ios):
 
 def summarize(data, name):
     """The table's figures of one fio run (all its jobs together):
-    fio_json.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, and the
-    completion latency percentiles over every job and direction."""
+    fio_json.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, the
+    completion latency percentiles over every job and direction, and the
+    writes, syncs, trims and I/Os it issued (issued.FIGURE's keys)."""
     s = fio_json.fio_summary(data, name, all_jobs=True)
     out = {"iops": s["iops"], "bw_mib": s["bw_mib"],
            "clat_mean_us": s["clat_mean_us"] if clat_recorded(data) else None,
@@ -90,6 +92,7 @@ def summarize(data, name):
     for p, v in pcts.items():
         out[f"clat_{p}_us"] = v
     out["percentiles_from"] = how
+    out.update(issued.as_figures(issued.counts(data)))
     return out
 
 

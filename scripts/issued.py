@@ -61,11 +61,26 @@ def of_figures(figures):
     return {k: figures.get(FIGURE[k]) or 0 for k in COUNTS}
 
 
+def of_results(results):
+    """{path: counts} of compare's RESULTS (its paths' entries) that ran."""
+    return {r["path"]: of_figures(r["figures"]) for r in results if r["status"] == "ok"}
+
+
 def rate(c, what):
     """C's syncs per write or trims per I/O (WHAT: "syncs" or "trims"), or
     None when nothing was issued to count them per."""
     per = dict((w, p) for w, p, _ in RATES)[what]
     return c[what] / c[per] if c.get(per) else None
+
+
+def medians(by_path):
+    """{what: the median of BY_PATH's rates of it} for "syncs" and "trims",
+    over the paths that have the rate (None when none has)."""
+    out = {}
+    for what, _, _ in RATES:
+        known = [v for v in (rate(c, what) for c in by_path.values() if c) if v is not None]
+        out[what] = statistics.median(known) if known else None
+    return out
 
 
 def differing(by_path, limit=LIMIT):
@@ -74,12 +89,13 @@ def differing(by_path, limit=LIMIT):
     paths' by more than LIMIT of that median (any at all when the median
     is 0). Under two paths with a rate, nothing differs."""
     out = {}
+    mids = medians(by_path)
     for what, _, _ in RATES:
         rates = {p: rate(c, what) for p, c in by_path.items() if c}
         known = [v for v in rates.values() if v is not None]
         if len(known) < 2 or not any(known):
             continue
-        mid = statistics.median(known)
+        mid = mids[what]
         for p, v in rates.items():
             if v is not None and abs(v - mid) > limit * mid:
                 out.setdefault(p, []).append(what)
@@ -112,9 +128,12 @@ def lines(by_path, limit=LIMIT):
                    f"{_rate_text(rate(c, 'syncs'))} | {c['ios']:.0f} | {c['trims']:.0f} | "
                    f"{_rate_text(rate(c, 'trims'))} | {mark} |")
     if odd:
+        mids, words = medians(by_path), dict((w, t) for w, _, t in RATES)
         out += ["", f"**The paths did not issue the same syncs and trims** (more than "
                 f"{limit:.0%} apart): " + "; ".join(
-                    f"{p}: {', '.join(odd[p])}" for p in odd) + "."]
+                    f"{p}: " + ", ".join(f"{words[w]} {_rate_text(rate(by_path[p], w))} "
+                                         f"against the paths' median {_rate_text(mids[w])}"
+                                         for w in odd[p]) for p in odd) + "."]
     return out
 
 
