@@ -8,11 +8,15 @@ latency's sample count ("sync": "lat_ns": "N", the syncs completed) holds
 them, so that count stands in when total_ios is 0. Trims: "trim":
 "total_ios"; I/Os: reads, writes and trims.
 
+The syncs of end_fsync= and fsync_on_close= are in neither (fio 3.33).
+
 Runs differ in length (compare's rounds are timed), so paths are judged
 on rates: syncs per write and trims per I/O. A path is flagged when
 either rate differs from the median of all the paths' rates by more than
 LIMIT (10%) of that median: at fsync=8 every path should issue one sync
-per 8 writes, whatever its engine.
+per 8 writes, whatever its engine. A rate is judged only where some path
+issued MIN_COUNT (10) or more: a few are too coarse for a rate (fsync=256
+over 500 writes is one sync, over 511 too).
 
   issued.py FILE...
       one line per fio JSON output: writes syncs trims ios, the two rates;
@@ -27,6 +31,7 @@ import fio_json
 from procs import exit_with
 
 LIMIT = 0.10
+MIN_COUNT = 10
 COUNTS = ("writes", "syncs", "trims", "ios")
 # (what is counted, what it is counted per, the words for the rate)
 RATES = (("syncs", "writes", "syncs per write"), ("trims", "ios", "trims per I/O"))
@@ -87,13 +92,15 @@ def differing(by_path, limit=LIMIT):
     """{path: [what, ...]} of the paths of BY_PATH ({path: counts}) whose
     syncs per write or trims per I/O differ from the median of all the
     paths' by more than LIMIT of that median (any at all when the median
-    is 0). Under two paths with a rate, nothing differs."""
+    is 0). Under two paths with a rate, or where no path issued MIN_COUNT
+    of them, nothing differs."""
     out = {}
     mids = medians(by_path)
     for what, _, _ in RATES:
         rates = {p: rate(c, what) for p, c in by_path.items() if c}
         known = [v for v in rates.values() if v is not None]
-        if len(known) < 2 or not any(known):
+        most = max((c[what] for c in by_path.values() if c), default=0)
+        if len(known) < 2 or most < MIN_COUNT:
             continue
         mid = mids[what]
         for p, v in rates.items():
@@ -106,34 +113,71 @@ def _rate_text(v):
     return "–" if v is None else f"{v:.3f}"
 
 
+WORDS = dict((w, t) for w, _, t in RATES)
+HEADER = "writes | syncs | syncs per write | I/Os | trims | trims per I/O | |"
+
+
+def _row(c, odd):
+    """A table row's cells after its path: C's counts and rates, and the
+    mark of what differs (ODD: [what, ...])."""
+    mark = "**differs**: " + ", ".join(WORDS[w] for w in odd) if odd else ""
+    return (f"{c['writes']:.0f} | {c['syncs']:.0f} | {_rate_text(rate(c, 'syncs'))} | "
+            f"{c['ios']:.0f} | {c['trims']:.0f} | {_rate_text(rate(c, 'trims'))} | {mark} |")
+
+
+def _said(by_path, odd):
+    """What differs, in words: "PATH: syncs per write R against the
+    paths' median M; ..."."""
+    mids = medians(by_path)
+    return "; ".join(f"{p}: " + ", ".join(f"{WORDS[w]} {_rate_text(rate(by_path[p], w))} "
+                                          f"against the paths' median {_rate_text(mids[w])}"
+                                          for w in what) for p, what in odd.items())
+
+
+def _issued_any(by_path):
+    return any(c["syncs"] or c["trims"] for c in by_path.values())
+
+
+def intro(limit=LIMIT):
+    """The sentence above a table of counts."""
+    return (f"A path whose syncs per write or trims per I/O differ from the median of the "
+            f"paths' by more than {limit:.0%} is marked **differs**: its figures are not of "
+            "the same work as the others' (docs/compare.md, \"Syncs and trims\").")
+
+
 def lines(by_path, limit=LIMIT):
-    """The report's table of BY_PATH's counts ({path: counts or None}) and
-    what differs, as markdown lines; [] when no path issued a sync or a
+    """scripts/compare's table of BY_PATH's counts ({path: counts or None})
+    and what differs, as markdown lines; [] when no path issued a sync or a
     trim."""
     by_path = {p: c for p, c in by_path.items() if c}
-    if not any(c["syncs"] or c["trims"] for c in by_path.values()):
+    if not _issued_any(by_path):
         return []
     odd = differing(by_path, limit)
-    out = ["Syncs and trims each path issued (fio's JSON; scripts/compare: the medians of "
-           "the rounds). A path whose syncs per write or trims per I/O differ from the "
-           f"median of the paths' by more than {limit:.0%} is marked **differs**: its "
-           "figures are not of the same work as the others' (docs/compare.md, \"Syncs and "
-           "trims\").", "",
-           "| path | writes | syncs | syncs per write | I/Os | trims | trims per I/O | |",
-           "|" + "---|" * 8]
-    for p, c in by_path.items():
-        mark = "**differs**: " + ", ".join(dict((w, t) for w, _, t in RATES)[w]
-                                           for w in odd[p]) if p in odd else ""
-        out.append(f"| {p} | {c['writes']:.0f} | {c['syncs']:.0f} | "
-                   f"{_rate_text(rate(c, 'syncs'))} | {c['ios']:.0f} | {c['trims']:.0f} | "
-                   f"{_rate_text(rate(c, 'trims'))} | {mark} |")
+    out = ["Syncs and trims each path issued (fio's JSON, medians of the rounds). "
+           + intro(limit), "", "| path | " + HEADER, "|" + "---|" * 8]
+    out += [f"| {p} | " + _row(c, odd.get(p)) for p, c in by_path.items()]
     if odd:
-        mids, words = medians(by_path), dict((w, t) for w, _, t in RATES)
         out += ["", f"**The paths did not issue the same syncs and trims** (more than "
-                f"{limit:.0%} apart): " + "; ".join(
-                    f"{p}: " + ", ".join(f"{words[w]} {_rate_text(rate(by_path[p], w))} "
-                                         f"against the paths' median {_rate_text(mids[w])}"
-                                         for w in odd[p]) for p in odd) + "."]
+                f"{limit:.0%} apart): {_said(by_path, odd)}."]
+    return out
+
+
+def grouped_lines(groups, limit=LIMIT):
+    """One table, a test column first, of GROUPS ({test: {path: counts or
+    None}}) whose paths issued a sync or a trim, and below it each test
+    whose paths differ; [] when none issued any."""
+    groups = {g: {p: c for p, c in by.items() if c} for g, by in groups.items()}
+    groups = {g: by for g, by in groups.items() if _issued_any(by)}
+    if not groups:
+        return []
+    out = ["| test | path | " + HEADER, "|" + "---|" * 9]
+    odds = {g: differing(by, limit) for g, by in groups.items()}
+    for g, by in groups.items():
+        out += [f"| {g} | {p} | " + _row(c, odds[g].get(p)) for p, c in by.items()]
+    said = [f"- {g}: {_said(groups[g], odd)}" for g, odd in odds.items() if odd]
+    if said:
+        out += ["", f"**These tests' paths did not issue the same syncs and trims** (more "
+                f"than {limit:.0%} apart):", ""] + said
     return out
 
 

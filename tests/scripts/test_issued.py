@@ -70,6 +70,13 @@ class Differing(unittest.TestCase):
         by = {"a": counts(500, 0, 500), "b": counts(500, 0, 500), "c": counts(1000, 0, 0)}
         self.assertEqual(issued.differing(by), {"c": ["trims"]})
 
+    def test_a_few_say_nothing(self):
+        # fsync=256 over timed runs of different lengths
+        by = {"a": counts(1000, 1), "b": counts(300, 1), "c": counts(5000, 9)}
+        self.assertEqual(issued.differing(by), {})
+        by["c"] = counts(5000, 10)
+        self.assertEqual(issued.differing(by), {"a": ["syncs"], "b": ["syncs"]})
+
     def test_none_issued_nothing_differs(self):
         self.assertEqual(issued.differing({"a": counts(1000), "b": counts(500)}), {})
 
