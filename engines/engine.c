@@ -326,15 +326,16 @@ static void stop_if_asked(struct thread_data *td, struct torus_data *d,
 }
 
 /*
- * A flush completes before ->queue returns, as libaio's fsync does: fio
- * asks for a sync after every fsync= writes until one has *completed*
- * (io_u.c sets last_was_sync only then), so a flush left in flight
- * brought a burst of them. FIO_Q_BUSY to a second flush is not enough:
- * fio keeps the sync it was refused and sends it later (measured in
- * docs/performance-history.md). Uncommitted writes go first: FIO_Q_BUSY
- * makes fio commit them and ask again. The flush covers what completed
- * before it was sent, as any flush; completions reaped meanwhile wait in
- * d->events for ->getevents.
+ * A flush completes before ->queue returns, as libaio's fsync does. fio
+ * 3.33 asks for a sync after every fsync= writes until one has
+ * *completed* (io_u.c sets last_was_sync only then), so a flush left in
+ * flight brought a burst of them; FIO_Q_BUSY to a second one is not
+ * enough, as fio keeps the sync it was refused and sends it later
+ * (docs/performance-history.md). Newer fio counts syncs as issued; the
+ * engine flushes as libaio does under any fio, so that paths compare.
+ * Uncommitted writes go first: FIO_Q_BUSY makes fio commit them and ask
+ * again. The flush covers what completed before it was sent, as any
+ * flush; completions reaped meanwhile wait in d->events.
  */
 static enum fio_q_status queue_flush(struct thread_data *td,
 				     struct torus_data *d, struct io_u *io_u)

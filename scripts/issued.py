@@ -3,12 +3,12 @@ whose rates of them differ from the others': scripts/compare's and
 rerun-documents' reports show both (docs/compare.md, "Syncs and trims").
 
 fio's JSON counts the fsync= syncs it issued in "sync": "total_ios". It
-leaves fdatasync= syncs out there (fio 3.33 and later); only the sync
+leaves fdatasync= syncs out there (fio 3.33 and 3.41); only the sync
 latency's sample count ("sync": "lat_ns": "N", the syncs completed) holds
 them, so that count stands in when total_ios is 0. Trims: "trim":
 "total_ios"; I/Os: reads, writes and trims.
 
-The syncs of end_fsync= and fsync_on_close= are in neither (fio 3.33).
+The syncs of end_fsync= and fsync_on_close= are in neither.
 
 Runs differ in length (compare's rounds are timed), so paths are judged
 on rates: syncs per write and trims per I/O. A path is flagged when
