@@ -4,7 +4,8 @@
  * userspace, so the transport's own cost can be measured.
  *
  * This file is the fio glue only: job validation and the
- * setup/init/queue/commit/getevents/event hooks; the option table is laid
+ * setup/init/queue/commit/getevents/event hooks and the flush that
+ * completes within ->queue; the option table is laid
  * out in option_table.c. Transports live behind
  * struct torus_transport (transport.h); this file names none of them.
  *
@@ -57,6 +58,7 @@ struct torus_data {
 	struct io_u **uncommitted;	/* queued since the last commit */
 	unsigned int nr_uncommitted;
 	unsigned int inflight;		/* queued and not yet finished */
+	struct io_u *flushing;		/* the flush ->queue waits for */
 	uint64_t stop_seen_ns;		/* when a stopping job was first seen waiting */
 	struct torus_tl *tl;		/* timeline=, or NULL */
 	uint64_t queued_ns;		/* the request in ->queue's stamp */
@@ -181,6 +183,10 @@ static void add_event(void *arg, void *user, int error)
 	 */
 	if (error && ddir_sync(io_u->ddir))
 		td_verror(d->td, error, "torus flush");
+	if (io_u == d->flushing) {
+		d->flushing = NULL;	/* ->queue hands it back itself */
+		return;
+	}
 	d->events[d->nr_events++] = io_u;
 }
 
@@ -295,6 +301,91 @@ static int fio_torus_init(struct thread_data *td)
 	return 0;
 }
 
+/* The job was told to stop, or its runtime is over. */
+static bool job_stopping(struct thread_data *td)
+{
+	if (td->terminate)
+		return true;
+	return td->o.timeout && !in_ramp_time(td) &&
+	       utime_since_now(&td->epoch) >= td->o.timeout;
+}
+
+/*
+ * A stopping job must not wait on a stalled server: after a short grace,
+ * what is still outstanding is cancelled and comes back as failures.
+ */
+static void stop_if_asked(struct thread_data *td, struct torus_data *d,
+			  uint64_t now)
+{
+	if (!job_stopping(td))
+		return;
+	if (!d->stop_seen_ns)
+		d->stop_seen_ns = now;
+	else if (now - d->stop_seen_ns >= STOP_GRACE_NS)
+		d->tp->cancel(d->session, ECANCELED);
+}
+
+/*
+ * A flush completes before ->queue returns, as libaio's fsync does. fio
+ * 3.33 asks for a sync after every fsync= writes until one has
+ * *completed* (io_u.c sets last_was_sync only then), so a flush left in
+ * flight brought a burst of them; FIO_Q_BUSY to a second one is not
+ * enough, as fio keeps the sync it was refused and sends it later
+ * (docs/performance-history.md). Newer fio counts syncs as issued; the
+ * engine flushes as libaio does under any fio, so that paths compare.
+ * Uncommitted writes go first: FIO_Q_BUSY makes fio commit them and ask
+ * again. The flush covers what completed before it was sent, as any
+ * flush; completions reaped meanwhile wait in d->events.
+ */
+static enum fio_q_status queue_flush(struct thread_data *td,
+				     struct torus_data *d, struct io_u *io_u)
+{
+	struct timespec wait = { .tv_nsec = WAIT_SLICE_NS };
+	int ret;
+
+	if (d->nr_uncommitted)
+		return FIO_Q_BUSY;
+	drop_handed(d);
+	d->inflight++;
+	d->flushing = io_u;
+	if (d->tl)
+		d->queued_ns = torus_tl_queued(d->tl, io_u->index);
+	ret = d->tp->queue(d->session, TORUS_OP_FLUSH, false, 0, 0,
+			   io_u->xfer_buf, io_u);
+	if (ret) {
+		d->inflight--;
+		d->flushing = NULL;
+		if (ret == -EBUSY)
+			return FIO_Q_BUSY;
+		io_u->error = ret == -ENOTCONN ? EIO : -ret;
+		return FIO_Q_COMPLETED;
+	}
+	if (fio_fill_issue_time(td))
+		fio_gettime(&io_u->issue_time, NULL);
+	ret = d->tp->submit(d->session);
+	while (!ret && d->flushing) {
+		ret = d->tp->reap(d->session, 1, &wait);
+		if (ret > 0)
+			ret = 0;
+		if (!ret && d->flushing)
+			stop_if_asked(td, d, now_ns());
+	}
+	if (ret < 0) {
+		/* Everything outstanding fails, the flush with it. */
+		td_verror(td, -ret, "torus flush");
+		d->tp->cancel(d->session, -ret);
+		if (d->flushing) {
+			d->flushing = NULL;
+			d->inflight--;
+			io_u->error = -ret;
+		}
+	}
+	if (d->tl)
+		torus_tl_handed(d->tl, io_u->index, TL_OP_FLUSH,
+				torus_tl_now(d->tl));
+	return FIO_Q_COMPLETED;
+}
+
 static enum fio_q_status fio_torus_queue(struct thread_data *td,
 					 struct io_u *io_u)
 {
@@ -324,10 +415,7 @@ static enum fio_q_status fio_torus_queue(struct thread_data *td,
 		/* No write cache advertised: nothing to flush. */
 		if (!d->target.can_flush)
 			return FIO_Q_COMPLETED;
-		op = TORUS_OP_FLUSH;
-		offset = 0;
-		len = 0;
-		break;
+		return queue_flush(td, d, io_u);
 	default:
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
@@ -379,30 +467,6 @@ static int fio_torus_commit(struct thread_data *td)
 		return ret;
 	}
 	return 0;
-}
-
-/* The job was told to stop, or its runtime is over. */
-static bool job_stopping(struct thread_data *td)
-{
-	if (td->terminate)
-		return true;
-	return td->o.timeout && !in_ramp_time(td) &&
-	       utime_since_now(&td->epoch) >= td->o.timeout;
-}
-
-/*
- * A stopping job must not wait on a stalled server: after a short grace,
- * what is still outstanding is cancelled and comes back as failures.
- */
-static void stop_if_asked(struct thread_data *td, struct torus_data *d,
-			  uint64_t now)
-{
-	if (!job_stopping(td))
-		return;
-	if (!d->stop_seen_ns)
-		d->stop_seen_ns = now;
-	else if (now - d->stop_seen_ns >= STOP_GRACE_NS)
-		d->tp->cancel(d->session, ECANCELED);
 }
 
 /*

@@ -5,6 +5,7 @@ min-max, the costs, the spread's footnotes, the notes) and report.png
 import datetime
 import os
 
+import issued
 import timeline_runs
 from compare_run import log
 from kernel_shares import KEYS as SHARE_KEYS, WORDS as SHARE_WORDS
@@ -93,6 +94,9 @@ def table(results):
             moved = ", ".join(f"{label} {r['spread'][k]:.2f}x" for k, label in SPREAD_KEYS
                               if k in r["flagged"])
             lines.append(f"- {r['path']}: {moved}")
+    counted = issued.lines(issued.of_results(results))
+    if counted:
+        lines += [""] + counted
     if any(len(r.get("rounds") or []) > 1 for r in ok):
         lines += ["", "IOPS of every round, in the order run:", ""]
         lines += [f"- {r['path']}: " + ", ".join(fmt(x["figures"]["iops"], 0)

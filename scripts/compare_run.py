@@ -12,6 +12,7 @@ import time
 import urllib.parse
 
 import fio_json
+import issued
 import kernel_shares
 import procs
 import servers
@@ -65,8 +66,9 @@ def clat_recorded(data):
 
 def summarize(data, name):
     """The table's figures of one fio run (all its jobs together):
-    fio_json.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, and the
-    completion latency percentiles over every job and direction."""
+    fio_json.fio_summary's, fio's CPU per I/O as fio_cpu_us_per_io, the
+    completion latency percentiles over every job and direction, and the
+    writes, syncs, trims and I/Os it issued (issued.FIGURE's keys)."""
     s = fio_json.fio_summary(data, name, all_jobs=True)
     out = {"iops": s["iops"], "bw_mib": s["bw_mib"],
            "clat_mean_us": s["clat_mean_us"] if clat_recorded(data) else None,
@@ -76,6 +78,7 @@ def summarize(data, name):
     for p, v in pcts.items():
         out[f"clat_{p}_us"] = v
     out["percentiles_from"] = how
+    out.update(issued.as_figures(issued.counts(data)))
     return out
 
 

@@ -58,7 +58,10 @@ Output, in the results folder (default results/compare-<date-time>):
                 fio's thread), each as median (min-max); each kernel path's
                 cost against the engine on the same transport, and
                 engine-tcmu's against engine-nbd (ratios, and microseconds
-                per I/O); every round's IOPS; the CPU-speed probe
+                per I/O); every round's IOPS; the CPU-speed probe; the
+                syncs and trims each path issued, a path whose syncs per
+                write or trims per I/O are more than 10% off the others'
+                marked "differs" (results.json: issued_differ)
   report.png    latency percentiles and bandwidth per path (bars: medians,
                 error bars: min-max)
   results.json  all of it, machine-readable, with every round's figures
@@ -109,6 +112,7 @@ import tempfile
 import bench_run
 import compare_sweep
 import harness
+import issued
 import procs
 import sweep_report
 import timeline_runs
@@ -414,6 +418,7 @@ def main(argv=None):
                "latency": {"job_turns_off": ctx.latency_found, "set": ctx.latency_on}
                if ctx.latency_found else None,
                "spread_limit": SPREAD_LIMIT,
+               "issued_differ": issued.differing(issued.of_results(results)),
                "size": a.size, "kernel": os.uname().release,
                "filesystem": None if a.fs == "none" else
                {"type": a.fs, "mount_options": a.mount_options, "why": a.fs_why},

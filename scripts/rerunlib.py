@@ -61,7 +61,9 @@ small-file times are scaled to the document's amount of data.
 
 Output, in the results folder (default results/<date-time>):
   report.md     the table: document, test, the documents' figures, ours,
-                units, server, notes
+                units, server, notes; the syncs and trims each run issued,
+                a test whose runs' syncs per write or trims per I/O are
+                more than 10% apart flagged (results.json: issued_differ)
   report.png    ours against the documents' (log scale, one panel per unit)
   results.json  every figure, machine-readable
   <id>.json     fio's JSON output of each test; <id>.log its stderr;
@@ -92,6 +94,7 @@ import compare_paths
 import docs_tests
 import fio_json
 import harness
+import issued
 import procs
 import servers
 import timeline_runs
@@ -395,12 +398,30 @@ def write_report(results, args, outdir, started, duration):
                if k.get("status") != "ok"]
         if why:
             lines += [""] + [f"- {i}, {p}: {w}" for i, p, w in why]
+    counted = issued.grouped_lines(issued_groups(results))
+    if counted:
+        lines += ["", "## Syncs and trims", "",
+                  "The syncs and trims each run issued (fio's JSON): the test's engine runs "
+                  "and its kernel paths. " + issued.intro(), ""] + counted
     if args.timeline:
         lines += [""] + timeline_lines(results)
     lines += ["", "![ours against the documents'](report.png)", ""]
     lines += ["Job files: jobs/ (jobs/README.md); fio's output per test: <id>.json.", ""]
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write("\n".join(lines))
+
+
+def issued_groups(results):
+    """{test: {path: counts}} of RESULTS: each document test's engine runs
+    (engine-nbd, and engine-tcmu where it ran over TCMU too) and its
+    kernel paths, with the syncs and trims each issued (issued.counts)."""
+    groups = {}
+    for r in report_order(results):
+        by = groups.setdefault(r["base"], {})
+        by[engine_path(r)] = r.get("issued")
+        for p, k in (r.get("kernel") or {}).items():
+            by[p] = k.get("issued")
+    return groups
 
 
 def kernel_cell(k, metric):
@@ -618,6 +639,7 @@ def run_kernel_paths(test, uri, env, args, outdir):
                 data = fio_json.load_fio_json(os.path.join(res_dir, f"{p}.json"))
                 k["figures"] = {m["key"]: figure(m, data, plan(test, args)[2])
                                 for m in test["metrics"]}
+                k["issued"] = issued.counts(data)
             except procs.HarnessError as e:
                 k.update(status="failed", reason=str(e))
         out[p] = k
@@ -873,6 +895,7 @@ def main(argv=None):
                     uri = shared[key]
                 before = timeline_runs.server_files(args.servers_timeline)
                 data = run_fio(t, uri, env, args, outdir)
+                rec["issued"] = issued.counts(data)
                 if args.timeline:
                     rec["timeline"] = test_timeline(t, args, outdir, before)
                 for m in t["metrics"]:
@@ -911,6 +934,8 @@ def main(argv=None):
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump({"started": started.isoformat(timespec="seconds"), "mode": mode,
                    "seconds_cap": args.seconds, "size_cap": args.size_cap,
+                   "issued_differ": {g: d for g, by in issued_groups(results).items()
+                                     if (d := issued.differing(by))},
                    "tests": results}, f, indent=1)
     write_report(results, args, outdir, started, duration)
     chart = write_chart(results, outdir)

@@ -3,7 +3,9 @@
 
   test_compare.py            the paths that run on this machine's own kernel
                              (engine-nbd, engine-tcmu, kernel-loop as root),
-                             raw, then kernel-loop again on ext4 (--fs)
+                             raw, then an fsync=8 job through them (the
+                             syncs each issued, within 10% of each other),
+                             then kernel-loop again on ext4 (--fs)
   test_compare.py --guest    kernel-nbd and kernel-tcmu in scripts/guest
                              (--kernel guest, on ext4), reaching the host's
                              server through the guest's network, beside the
@@ -54,6 +56,18 @@ conns=1
 [mix]
 """
 
+# fio's sync bursts (issue 34): every path one sync per 8 writes
+FSYNC_JOB = """[global]
+rw=randwrite
+bs=4k
+iodepth=16
+size=32M
+fsync=8
+gtod_reduce=1
+
+[fsync8]
+"""
+
 
 def skip(why):
     print(f"SKIP: {why}")
@@ -89,11 +103,11 @@ def have_matplotlib():
             ["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode == 0
 
 
-def compare(tmp, name, paths, extra, timeout, rounds=1, seconds=2):
+def compare(tmp, name, paths, extra, timeout, rounds=1, seconds=2, job_text=JOB):
     """One scripts/compare run; returns (results.json, report.md, results dir)."""
-    job = os.path.join(tmp, "mix.fio")
+    job = os.path.join(tmp, f"{name}.fio")
     with open(job, "w") as f:
-        f.write(JOB)
+        f.write(job_text)
     res = os.path.join(tmp, name)
     cmd = [os.path.join(SRC, "scripts", "compare"), job, "--seconds", str(seconds),
            "--rounds", str(rounds), "--size", "64M",
@@ -204,6 +218,25 @@ def loop_missing():
     return None
 
 
+def check_syncs(tmp, paths):
+    """An fsync=8 job through PATHS: each issued one sync per 8 writes
+    (within 10%), none flagged in results.json or report.md."""
+    summary, report, res = compare(tmp, "fsync", paths, ["--kernel", "native"], 120,
+                                   seconds=1, job_text=FSYNC_JOB)
+    by = check_ran(summary, report, res, paths)
+    for name in paths:
+        f = by[name]["figures"]
+        rate = f["issued_syncs"] / f["issued_writes"] if f.get("issued_writes") else None
+        print(f"{name}: {f.get('issued_writes')} writes, {f.get('issued_syncs')} syncs")
+        if rate is None or abs(rate - 1 / 8) > 0.1 / 8:
+            fail(f"{name} issued {f.get('issued_syncs')} syncs for {f.get('issued_writes')} "
+                 "writes at fsync=8: not one per 8 within 10% (fio's sync burst?)")
+        if f"| {name} | {f['issued_writes']:.0f} | {f['issued_syncs']:.0f} | " not in report:
+            fail(f"report.md has no row of {name}'s syncs")
+    if summary.get("issued_differ") != {} or "| **differs**" in report:
+        fail(f"paths flagged for their syncs: {summary.get('issued_differ')}")
+
+
 def native():
     missing = loop_missing()
     loop_ok = missing is None
@@ -242,6 +275,7 @@ def native():
                  f"{by['guest-virtio']['status']}")
         if "| guest-virtio |" not in report:
             fail("report.md does not list the skipped guest-virtio")
+        check_syncs(tmp, must)
         if not loop_ok:
             # what ran passed; kernel-loop, raw and on ext4, was not checked
             skip(f"scripts/compare ran {', '.join(must)}, but not kernel-loop: {missing}")
@@ -259,7 +293,8 @@ def native():
         if "a filesystem (ext4) made on the device" not in report:
             fail("report.md does not say the kernel paths ran on ext4")
     print("PASS: scripts/compare ran " + ", ".join(must) + " in 2 rounds with gtod_reduce "
-          "turned off, then engine-nbd and kernel-loop on ext4 (-o discard,noatime); skipped "
+          "turned off, an fsync=8 job through them (one sync per 8 writes on each), then "
+          "engine-nbd and kernel-loop on ext4 (-o discard,noatime); skipped "
           "paths have reasons")
 
 

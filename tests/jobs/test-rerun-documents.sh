@@ -2,7 +2,8 @@
 # scripts/rerun-documents runs end to end in its short mode (one second per
 # test) against every server it needs and writes its report (report.md with a
 # row per figure, report.png, results.json), the torus tests over NBD and over
-# TCMU (tcmu-shim in front of the same nbd-shim coreos profile), every figure non-zero; and
+# TCMU (tcmu-shim in front of the same nbd-shim coreos profile), every figure non-zero,
+# no test's runs apart in the syncs and trims they issued; and
 # it stops with a clear error naming the package or the build step when a
 # server is missing.
 . "$TORUS_SRC/tests/lib.sh"
@@ -68,6 +69,10 @@ for t in r["tests"]:
         assert v > 0, (t["id"], k, v)
     assert os.path.exists(os.path.join(res, t["id"] + ".json")), t["id"]
 assert "filesystem" in md and "block I/O pattern" in md
+# the syncs and trims: the small files' delete trims (fio counts no end_fsync=), and
+# the NBD and TCMU runs of a torus test issue the same
+assert "## Syncs and trims" in md and "| gluster-smallfiles-delete | engine-nbd | " in md, md
+assert r["issued_differ"] == {}, r["issued_differ"]
 for server in ("nbd-shim torus", "nbd-server (official)", "nbd-shim zeroos on Redis", "nbdkit memory",
                "tcmu-shim, NBD store to nbd-shim torus"):
     assert server in md, server
@@ -127,6 +132,10 @@ for i, form in (("zeroos-baseline-randrw-4k", "filename=/dev/loop"), ("gluster-d
     assert form in job, (i, job)
 k = r["zerodisk-device"]["kernel"]["kernel-loop"]
 assert k["status"] == "failed" and "nbdfuse exited" in k["reason"], k
+# the writes each path issued, counted; no path apart in syncs or trims
+for p in (r["gluster-dd-1g-fsync"], r["gluster-dd-1g-fsync"]["kernel"]["kernel-loop"]):
+    assert p["issued"]["writes"] > 0, p["issued"]
+assert json.load(open(os.path.join(res, "results.json")))["issued_differ"] == {}
 assert "zerodisk-device, kernel-loop: nbdfuse exited" in md
 PY
 echo "ok: --kernel-paths kernel-loop: raw device, ext4, and the 0-Disk shim's refusal"

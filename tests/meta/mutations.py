@@ -280,6 +280,15 @@ MUTATIONS = [
         expect="total phase's mean: expected at most 5% above fio's lat mean",
     ),
     Mutation(
+        name="flush-left-in-flight",
+        why="the engine leaves a flush in flight as any request, and fio sends syncs in bursts",
+        file="engines/engine.c",
+        old="\t\treturn queue_flush(td, d, io_u);\n",
+        new="\t\top = TORUS_OP_FLUSH;\n\t\toffset = 0;\n\t\tlen = 0;\n\t\tbreak;\n",
+        tests=["engine-syncs", "engine-tcmu-syncs"],
+        expect="more than 10% apart (fio's sync burst is back",
+    ),
+    Mutation(
         name="storage-includes-bridges",
         why="storage/ includes a header of bridges/, the layer above it (it still builds: the path is relative)",
         file="storage/blockio.c",

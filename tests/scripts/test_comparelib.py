@@ -21,6 +21,7 @@ import compare_run
 import kernel_shares
 import comparelib
 import fio_json
+import issued
 import stats
 
 
@@ -167,6 +168,15 @@ class Figures(unittest.TestCase):
         s = compare_run.summarize(data, "x.json")
         self.assertIsNone(s["clat_mean_us"])
         self.assertAlmostEqual(s["iops"], 100.0)
+
+    def test_summarize_issued(self):
+        data = {"jobs": [{"jobname": "a", "job_runtime": 1000, "usr_cpu": 1.0, "sys_cpu": 1.0,
+                          "write": ddir(1024, 1024.0, 1024 * 4096, 1000),
+                          "trim": ddir(10, 10.0, 0, 1000),
+                          "sync": {"total_ios": 127, "lat_ns": {"N": 127}}}]}
+        s = compare_run.summarize(data, "x.json")
+        self.assertEqual([s[f"issued_{k}"] for k in ("writes", "syncs", "trims", "ios")],
+                         [1024, 127, 10, 1034])
 
     def test_summarize_refuses(self):
         with self.assertRaisesRegex(fio_json.FioJsonError, "no jobs"):
@@ -472,6 +482,31 @@ class Table(unittest.TestCase):
         rs = [rounds("engine-nbd", [1000.0]), rounds("engine-tcmu", [900.0])]
         compare_rounds.add_costs(rs)
         self.assertNotIn("kernel's shares, ", compare_report.table(rs))
+
+    def test_issued(self):
+        """The syncs each path issued, medians of the rounds, in a table of
+        their own; a path more than 10% off the others' rate is marked."""
+        def counted(path, syncs):
+            runs = [run(path) for _ in syncs]
+            for r, s in zip(runs, syncs):
+                r["figures"].update(issued.as_figures(
+                    {"writes": 1024, "syncs": s, "trims": 0, "ios": 1024}))
+            return compare_rounds.merge_rounds(runs)
+        rs = [counted("engine-nbd", [665, 600, 640]), counted("engine-tcmu", [127, 127, 127]),
+              counted("kernel-loop", [127, 128, 126]), result("kernel-nbd", status="skipped")]
+        compare_rounds.add_costs(rs)
+        lines = compare_report.table(rs).splitlines()
+        self.assertEqual(lines[0].count("|"), 14)       # the figures' table as it was
+        self.assertIn("| engine-nbd | 1024 | 640 | 0.625 | 1024 | 0 | 0.000 | "
+                      "**differs**: syncs per write |", lines)
+        self.assertIn("| kernel-loop | 1024 | 127 | 0.124 | 1024 | 0 | 0.000 |  |", lines)
+        self.assertTrue(any(line.startswith("**The paths did not issue the same syncs")
+                            for line in lines), lines)
+        self.assertEqual(issued.differing(issued.of_results(rs)), {"engine-nbd": ["syncs"]})
+        # no syncs, no trims: no such table
+        rs = [counted("engine-nbd", [0]), counted("kernel-loop", [0])]
+        self.assertNotIn("Syncs and trims", compare_report.table(rs))
+        self.assertNotIn("Syncs and trims", compare_report.table([result("engine-nbd")]))
 
     def test_parse_kernel_shares(self):
         done = ("torus: tcmu: the kernel's completion share: {} ns per command over {} "

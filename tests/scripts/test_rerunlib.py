@@ -7,7 +7,9 @@ scripts/compare command."""
 
 import argparse
 import contextlib
+import datetime
 import io
+import os
 import tempfile
 import types
 import unittest
@@ -127,6 +129,52 @@ class Report(unittest.TestCase):
             rerunlib.main(["--help"])
         said = " ".join(out.getvalue().split())
         self.assertIn("docs/compare.md: " + ", ".join(rerunlib.KERNEL_PATHS) + "), each", said)
+
+
+class Issued(unittest.TestCase):
+    """The syncs and trims of each run: a test's engine runs and kernel
+    paths side by side, a test whose runs differ by more than 10% said."""
+
+    @staticmethod
+    def counts(writes, syncs, trims=0):
+        return {"writes": writes, "syncs": syncs, "trims": trims, "ios": writes + trims}
+
+    def results(self):
+        c = self.counts
+        return [{"id": "torus-ddwrite-tcmu", "base": "torus-ddwrite", "transport": "tcmu",
+                 "figures": {}, "issued": c(1000, 0)},
+                {"id": "gluster-dd-1g-fsync", "base": "gluster-dd-1g-fsync",
+                 "transport": "nbd", "figures": {}, "issued": c(1024, 1),
+                 "kernel": {"kernel-loop": {"status": "ok", "figures": {},
+                                            "issued": c(1024, 1)},
+                            "kernel-nbd": {"status": "failed", "reason": "x"}}},
+                {"id": "torus-ddwrite", "base": "torus-ddwrite", "transport": "nbd",
+                 "figures": {}, "issued": c(1000, 0),
+                 "kernel": {"kernel-loop": {"status": "ok", "figures": {},
+                                            "issued": c(1000, 125)}}}]
+
+    def test_groups(self):
+        c = self.counts
+        self.assertEqual(rerunlib.issued_groups(self.results()), {
+            "torus-ddwrite": {"engine-nbd": c(1000, 0), "kernel-loop": c(1000, 125),
+                              "engine-tcmu": c(1000, 0)},
+            "gluster-dd-1g-fsync": {"engine-nbd": c(1024, 1), "kernel-loop": c(1024, 1),
+                                    "kernel-nbd": None}})
+
+    def test_report(self):
+        with tempfile.TemporaryDirectory() as out:
+            rerunlib.write_report(self.results(), args(timeline=False), out,
+                                  datetime.datetime(2026, 1, 1), 1.0)
+            with open(os.path.join(out, "report.md")) as f:
+                lines = f.read().splitlines()
+        self.assertIn("## Syncs and trims", lines)
+        self.assertIn("| gluster-dd-1g-fsync | engine-nbd | 1024 | 1 | 0.001 | 1024 | 0 | "
+                      "0.000 |  |", lines)
+        self.assertIn("| torus-ddwrite | kernel-loop | 1000 | 125 | 0.125 | 1000 | 0 | 0.000 | "
+                      "**differs**: syncs per write |", lines)
+        self.assertIn("- torus-ddwrite: kernel-loop: syncs per write 0.125 against the paths' "
+                      "median 0.000", lines)
+        self.assertFalse(any("gluster-dd-1g-fsync: " in line for line in lines))
 
 
 class Timeline(unittest.TestCase):
