@@ -14,19 +14,16 @@ stamps too), and summarises them per path: mean, p50, p99, p99.9
 scripts/compare --timeline calls it for every engine path and round.
 
 The join (one rule for every source): the same key (NBD cookie, TCMU
-cmd_id), offset, length and op, and the server's stamps inside the engine's
-window ([sent, header] for NBD, [published, seen] for TCMU, [queued,
-callback] for libnbd), all but its last: the reply's ('replied',
-'completed'), read after the reply went, when the engine may already have
-read it and closed its window, as long before as the server's thread waited
-for a CPU (tens of milliseconds on a loaded machine); it bounds the record
-from below only. The others are read after the request came and before the
-reply went, so they lie inside the window but for the error of the
-engine's clock mapped onto CLOCK_MONOTONIC and a stamp read a little before
-or after its system call: a server record up to SLACK_NS outside it still joins,
-the nearest one when several could (a key is never reused while in flight,
-so two uses of one key are at least a whole I/O apart). An I/O whose stamps
-cross shows a negative wire phase (counted, and said).
+cmd_id), offset, length and op, and every one of the server's stamps inside
+the engine's window ([sent, header] for NBD, [published, seen] for TCMU,
+[queued, callback] for libnbd). Each stamp is read on the causal side of
+the event it dates (the engine's before its send, the server's after the
+request came and before its reply went, the engine's after it read the
+reply), so the server's lie inside the window but for the error of the
+engine's own clock (SLACK_NS): a server record that far outside it still
+joins, the nearest one when several could (a key is never reused while in
+flight, so two uses of one key are at least a whole I/O apart). An I/O
+whose stamps cross shows a negative phase (counted, and said).
 """
 
 import json
@@ -41,8 +38,19 @@ from timeline_rec import NR_STAMPS, TimelineError, read_dir
 PERCENTILES = (50.0, 99.0, 99.9)
 # a join rate below this is said loudly: the phases are then those of a part
 JOIN_WARN = 0.95
-# how far outside the engine's window a server's stamps may be (above)
-SLACK_NS = 10_000_000
+# how far outside the engine's window a server's stamps may be (above).
+# Both sides read CLOCK_MONOTONIC on one host, most stamps through
+# clock_gettime() itself; the engine's queued and handed are the TSC mapped
+# onto it (timeline/timeline_clock.c), a pair read at most PAIR_MAX_NS
+# (1 µs) apart taken as its midpoint (off by half that at most) and renewed
+# every millisecond at a rate good to a few ppm (ns): within 1 µs.
+SLACK_NS = 1_000
+# the engine's stamps read on the timeline's clock (engines/engine.c); every
+# other stamp is clock_gettime(CLOCK_MONOTONIC) itself, so a phase between
+# two of those is never negative, and any other phase's mean and median no
+# further below zero than the engine's clock's error (below_zero())
+ENGINE_CLOCK = ("queued", "handed")
+BELOW_ZERO_US = SLACK_NS / 1e3
 # the check against fio (fio_check()): how far the timeline's total may be
 # from fio's latency, and how far its mean may be above fio's
 FIO_TOLERANCE = 0.10
@@ -243,10 +251,7 @@ def join(engine_files, server_files, window, names):
                     continue
                 rec = _filled(rec, at)
                 st = take(rec)
-            # the reply's stamp (the last) bounds it from below only: the
-            # module's doc says why
-            index.setdefault(rec[:4], []).append([min(st), max(st[:-1] or st), rec, si,
-                                                  False])
+            index.setdefault(rec[:4], []).append([min(st), max(st), rec, si, False])
     chains, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
     complete = []                       # (engine file index, record)
     for ei, rf in enumerate(engine_files):
@@ -282,6 +287,25 @@ def join(engine_files, server_files, window, names):
     return chains, counts
 
 
+def below_zero(r):
+    """What says that a stamp of path result R (analyse()'s, or a kernel
+    path's phases alone) was read on the wrong side of its event: a phase
+    whose mean or median is more than BELOW_ZERO_US below zero, or one
+    between two clock_gettime() stamps negative for any I/O; as words, one
+    a phase ([] when none)."""
+    out = []
+    for p in r.get("phases") or []:
+        bad = [f"{k[:-3]} {p[k]:.2f} µs" for k in ("mean_us", "p50_us")
+               if p.get(k) is not None and p[k] < -BELOW_ZERO_US]
+        if bad:
+            out.append(f"{p['name']}: {' and '.join(bad)} (below -{BELOW_ZERO_US:g} µs, "
+                       "the clocks' error)")
+    for name, n in (r.get("negative_one_clock") or {}).items():
+        out.append(f"{name}: negative for {n} I/Os, between two stamps of one clock "
+                   "(clock_gettime())")
+    return out
+
+
 def phase_summary(chains, phases, total):
     """The phase summary of CHAINS (chain()'s stamps of each I/O) with the
     TOTAL phase last, and {phase: I/Os where it is negative}."""
@@ -308,8 +332,8 @@ STORAGE_SPLIT = (
 def split_storage(tcmu_files, nbd_files):
     """tcmu-shim's storage (started to stored) split by the NBD request its
     nbd: store sent for each command: the nbd-shim record of the same
-    offset, length and op inside [started, stored] but for its replied,
-    as in the join (the nearest within SLACK_NS; a command the store split
+    offset, length and op inside [started, stored], as in the join (the
+    nearest within SLACK_NS; a command the store split
     in several requests has none).
     {"server", "matched", "of", "phases"} (the phases of the matched
     commands, their total last), or None when none matched."""
@@ -321,7 +345,7 @@ def split_storage(tcmu_files, nbd_files):
         for rec in rf.records:
             rx, tx = rec[at[0]], rec[at[1]]
             if rx and tx:
-                index.setdefault(rec[1:4], []).append([rx, rx, tx, 0, False])
+                index.setdefault(rec[1:4], []).append([rx, tx, tx, 0, False])
     chains, of = [], 0
     for rf in tcmu_files:                  # analyse() checked their stamps
         at = [5 + rf.stamps.index(n) for n in ("started", "stored")]
@@ -492,12 +516,18 @@ def analyse(d, fio_out=None):
             else ([], {})
         if not joined:
             res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
+        r["negative_one_clock"] = {p[0]: r["negative"][p[0]] for p in phases
+                                   if p[0] in r["negative"]
+                                   and not {p[2], p[3]} & set(ENGINE_CLOCK)}
         if r["negative"]:
             r["negative_note"] = (
-                "I/Os where one side's stamp came before the other side's earlier one: each "
-                "stamps next to its system call, not when the bytes move, and the other "
-                "process, on the other CPU, may get in between; the phases still add up to "
-                "the total")
+                "I/Os where a stamp came before the one before it: by less than the "
+                "engine's clock's error where one of them is the engine's queued or "
+                "handed; else a stamp read on the wrong side of its event; the phases "
+                "still add up to the total")
+        for w in below_zero(r):
+            res["warnings"].append(f"{path}: {w}: a stamp read on the wrong side of "
+                                   "its event")
         nbd = [f for f in files if f.source == "nbd-shim"]
         if path == "engine-tcmu" and srv and nbd:
             split = split_storage(srv, nbd)
