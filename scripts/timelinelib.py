@@ -38,19 +38,17 @@ from timeline_rec import NR_STAMPS, TimelineError, read_dir
 PERCENTILES = (50.0, 99.0, 99.9)
 # a join rate below this is said loudly: the phases are then those of a part
 JOIN_WARN = 0.95
-# how far outside the engine's window a server's stamps may be (above).
-# Both sides read CLOCK_MONOTONIC on one host, most stamps through
-# clock_gettime() itself; the engine's queued and handed are the TSC mapped
-# onto it (timeline/timeline_clock.c), a pair read at most PAIR_MAX_NS
-# (1 µs) apart taken as its midpoint (off by half that at most) and renewed
-# every millisecond at a rate good to a few ppm (ns): within 1 µs.
-SLACK_NS = 1_000
-# the engine's stamps read on the timeline's clock (engines/engine.c); every
-# other stamp is clock_gettime(CLOCK_MONOTONIC) itself, so a phase between
-# two of those is never negative, and any other phase's mean and median no
-# further below zero than the engine's clock's error (below_zero())
-ENGINE_CLOCK = ("queued", "handed")
-BELOW_ZERO_US = SLACK_NS / 1e3
+# Every stamp is CLOCK_MONOTONIC on one host, most of them clock_gettime()
+# itself. The engine's ENGINE_CLOCK stamps are the TSC mapped onto it
+# (timeline/timeline_clock.c): from a pair of reads at most
+# TL_CLOCK_PAIR_MAX_NS (1 µs) apart taken at its midpoint, so off by 500 ns
+# at most, plus the rate's error over the millisecond until the next pair
+# (a rate from pairs 0.1 s apart: 10 ns): CLOCK_ERROR_NS. (TCMU's published
+# is its request's queued for the request's first command.)
+CLOCK_ERROR_NS = 600
+ENGINE_CLOCK = ("queued", "handed", "published")
+# how far outside the engine's window a server's stamps may be (above)
+SLACK_NS = CLOCK_ERROR_NS
 # the check against fio (fio_check()): how far the timeline's total may be
 # from fio's latency, and how far its mean may be above fio's
 FIO_TOLERANCE = 0.10
@@ -287,22 +285,41 @@ def join(engine_files, server_files, window, names):
     return chains, counts
 
 
+def error_ns(a, b):
+    """How far below zero the clocks may put the phase from stamp A to B
+    of one I/O."""
+    return CLOCK_ERROR_NS if {a, b} & set(ENGINE_CLOCK) else 0
+
+
+def beyond_error(chains, phases):
+    """{phase: I/Os of CHAINS where it is further below zero than the
+    clocks allow (error_ns())}."""
+    out = {}
+    for i, (name, _, a, b) in enumerate(phases):
+        lim = -error_ns(a, b)
+        n = sum(1 for c in chains if c[i + 1] - c[i] < lim)
+        if n:
+            out[name] = n
+    return out
+
+
 def below_zero(r):
     """What says that a stamp of path result R (analyse()'s, or a kernel
     path's phases alone) was read on the wrong side of its event: a phase
-    whose mean or median is more than BELOW_ZERO_US below zero, or one
-    between two clock_gettime() stamps negative for any I/O; as words, one
-    a phase ([] when none)."""
-    out = []
+    whose mean or median is further below zero than CLOCK_ERROR_NS, or
+    one that is for any I/O further than its clocks allow; as words, one a
+    phase ([] when none)."""
+    out, lim = [], CLOCK_ERROR_NS / 1e3
     for p in r.get("phases") or []:
         bad = [f"{k[:-3]} {p[k]:.2f} µs" for k in ("mean_us", "p50_us")
-               if p.get(k) is not None and p[k] < -BELOW_ZERO_US]
+               if p.get(k) is not None and p[k] < -lim]
         if bad:
-            out.append(f"{p['name']}: {' and '.join(bad)} (below -{BELOW_ZERO_US:g} µs, "
-                       "the clocks' error)")
-    for name, n in (r.get("negative_one_clock") or {}).items():
-        out.append(f"{name}: negative for {n} I/Os, between two stamps of one clock "
-                   "(clock_gettime())")
+            out.append(f"{p['name']}: {' and '.join(bad)} (below -{lim:g} µs, the "
+                       "clocks' error)")
+    for name, n in (r.get("beyond_error") or {}).items():
+        out.append(f"{name}: below zero for {n} I/Os by more than the clocks' error "
+                   f"({CLOCK_ERROR_NS} ns where a stamp is the engine's "
+                   f"{', '.join(ENGINE_CLOCK)}, else 0)")
     return out
 
 
@@ -516,15 +533,12 @@ def analyse(d, fio_out=None):
             else ([], {})
         if not joined:
             res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
-        r["negative_one_clock"] = {p[0]: r["negative"][p[0]] for p in phases
-                                   if p[0] in r["negative"]
-                                   and not {p[2], p[3]} & set(ENGINE_CLOCK)}
+        r["beyond_error"] = beyond_error(joined, phases) if r["negative"] else {}
         if r["negative"]:
             r["negative_note"] = (
-                "I/Os where a stamp came before the one before it: by less than the "
-                "engine's clock's error where one of them is the engine's queued or "
-                "handed; else a stamp read on the wrong side of its event; the phases "
-                "still add up to the total")
+                "I/Os where a stamp came before the one before it: within the clocks' "
+                "error, or a stamp read on the wrong side of its event (beyond_error); "
+                "the phases still add up to the total")
         for w in below_zero(r):
             res["warnings"].append(f"{path}: {w}: a stamp read on the wrong side of "
                                    "its event")

@@ -257,12 +257,13 @@ class Join(Dir):
         res = tl.analyse(self.d)
         r = res["paths"]["engine-nbd"]
         self.assertEqual((r["joined"], r["negative"]), (1, {"wire back": 1}))
-        self.assertEqual(r["negative_one_clock"], {"wire back": 1})
+        self.assertEqual(r["beyond_error"], {"wire back": 1})
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
                                r["phases"][-1]["mean_us"])
-        self.assertIn("engine-nbd: wire back: negative for 1 I/Os, between two stamps of "
-                      "one clock (clock_gettime()): a stamp read on the wrong side of its "
-                      "event", res["warnings"])
+        self.assertIn("engine-nbd: wire back: below zero for 1 I/Os by more than the "
+                      "clocks' error (600 ns where a stamp is the engine's queued, handed, "
+                      "published, else 0): a stamp read on the wrong side of its event",
+                      res["warnings"])
         s1 = s1[:5] + (s1[5][:3] + [e1[5][2] + tl.SLACK_NS + 1],)
         self.write_nbd([(e1, s1)])
         r = tl.analyse(self.d)["paths"]["engine-nbd"]
@@ -280,21 +281,28 @@ class Join(Dir):
     def test_below_zero(self):
         def ph(name, mean, p50):
             return {"name": name, "mean_us": mean, "p50_us": p50}
-        lim = tl.BELOW_ZERO_US
+        lim = tl.CLOCK_ERROR_NS / 1e3
         # the engine's clock against clock_gettime(): a little below zero
         ok = {"phases": [ph("client submit", -lim, -lim / 2), ph("total", 10.0, 9.0)],
-              "negative_one_clock": {}}
+              "beyond_error": {}}
         self.assertEqual(tl.below_zero(ok), [])
         bad = {"phases": [ph("wire back", -lim - 0.01, 1.0), ph("hand back", 1.0, -2 * lim),
                           ph("total", None, None)],
-               "negative_one_clock": {"wire out": 3}}
+               "beyond_error": {"wire out": 3}}
         self.assertEqual(tl.below_zero(bad), [
             f"wire back: mean {-lim - 0.01:.2f} µs (below -{lim:g} µs, the clocks' error)",
             f"hand back: p50 {-2 * lim:.2f} µs (below -{lim:g} µs, the clocks' error)",
-            "wire out: negative for 3 I/Os, between two stamps of one clock "
-            "(clock_gettime())"])
+            "wire out: below zero for 3 I/Os by more than the clocks' error (600 ns where "
+            "a stamp is the engine's queued, handed, published, else 0)"])
         # a kernel path's phases alone
         self.assertEqual(len(tl.below_zero({"phases": [ph("reap", -5.0, 1.0)]})), 1)
+        # per I/O: 0 between two clock_gettime() stamps, CLOCK_ERROR_NS else
+        phases = (("client submit", "client", "queued", "sent"),
+                  ("wire out", "wire", "sent", "received"))
+        e = tl.CLOCK_ERROR_NS
+        chains = [(1000, 1000 - e, 1000 - e), (1000, 1000 - e - 1, 1000 - e - 2)]
+        self.assertEqual(tl.beyond_error(chains, phases),
+                         {"client submit": 1, "wire out": 1})
 
     def test_fields_must_match(self):
         e, s = nbd_io(1, 0, 10_000)

@@ -4,9 +4,8 @@
   check_negative.py RESULTS_DIR PATH...
 
 Every PATH of RESULTS_DIR/results.json ran and has its phases; none is
-below zero as timelinelib.below_zero() says (a mean or median below the
-clocks' error, or a phase between two clock_gettime() stamps negative for
-any I/O); an engine path joined every I/O with its server's record (the
+below zero beyond the clocks' error as timelinelib.below_zero() says (not
+a mean or median, nor one I/O's phase); an engine path joined every I/O with its server's record (the
 join is strict: a server stamp outside the engine's window is a stamp on
 the wrong side of its event). Prints what is wrong and exits 1; else
 prints each path's phases' means.

@@ -3,10 +3,10 @@
 # 1 s, on jobs/randrw.fio (64 KiB randrw QD64, TORUS_SIZE=64M) and on a
 # 4 KiB randread at QD16, through engine-nbd, engine-tcmu, engine-libnbd
 # (when the engine has libnbd) and kernel-loop (as root, with nbdfuse,
-# losetup and bpftrace): every path's phases there, none below zero
-# (timelinelib.below_zero: a mean or median below the clocks' error, or a
-# phase between two clock_gettime() stamps negative for any I/O), every
-# engine I/O joined with its server's record (check_negative.py). Each
+# losetup and bpftrace): every path's phases there, none below zero beyond
+# the clocks' error (timelinelib.below_zero: not a mean or median, nor
+# one I/O's phase), every engine I/O joined with its server's record
+# (check_negative.py). Each
 # stamp is read on the causal side of its event; one read on the wrong
 # side (a reply stamped after its send, a publish stamped late) shows here.
 . "${TORUS_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
