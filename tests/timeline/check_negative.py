@@ -34,8 +34,9 @@ def main():
         bad += [f"{path}: {w}" for w in timelinelib.below_zero(t)]
         if path in timelinelib.ENGINES and t.get("join_rate") != 1.0:
             bad.append(f"{path}: {t.get('joined')} of {t.get('records')} I/Os joined "
-                       f"with their {t.get('server')} record, expected all (a server "
-                       "stamp outside the engine's window)")
+                       f"with their {t.get('server')} record, expected all (the others "
+                       "have a server stamp outside the engine's window: a phase below "
+                       "zero beyond the clocks' error)")
         print(f"{path}: " + ", ".join(f"{p['name']} {p['mean_us']:.2f}"
                                       for p in t["phases"]))
     for b in bad:
