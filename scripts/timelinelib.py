@@ -43,10 +43,11 @@ JOIN_WARN = 0.95
 # (timeline/timeline_clock.c): from a pair of reads at most
 # TL_CLOCK_PAIR_MAX_NS (1 µs) apart taken at its midpoint, so off by 500 ns
 # at most, plus the rate's error over the millisecond until the next pair
-# (a rate from pairs 0.1 s apart: 10 ns): CLOCK_ERROR_NS. (TCMU's published
-# is its request's queued for the request's first command.)
+# (a rate from pairs 0.1 s apart: 10 ns): CLOCK_ERROR_NS. Another stamp of
+# the same value is the same read (TCMU's published is its request's queued
+# for the first command ->queue puts in at once).
 CLOCK_ERROR_NS = 600
-ENGINE_CLOCK = ("queued", "handed", "published")
+ENGINE_CLOCK = ("queued", "handed")
 # how far outside the engine's window a server's stamps may be (above)
 SLACK_NS = CLOCK_ERROR_NS
 # the check against fio (fio_check()): how far the timeline's total may be
@@ -285,22 +286,19 @@ def join(engine_files, server_files, window, names):
     return chains, counts
 
 
-def error_ns(a, b):
-    """How far below zero the clocks may put the phase from stamp A to B
-    of one I/O."""
-    return CLOCK_ERROR_NS if {a, b} & set(ENGINE_CLOCK) else 0
-
-
 def beyond_error(chains, phases):
     """{phase: I/Os of CHAINS where it is further below zero than the
-    clocks allow (error_ns())}."""
+    clocks allow}: CLOCK_ERROR_NS where one of its two stamps is (has the
+    value of) one of the I/O's ENGINE_CLOCK stamps, else 0."""
+    at = [i for i, n in enumerate(chain(phases)) if n in ENGINE_CLOCK]
     out = {}
-    for i, (name, _, a, b) in enumerate(phases):
-        lim = -error_ns(a, b)
-        n = sum(1 for c in chains if c[i + 1] - c[i] < lim)
-        if n:
-            out[name] = n
-    return out
+    for c in chains:
+        eng = {c[i] for i in at}
+        for i, p in enumerate(phases):
+            a, b = c[i], c[i + 1]
+            if b - a < (-CLOCK_ERROR_NS if a in eng or b in eng else 0):
+                out[p[0]] = out.get(p[0], 0) + 1
+    return {p[0]: out[p[0]] for p in phases if p[0] in out}
 
 
 def below_zero(r):
@@ -319,7 +317,7 @@ def below_zero(r):
     for name, n in (r.get("beyond_error") or {}).items():
         out.append(f"{name}: below zero for {n} I/Os by more than the clocks' error "
                    f"({CLOCK_ERROR_NS} ns where a stamp is the engine's "
-                   f"{', '.join(ENGINE_CLOCK)}, else 0)")
+                   f"{' or '.join(ENGINE_CLOCK)} (or its value), else 0)")
     return out
 
 
