@@ -1,8 +1,7 @@
 """The timeline's record files (timeline/timeline_rec.h, docs/timeline.md):
 what the engine (timeline=DIR) and the shims (--timeline DIR) write, a
-512-byte header (who wrote it, its stamps' names) and then one 48-byte
-record per wire command (64 bytes in version 1, still read), stamped on
-CLOCK_MONOTONIC; read into RecFiles,
+512-byte header (who wrote it, its stamps' names) and then one 64-byte
+record per wire command, stamped on CLOCK_MONOTONIC; read into RecFiles,
 one file or a whole directory, a file this reader does not know refused
 with a message naming it. timelinelib.py joins and reports them.
 """
@@ -11,20 +10,15 @@ import os
 import struct
 
 MAGIC = b"TORUSTL1"
-VERSION = 2
+VERSION = 1
 HEADER_SIZE = 512
+REC_SIZE = 64
 NR_STAMPS = 5
 NAME_LEN = 32
 # magic, version, rec_size, nr_stamps, pid, source, key, 5 stamp names
 HEADER = struct.Struct("=8sIIII32s32s" + "32s" * NR_STAMPS)
-# version 1: key, offset, len, op, stream, t[5]
-RECORD_V1 = struct.Struct("=QQIHH" + "Q" * NR_STAMPS)
-# version 2: key, offset, len, op, coarse, stream, t[0], t[1..4] - t[0]
-# (INT32_MIN: not taken; bit i of coarse: dt[i] in units of 1024 ns)
-RECORD = struct.Struct("=QQIBBHQ" + "i" * (NR_STAMPS - 1))
-RECORDS = {1: RECORD_V1, 2: RECORD}
-DT_NONE = -2 ** 31
-COARSE_SHIFT = 10
+# key, offset, len, op, stream, t[5]
+RECORD = struct.Struct("=QQIHH" + "Q" * NR_STAMPS)
 OPS = ("read", "write", "trim", "flush", "other")
 
 
@@ -50,14 +44,6 @@ def _cstr(raw):
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _whole(r):
-    """A version 2 record R as version 1's tuple: its stamps whole."""
-    key, off, ln, op, coarse, stream, t0, *dt = r
-    ts = [0 if d == DT_NONE else t0 + (d << COARSE_SHIFT if coarse >> i & 1 else d)
-          for i, d in enumerate(dt)]
-    return (key, off, ln, op, stream, t0, *ts)
-
-
 def read_rec(path):
     """The record file PATH as a RecFile; TimelineError when its header is
     not one this reader knows (magic, version, record size, stamps)."""
@@ -76,22 +62,19 @@ def read_rec(path):
         raise TimelineError(f"timeline: {path} is not a timeline record file (magic "
                             f"{magic!r}, not {MAGIC.decode()}): keep only the engine's "
                             "and the shims' .rec files in the directory")
-    if version not in RECORDS:
+    if version != VERSION:
         raise TimelineError(f"timeline: {path} is version {version}, this reader knows "
-                            f"{' and '.join(map(str, RECORDS))}: read it with the scripts of "
-                            "the build that wrote it")
-    rec = RECORDS[version]
-    if rec_size != rec.size:
+                            f"{VERSION}: read it with the scripts of the build that wrote it")
+    if rec_size != REC_SIZE:
         raise TimelineError(f"timeline: {path} has {rec_size}-byte records, this reader "
-                            f"knows {rec.size} for version {version}: read it with the "
-                            "scripts of the build that wrote it")
+                            f"knows {REC_SIZE}: read it with the scripts of the build that "
+                            "wrote it")
     if nr > NR_STAMPS:
         raise TimelineError(f"timeline: {path} says {nr} stamps, at most {NR_STAMPS}: "
                             "the file is damaged")
     body = len(data) - HEADER_SIZE
-    whole = body - body % rec.size      # a writer killed mid-write leaves a part
-    raw = rec.iter_unpack(memoryview(data)[HEADER_SIZE:HEADER_SIZE + whole])
-    records = list(raw) if version == 1 else [_whole(r) for r in raw]
+    whole = body - body % REC_SIZE      # a writer killed mid-write leaves a part
+    records = list(RECORD.iter_unpack(memoryview(data)[HEADER_SIZE:HEADER_SIZE + whole]))
     return RecFile(path, _cstr(source), _cstr(key), pid,
                    [_cstr(n) for n in names[:nr]], records)
 

@@ -12,10 +12,9 @@
 
 _Static_assert(sizeof(struct tl_header) == 512, "tl_header is 512 bytes");
 _Static_assert(sizeof(struct tl_rec) == 64, "tl_rec is 64 bytes");
-_Static_assert(sizeof(struct tl_disk) == 48, "tl_disk is 48 bytes");
 
 /*
- * Records per write(): 768 KiB. The file's new pages cost the job less per
+ * Records per write(): 1 MiB. The file's new pages cost the job less per
  * record in fewer, larger writes (docs/performance-history.md).
  */
 #define TL_WRITE_BATCH	16384
@@ -27,9 +26,8 @@ struct tl_writer {
 	int error;
 	unsigned int used;
 	uint64_t count;
-	struct tl_rec rec;		/* handed out, packed at the next */
 	char path[256];
-	struct tl_disk buf[TL_WRITE_BATCH];
+	struct tl_rec buf[TL_WRITE_BATCH];
 };
 
 static void name_copy(char *dst, const char *src)
@@ -84,7 +82,7 @@ struct tl_writer *tl_open(const char *path, const char *source,
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, TL_MAGIC, sizeof(h.magic));
 	h.version = TL_VERSION;
-	h.rec_size = sizeof(struct tl_disk);
+	h.rec_size = sizeof(struct tl_rec);
 	h.nr_stamps = nr_stamps;
 	h.pid = getpid();
 	name_copy(h.source, source);
@@ -116,53 +114,16 @@ static void flush(struct tl_writer *w)
 	w->used = 0;
 }
 
-/* t - t0 as a tl_disk.dt[], fine (ns) or coarse (bit in *coarse). */
-static int32_t pack_dt(uint64_t t, uint64_t t0, unsigned int i,
-		       uint8_t *coarse)
+struct tl_rec *tl_next(struct tl_writer *w)
 {
-	int64_t d = (int64_t)(t - t0);
-
-	if (!t)
-		return TL_DT_NONE;
-	if (d > INT32_MIN && d <= INT32_MAX)
-		return (int32_t)d;
-	*coarse |= 1u << i;
-	d >>= TL_COARSE_SHIFT;
-	if (d > INT32_MAX)
-		return INT32_MAX;
-	return d > INT32_MIN ? (int32_t)d : INT32_MIN + 1;
-}
-
-/* The record handed out last into the buffer. */
-static void pack(struct tl_writer *w)
-{
-	const struct tl_rec *r = &w->rec;
-	struct tl_disk *d;
-	unsigned int i;
+	struct tl_rec *r;
 
 	if (w->used == TL_WRITE_BATCH)
 		flush(w);
-	d = &w->buf[w->used++];
-	d->key = r->key;
-	d->offset = r->offset;
-	d->len = r->len;
-	d->op = (uint8_t)r->op;
-	d->coarse = 0;
-	d->stream = r->stream;
-	d->t0 = r->t[0];
-	/* without its first stamp a record keeps none */
-	for (i = 0; i < TL_STAMPS - 1; i++)
-		d->dt[i] = r->t[0] ? pack_dt(r->t[i + 1], r->t[0], i,
-					     &d->coarse) : TL_DT_NONE;
-}
-
-struct tl_rec *tl_next(struct tl_writer *w)
-{
-	if (w->count)
-		pack(w);
-	memset(&w->rec, 0, sizeof(w->rec));
+	r = &w->buf[w->used++];
+	memset(r, 0, sizeof(*r));
 	w->count++;
-	return &w->rec;
+	return r;
 }
 
 uint64_t tl_count(const struct tl_writer *w)
@@ -181,8 +142,6 @@ int tl_close(struct tl_writer *w, char *err, size_t errlen)
 
 	if (!w)
 		return 0;
-	if (w->count)
-		pack(w);
 	flush(w);
 	ret = w->error;
 	if (close(w->fd) && !ret)
@@ -202,39 +161,14 @@ static int64_t read_fail(char *err, size_t errlen, const char *path,
 	return -e;
 }
 
-/* A record of the file, version 2, as its writer filled it in. */
-static void unpack(const struct tl_disk *d, struct tl_rec *r)
-{
-	unsigned int i;
-
-	memset(r, 0, sizeof(*r));
-	r->key = d->key;
-	r->offset = d->offset;
-	r->len = d->len;
-	r->op = d->op;
-	r->stream = d->stream;
-	r->t[0] = d->t0;
-	for (i = 0; i < TL_STAMPS - 1; i++) {
-		int64_t dt = d->dt[i];
-
-		if (dt == TL_DT_NONE)
-			continue;
-		if (d->coarse & (1u << i))
-			dt *= 1 << TL_COARSE_SHIFT;
-		r->t[i + 1] = d->t0 + (uint64_t)dt;
-	}
-}
-
 int64_t tl_read(const char *path,
 		void (*fn)(void *arg, const struct tl_rec *rec), void *arg,
 		char *err, size_t errlen)
 {
-	/* as many version 1 records as version 2's, one of each size */
-	uint64_t buf[TL_READ_BATCH * sizeof(struct tl_rec) / 8];
+	struct tl_rec buf[TL_READ_BATCH];
 	struct tl_header h;
 	int64_t count = 0;
-	size_t have = 0, size;
-	struct tl_rec one;
+	size_t have = 0;
 	ssize_t n;
 	int fd, e;
 
@@ -242,15 +176,13 @@ int64_t tl_read(const char *path,
 	if (fd < 0)
 		return read_fail(err, errlen, path, strerror(errno), errno);
 	n = read(fd, &h, sizeof(h));
-	size = n != sizeof(h) || memcmp(h.magic, TL_MAGIC, sizeof(h.magic)) ? 0 :
-	       h.version == 1 ? sizeof(struct tl_rec) :
-	       h.version == 2 ? sizeof(struct tl_disk) : 0;
-	if (!size || h.rec_size != size) {
+	if (n != sizeof(h) || memcmp(h.magic, TL_MAGIC, sizeof(h.magic)) ||
+	    h.version != TL_VERSION || h.rec_size != sizeof(struct tl_rec)) {
 		e = n < 0 ? errno : EPROTO;
 		close(fd);
 		return read_fail(err, errlen, path,
 				 n < 0 ? strerror(e) :
-				 "not a timeline record file of version 1 or 2",
+				 "not a timeline record file of version 1",
 				 e);
 	}
 	for (;;) {
@@ -267,20 +199,12 @@ int64_t tl_read(const char *path,
 		if (!n)
 			break;
 		have += n;
-		whole = have / size;
-		for (i = 0; i < whole; i++) {
-			const char *p = (const char *)buf + i * size;
-
-			if (size == sizeof(struct tl_disk)) {
-				unpack((const struct tl_disk *)p, &one);
-				fn(arg, &one);
-			} else {
-				fn(arg, (const struct tl_rec *)p);
-			}
-		}
+		whole = have / sizeof(buf[0]);
+		for (i = 0; i < whole; i++)
+			fn(arg, &buf[i]);
 		count += whole;
-		have -= whole * size;
-		memmove(buf, (char *)buf + whole * size, have);
+		have -= whole * sizeof(buf[0]);
+		memmove(buf, &buf[whole], have);
 	}
 	close(fd);
 	if (have)

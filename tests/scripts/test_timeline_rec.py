@@ -2,8 +2,7 @@
 """scripts/timeline_rec.py on record files written here with the layout of
 timeline/timeline_rec.h (test_timelinelib.write_rec): a good file read
 whole (a record a killed writer left half-written is not one), a header
-this reader does not know refused naming the file and the problem, both
-versions' records (version 2's stamps as distances), a
+this reader does not know refused naming the file and the problem, a
 directory without record files refused saying which option writes them."""
 
 import unittest
@@ -24,37 +23,11 @@ class Header(Dir):
         # the part of a record a killed writer left is not a record
         self.assertEqual(rf.records, [(7, 4096, 512, WRITE, 2, 1, 2, 3, 4, 5)])
 
-    def test_versions(self):
-        # version 2 keeps each stamp as its distance from the first: not
-        # taken, before it, seconds after it (coarse: in units of 1024 ns)
-        t0 = 5_000_000_000
-        recs = [(1, 0, 4096, WRITE, 0, [t0, t0 + 100, 0, t0 - 600, t0 + 2_000_000_000])]
-        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD, recs)
-        self.assertEqual(timeline_rec.read_rec(self.p("engine-1.rec")).records,
-                         [(1, 0, 4096, WRITE, 0, t0, t0 + 100, 0, t0 - 600,
-                           t0 + 2_000_000_000)])
-        far = 3_000_000_000 >> 10
-        with open(self.p("engine-1.rec"), "r+b") as f:
-            f.seek(512)
-            f.write(timeline_rec.RECORD.pack(1, 0, 4096, WRITE, 0b1000, 0, t0, 100, -2 ** 31,
-                                             -600, far))
-        self.assertEqual(timeline_rec.read_rec(self.p("engine-1.rec")).records[0][5:],
-                         (t0, t0 + 100, 0, t0 - 600, t0 + (far << 10)))
-        # version 1 files are still read
-        write_rec(self.p("engine-1.rec"), "engine-nbd", "nbd-cookie", ENGINE_NBD, recs,
-                  version=1)
-        self.assertEqual(timeline_rec.read_rec(self.p("engine-1.rec")).records,
-                         [(1, 0, 4096, WRITE, 0, t0, t0 + 100, 0, t0 - 600,
-                           t0 + 2_000_000_000)])
-
     def test_bad_headers_name_the_file(self):
         path = self.p("engine-1.rec")
         cases = ((dict(magic=b"NOTATIME"), "is not a timeline record file"),
-                 (dict(version=3), "is version 3, this reader knows 1 and 2"),
-                 (dict(rec_size=32), "has 32-byte records, this reader knows 48 for "
-                  "version 2"),
-                 (dict(version=1, rec_size=48), "has 48-byte records, this reader knows "
-                  "64 for version 1"))
+                 (dict(version=2), "is version 2, this reader knows 1"),
+                 (dict(rec_size=32), "has 32-byte records, this reader knows 64"))
         for kw, said in cases:
             write_rec(path, "engine-nbd", "nbd-cookie", ENGINE_NBD, [], **kw)
             with self.assertRaises(timeline_rec.TimelineError) as e:

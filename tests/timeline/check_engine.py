@@ -17,10 +17,7 @@ import struct
 import sys
 
 HEADER = struct.Struct("<8sIIII32s32s" + "32s" * 5)
-# version 2: key, offset, len, op, coarse, stream, t[0], t[1..4] - t[0]
-# (INT32_MIN: not taken; bit i of coarse: dt[i] in 1024 ns)
-REC = struct.Struct("<QQIBBHQ4i")
-NONE = -2 ** 31
+REC = struct.Struct("<QQIHH5Q")
 TABLE_HEADER = ("torus: timeline: %-22s %10s %10s %10s %10s %10s"
                 % ("phase", "mean", "p50", "p99", "p99.9", "count"))
 
@@ -62,14 +59,9 @@ def read_rec(path):
         "stamps": [cstr(s) for s in h[7:7 + h[3]]],
     }
     body = data[512:]
-    check(len(body) % REC.size == 0, "record bytes",
-          f"a multiple of {REC.size}", len(body))
-    recs = []
-    for o in range(0, len(body) - REC.size + 1, REC.size):
-        k, off, ln, op, coarse, stream, t0, *dt = REC.unpack_from(body, o)
-        recs.append((k, off, ln, op, stream, t0) + tuple(
-            0 if d == NONE else t0 + (d << 10 if coarse >> i & 1 else d)
-            for i, d in enumerate(dt)))
+    check(len(body) % 64 == 0, "record bytes", "a multiple of 64",
+          len(body))
+    recs = [REC.unpack_from(body, o) for o in range(0, len(body) - 63, 64)]
     return head, recs
 
 
@@ -100,9 +92,7 @@ def main():
     source, key, stamps, phases = EXPECT[transport]
     head, recs = read_rec(rec)
     check(head["magic"] == b"TORUSTL1", "magic", "TORUSTL1", head["magic"])
-    check(head["version"] == 2, "version", 2, head["version"])
-    check(head["rec_size"] == REC.size, "record size", REC.size,
-          head["rec_size"])
+    check(head["rec_size"] == 64, "record size", 64, head["rec_size"])
     check(head["source"] == source, "source", source, head["source"])
     check(head["key"] == key, "key", key, head["key"])
     check(head["stamps"] == stamps, "stamps", stamps, head["stamps"])

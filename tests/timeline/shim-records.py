@@ -2,8 +2,7 @@
 """Check the record files a shim's --timeline wrote (test-shims.sh).
 
 Reads the files as timeline/timeline_rec.h lays them out, with nothing but
-the struct module: a 512-byte header, then 48-byte records (version 2: the
-first stamp, the others' distances from it). Checks that
+the struct module: a 512-byte header, then 64-byte records. Checks that
 every file is SOURCE-PID-N.rec with the header the shim must write, that
 every record's stream is its file's N, that the stamps taken are non-zero
 and in order (all four for reads and writes), and the counts and ranges
@@ -26,11 +25,8 @@ import sys
 
 HEADER = struct.Struct("=8sIIII32s32s160s")
 HEADER_SIZE = 512
-# key, offset, len, op, coarse, stream, t[0], t[1..4] - t[0] (INT32_MIN:
-# not taken; bit i of coarse: dt[i] in 1024 ns)
-REC = struct.Struct("=QQIBBHQ4i")
-REC_SIZE = 48
-NONE = -2 ** 31
+REC = struct.Struct("=QQIHH5Q")
+REC_SIZE = 64
 OPS = ["read", "write", "trim", "flush", "other"]
 SOURCES = {
     "nbd-shim": ("nbd-cookie", ["received", "started", "stored", "replied"]),
@@ -58,14 +54,12 @@ def read_file(path, source, pid, n):
     key_want, stamps_want = SOURCES[source]
     got = (magic, version, rec_size, nr, hpid, text(src), text(key),
            [text(stamps[i * 32:(i + 1) * 32]) for i in range(4)])
-    want = (b"TORUSTL1", 2, REC_SIZE, 4, pid, source, key_want, stamps_want)
+    want = (b"TORUSTL1", 1, REC_SIZE, 4, pid, source, key_want, stamps_want)
     if got != want:
         fail(f"{name}: header {got}, expected {want}")
     recs = []
     for off in range(HEADER_SIZE, len(data), REC_SIZE):
-        k, offset, length, op, coarse, stream, t0, *dt = REC.unpack_from(data, off)
-        t = [t0] + [0 if d == NONE else t0 + (d << 10 if coarse >> i & 1 else d)
-                    for i, d in enumerate(dt)]
+        k, offset, length, op, stream, *t = REC.unpack_from(data, off)
         if stream != n:
             fail(f"{name}: a record of stream {stream}, expected {n}")
         if op >= len(OPS):
