@@ -55,7 +55,7 @@ void ring_stamps_look(struct ring *r);
  */
 void ring_stamps_pick(struct ring *r, bool sound);
 
-/* @rec's command is about to be completed (cmd_tail moved): stamped. */
+/* @rec's command is about to be completed (before cmd_tail moves): stamped. */
 static inline void ring_stamps_reply(struct tl_rec *rec)
 {
 	rec->t[RS_COMPLETED] = now_ns();
