@@ -107,7 +107,7 @@ def run_entry(run_dir, servers, before, fio_out, path, rel):
         return {"dir": rel, "none": f"no {path} records in {rel}"}
     out = {"dir": rel, "source": "records", **{k: r.get(k) for k in (
         "server", "form", "records", "incomplete", "joined", "join_rate", "phases",
-        "negative", "fio", "storage_split")}}
+        "negative", "beyond_error", "fio", "storage_split")}}
     out["warnings"] = res["warnings"]
     return out
 

@@ -14,19 +14,16 @@ stamps too), and summarises them per path: mean, p50, p99, p99.9
 scripts/compare --timeline calls it for every engine path and round.
 
 The join (one rule for every source): the same key (NBD cookie, TCMU
-cmd_id), offset, length and op, and the server's stamps inside the engine's
-window ([sent, header] for NBD, [published, seen] for TCMU, [queued,
-callback] for libnbd), all but its last: the reply's ('replied',
-'completed'), read after the reply went, when the engine may already have
-read it and closed its window, as long before as the server's thread waited
-for a CPU (tens of milliseconds on a loaded machine); it bounds the record
-from below only. The others are read after the request came and before the
-reply went, so they lie inside the window but for the error of the
-engine's clock mapped onto CLOCK_MONOTONIC and a stamp read a little before
-or after its system call: a server record up to SLACK_NS outside it still joins,
-the nearest one when several could (a key is never reused while in flight,
-so two uses of one key are at least a whole I/O apart). An I/O whose stamps
-cross shows a negative wire phase (counted, and said).
+cmd_id), offset, length and op, and every one of the server's stamps inside
+the engine's window ([sent, header] for NBD, [published, seen] for TCMU,
+[queued, callback] for libnbd). Each stamp is read on the causal side of
+the event it dates (the engine's before its send, the server's after the
+request came and before its reply went, the engine's after it read the
+reply), so the server's lie inside the window but for the error of the
+engine's own clock (SLACK_NS): a server record that far outside it still
+joins, the nearest one when several could (a key is never reused while in
+flight, so two uses of one key are at least a whole I/O apart). An I/O
+whose stamps cross shows a negative phase (counted, and said).
 """
 
 import json
@@ -41,8 +38,18 @@ from timeline_rec import NR_STAMPS, TimelineError, read_dir
 PERCENTILES = (50.0, 99.0, 99.9)
 # a join rate below this is said loudly: the phases are then those of a part
 JOIN_WARN = 0.95
+# Every stamp is CLOCK_MONOTONIC on one host, most of them clock_gettime()
+# itself. The engine's ENGINE_CLOCK stamps are the TSC mapped onto it
+# (timeline/timeline_clock.c): from a pair of reads at most
+# TL_CLOCK_PAIR_MAX_NS (1 µs) apart taken at its midpoint, so off by 500 ns
+# at most, plus the rate's error over the millisecond until the next pair
+# (a rate from pairs 0.1 s apart: 10 ns): CLOCK_ERROR_NS. Another stamp of
+# the same value is the same read (TCMU's published is its request's queued
+# for the first command ->queue puts in at once).
+CLOCK_ERROR_NS = 600
+ENGINE_CLOCK = ("queued", "handed")
 # how far outside the engine's window a server's stamps may be (above)
-SLACK_NS = 10_000_000
+SLACK_NS = CLOCK_ERROR_NS
 # the check against fio (fio_check()): how far the timeline's total may be
 # from fio's latency, and how far its mean may be above fio's
 FIO_TOLERANCE = 0.10
@@ -277,10 +284,7 @@ def join(engine_files, server_files, window, names):
                     continue
                 rec = _filled(rec, at)
                 st = take(rec)
-            # the reply's stamp (the last) bounds it from below only: the
-            # module's doc says why
-            index.setdefault(rec[:4], []).append([min(st), max(st[:-1] or st), rec, si,
-                                                  False])
+            index.setdefault(rec[:4], []).append([min(st), max(st), rec, si, False])
     chains, counts = [], {"records": 0, "incomplete": 0, "joined": 0}
     complete = []                       # (engine file index, record)
     for ei, rf in enumerate(engine_files):
@@ -316,6 +320,41 @@ def join(engine_files, server_files, window, names):
     return chains, counts
 
 
+def beyond_error(chains, phases):
+    """{phase: I/Os of CHAINS where it is further below zero than the
+    clocks allow}: CLOCK_ERROR_NS where one of its two stamps is (has the
+    value of) one of the I/O's ENGINE_CLOCK stamps, else 0."""
+    at = [i for i, n in enumerate(chain(phases)) if n in ENGINE_CLOCK]
+    out = {}
+    for c in chains:
+        eng = {c[i] for i in at}
+        for i, p in enumerate(phases):
+            a, b = c[i], c[i + 1]
+            if b - a < (-CLOCK_ERROR_NS if a in eng or b in eng else 0):
+                out[p[0]] = out.get(p[0], 0) + 1
+    return {p[0]: out[p[0]] for p in phases if p[0] in out}
+
+
+def below_zero(r):
+    """What says that a stamp of path result R (analyse()'s, or a kernel
+    path's phases alone) was read on the wrong side of its event: a phase
+    whose mean or median is further below zero than CLOCK_ERROR_NS, or
+    one that is for any I/O further than its clocks allow; as words, one a
+    phase ([] when none)."""
+    out, lim = [], CLOCK_ERROR_NS / 1e3
+    for p in r.get("phases") or []:
+        bad = [f"{k[:-3]} {p[k]:.2f} µs" for k in ("mean_us", "p50_us")
+               if p.get(k) is not None and p[k] < -lim]
+        if bad:
+            out.append(f"{p['name']}: {' and '.join(bad)} (below -{lim:g} µs, the "
+                       "clocks' error)")
+    for name, n in (r.get("beyond_error") or {}).items():
+        out.append(f"{name}: below zero for {n} I/Os by more than the clocks' error "
+                   f"({CLOCK_ERROR_NS} ns where a stamp is the engine's "
+                   f"{' or '.join(ENGINE_CLOCK)} (or its value), else 0)")
+    return out
+
+
 def phase_summary(chains, phases, total):
     """The phase summary of CHAINS (chain()'s stamps of each I/O) with the
     TOTAL phase last, and {phase: I/Os where it is negative}."""
@@ -342,8 +381,8 @@ STORAGE_SPLIT = (
 def split_storage(tcmu_files, nbd_files):
     """tcmu-shim's storage (started to stored) split by the NBD request its
     nbd: store sent for each command: the nbd-shim record of the same
-    offset, length and op inside [started, stored] but for its replied,
-    as in the join (the nearest within SLACK_NS; a command the store split
+    offset, length and op inside [started, stored], as in the join (the
+    nearest within SLACK_NS; a command the store split
     in several requests has none).
     {"server", "matched", "of", "phases"} (the phases of the matched
     commands, their total last), or None when none matched."""
@@ -355,7 +394,7 @@ def split_storage(tcmu_files, nbd_files):
         for rec in rf.records:
             rx, tx = rec[at[0]], rec[at[1]]
             if rx and tx:
-                index.setdefault(rec[1:4], []).append([rx, rx, tx, 0, False])
+                index.setdefault(rec[1:4], []).append([rx, tx, tx, 0, False])
     chains, of = [], 0
     for rf in tcmu_files:                  # analyse() checked their stamps
         at = [5 + rf.stamps.index(n) for n in ("started", "stored")]
@@ -526,12 +565,15 @@ def analyse(d, fio_out=None):
             else ([], {})
         if not joined:
             res["warnings"].append(f"{path}: no complete I/O in {d}: no phases")
+        r["beyond_error"] = beyond_error(joined, phases) if r["negative"] else {}
         if r["negative"]:
             r["negative_note"] = (
-                "I/Os where one side's stamp came before the other side's earlier one: each "
-                "stamps next to its system call, not when the bytes move, and the other "
-                "process, on the other CPU, may get in between; the phases still add up to "
-                "the total")
+                "I/Os where a stamp came before the one before it: within the clocks' "
+                "error, or a stamp read on the wrong side of its event (beyond_error); "
+                "the phases still add up to the total")
+        for w in below_zero(r):
+            res["warnings"].append(f"{path}: {w}: a stamp read on the wrong side of "
+                                   "its event")
         nbd = [f for f in files if f.source == "nbd-shim"]
         if path == "engine-tcmu" and srv and nbd:
             split = split_storage(srv, nbd)

@@ -15,11 +15,6 @@
 #define RATE_MIN_NS	100000000ULL
 #define RATE_MAX_NS	16000000000ULL
 #define PAIR_TRIES	4
-/*
- * A pair whose reads are more than 1 µs apart (about 0.1 µs, usually) is
- * no pair: something got in between.
- */
-#define PAIR_MAX_NS	1000ULL
 #define INIT_TRIES	4
 
 #if defined(__x86_64__)
@@ -76,12 +71,12 @@ static void set_rate(struct tl_clock *c)
 	c->renew = (uint64_t)(ticks / ns * RENEW_NS);
 }
 
-/* A pair's reads close enough together (gap in ticks) to trust. */
-static bool pair_ok(const struct tl_clock *c, uint64_t gap)
-{
-	return gap <= c->renew / (RENEW_NS / PAIR_MAX_NS);
-}
 #endif
+
+bool tl_clock_pair_ok(const struct tl_clock *c, uint64_t gap)
+{
+	return gap <= c->renew / (RENEW_NS / TL_CLOCK_PAIR_MAX_NS);
+}
 
 uint64_t tl_clock_renew(struct tl_clock *c)
 {
@@ -93,7 +88,7 @@ uint64_t tl_clock_renew(struct tl_clock *c)
 	 * clock_gettime() is this stamp, and the next stamp tries again.
 	 * (The old pair stretched over a long idle would overflow.)
 	 */
-	if (!pair_ok(c, pair(&tsc, &ns)))
+	if (!tl_clock_pair_ok(c, pair(&tsc, &ns)))
 		return tl_clock_keep(c, ns);
 	c->tsc0 = tsc;
 	c->ns0 = ns;
@@ -129,8 +124,8 @@ void tl_clock_init(struct tl_clock *c, bool allow_tsc)
 		if (c->tsc0 <= c->base_tsc || c->ns0 <= c->base_ns)
 			continue;
 		set_rate(c);
-		if (c->mult && c->renew && pair_ok(c, gap_a) &&
-		    pair_ok(c, gap_b)) {
+		if (c->mult && c->renew && tl_clock_pair_ok(c, gap_a) &&
+		    tl_clock_pair_ok(c, gap_b)) {
 			c->tsc = true;
 			return;
 		}

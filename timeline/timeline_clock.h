@@ -23,6 +23,12 @@
 
 /* Tested by tests/unit/test_timeline_clock.c. */
 #define TL_CLOCK_SLACK_NS	200
+/*
+ * A pair whose reads are more than 1 µs apart (about 0.1 µs, usually) is
+ * no pair: something got in between. Its midpoint is then off by half
+ * that at most: what scripts/timelinelib.py's join allows (SLACK_NS).
+ */
+#define TL_CLOCK_PAIR_MAX_NS	1000ULL
 
 struct tl_clock {
 	bool tsc;			/* false: clock_gettime() */
@@ -39,6 +45,12 @@ struct tl_clock {
  * clock_gettime().
  */
 void tl_clock_init(struct tl_clock *c, bool allow_tsc);
+
+/*
+ * A pair's reads @gap ticks apart are close enough together to trust: at
+ * most TL_CLOCK_PAIR_MAX_NS at c's rate.
+ */
+bool tl_clock_pair_ok(const struct tl_clock *c, uint64_t gap);
 
 /* A new pair, and the stamp for now. */
 uint64_t tl_clock_renew(struct tl_clock *c);

@@ -90,6 +90,8 @@ static int peer_send_prefix(struct peer *c, int k)
 {
 	struct msghdr msg = { 0 };
 	struct iovec *iov = c->iov;
+	/* before the send: the client may read the reply before it returns */
+	uint64_t replied = c->tl ? now_ns() : 0;
 	int left = k, i;
 	ssize_t n;
 
@@ -114,7 +116,7 @@ static int peer_send_prefix(struct peer *c, int k)
 		}
 	}
 	if (c->tl)
-		stamps_sent(c, k);
+		stamps_sent(c, k, replied);
 	memmove(c->iov, c->iov + k, (c->niov - k) * sizeof(c->iov[0]));
 	c->niov -= k;
 	for (i = 0; i < c->nmarks; i++)

@@ -114,13 +114,12 @@ void stamps_end(struct peer *c, bool queued)
 	p->iov_end = c->niov;
 }
 
-void stamps_sent(struct peer *c, int k)
+void stamps_sent(struct peer *c, int k, uint64_t replied)
 {
-	uint64_t now = now_ns();
 	unsigned int i, n;
 
 	for (n = 0; n < c->tl_npend && c->tl_pend[n].iov_end <= k; n++) {
-		c->tl_pend[n].rec.t[ST_REPLIED] = now;
+		c->tl_pend[n].rec.t[ST_REPLIED] = replied;
 		put(c, &c->tl_pend[n].rec);
 	}
 	c->tl_npend -= n;
@@ -132,5 +131,5 @@ void stamps_sent(struct peer *c, int k)
 	 * queue) comes before its store does: the store starts after it.
 	 */
 	if (c->tl_busy)
-		c->tl_cur.t[ST_STARTED] = now;
+		c->tl_cur.t[ST_STARTED] = now_ns();
 }

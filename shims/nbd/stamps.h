@@ -7,7 +7,8 @@
  *   started   handed to the profile to execute (after any send that the
  *             execution made first: those are earlier replies' time)
  *   stored    the profile (its stores) finished it, its reply queued
- *   replied   the send that carried its reply's last byte returned
+ *   replied   just before the send that carries its reply's last byte
+ *             (the client may read the reply before that send returns)
  *
  * Replies wait in the peer's send queue, so a record waits with them, in
  * a queue allocated when the connection opens, and is written out when
@@ -46,7 +47,10 @@ void stamps_begin(struct peer *c, const struct nbd_request *req,
 		  bool execute);
 /* Its reply is queued (@queued), or there is none: the connection ends. */
 void stamps_end(struct peer *c, bool queued);
-/* peer_send_prefix() sent iov[0, @k): their records are replied. */
-void stamps_sent(struct peer *c, int k);
+/*
+ * peer_send_prefix() sent iov[0, @k): their records are replied at
+ * @replied, read before the send began.
+ */
+void stamps_sent(struct peer *c, int k, uint64_t replied);
 
 #endif /* SHIM_STAMPS_H */

@@ -191,18 +191,29 @@ static void log_failure(const struct ring *r, uint8_t opcode,
 		shim_debug("%s: command 0x%02x: %s", r->name, opcode, msg);
 }
 
-/* The reply into the ring, logged: 0 or tcmu_hdl_complete()'s error. */
+/*
+ * The reply into the ring, logged, and its timeline record @rec written:
+ * 0 or tcmu_hdl_complete()'s error.
+ */
 static int reply(struct ring *r, uint16_t cmd_id, uint8_t opcode,
-		 uint32_t iov_cnt, const struct scsi_reply *rep)
+		 uint32_t iov_cnt, const struct scsi_reply *rep,
+		 struct tl_rec *rec)
 {
+	int ret;
+
 	if (rep->status != SCSI_STATUS_GOOD)
 		log_failure(r, opcode, rep);
 	else
 		shim_debug("%s: command 0x%02x (%u iovecs): good", r->name,
 			   opcode, iov_cnt);
-	return tcmu_hdl_complete(&r->hdl, cmd_id, rep->status, rep->sense,
-				 rep->sense_len,
-				 r->read_len ? rep->read_len : -1);
+	if (r->tl)
+		ring_stamps_reply(rec);
+	ret = tcmu_hdl_complete(&r->hdl, cmd_id, rep->status, rep->sense,
+				rep->sense_len,
+				r->read_len ? rep->read_len : -1);
+	if (r->tl && !ret)
+		ring_stamps_done(r, rec);
+	return ret;
 }
 
 /* One command taken from the ring: executed and completed. */
@@ -210,7 +221,6 @@ static int serve(struct ring *r)
 {
 	struct tcmu_hdl_cmd *cmd = &r->cmd;
 	struct scsi_reply rep;
-	int ret;
 
 	/* A store's synchronous call may take its other replies in. */
 	if (r->inflight)
@@ -221,10 +231,7 @@ static int serve(struct ring *r)
 		     &rep);
 	if (r->tl)
 		r->rec.t[RS_STORED] = now_ns();
-	ret = reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
-	if (r->tl && !ret)
-		ring_stamps_done(r, &r->rec);
-	return ret;
+	return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep, &r->rec);
 }
 
 /* The store finished a command's request: its reply, in any order. */
@@ -237,10 +244,8 @@ static void cmd_done(struct store_io *bio, int err)
 	if (r->tl)
 		c->rec.t[RS_STORED] = now_ns();
 	scsi_finish(&r->lu, &c->io, err, &rep);
-	if (reply(r, c->cmd_id, c->opcode, bio->iov_cnt, &rep))
+	if (reply(r, c->cmd_id, c->opcode, bio->iov_cnt, &rep, &c->rec))
 		r->broken = true;
-	else if (r->tl)
-		ring_stamps_done(r, &c->rec);
 	r->free_cmds[r->nr_free++] = c;
 	r->inflight--;
 	r->done++;
@@ -280,7 +285,6 @@ static int start(struct ring *r)
 	struct ring_cmd *c;
 	struct scsi_reply rep;
 	uint32_t cnt;
-	int ret;
 
 	if (!r->nr_free)
 		return serve(r);
@@ -291,10 +295,8 @@ static int start(struct ring *r)
 	switch (scsi_prepare(&r->lu, cmd->cdb, cmd->cdb_max, c->iov, cnt,
 			     &c->io, &rep)) {
 	case SCSI_PLAN_DONE:
-		ret = reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep);
-		if (r->tl && !ret)
-			ring_stamps_done(r, &r->rec);
-		return ret;
+		return reply(r, cmd->cmd_id, cmd->cdb[0], cmd->iov_cnt, &rep,
+			     &r->rec);
 	case SCSI_PLAN_SYNC:
 		return serve(r);
 	case SCSI_PLAN_START:
@@ -327,6 +329,8 @@ static int refuse(struct ring *r)
 		 r->name, r->cmd.cmd_id);
 	tcmu_sense_invalid_field(&s, true, 0, -1);
 	scsi_reply_sense(&rep, &s);
+	if (r->tl)
+		ring_stamps_reply(&r->rec);
 	ret = tcmu_hdl_complete(&r->hdl, r->cmd.cmd_id, rep.status,
 				rep.sense, rep.sense_len, -1);
 	if (r->tl && !ret)

@@ -144,6 +144,5 @@ void ring_stamps_pick(struct ring *r, bool sound)
 
 void ring_stamps_done(struct ring *r, struct tl_rec *rec)
 {
-	rec->t[RS_COMPLETED] = now_ns();
 	*tl_next(r->tl) = *rec;
 }

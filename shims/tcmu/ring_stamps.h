@@ -14,8 +14,9 @@
  *              (store_ops.aio); not taken for a command answered
  *              without the store (refused, no data)
  *   stored     the target or the store finished it
- *   completed  its reply written and cmd_tail moved past it, before the
- *              wake-up that tells the producer
+ *   completed  its reply about to be written: just before cmd_tail moves
+ *              past it (the producer may see it from then on), and so
+ *              before the wake-up that tells the producer
  *
  * The command being taken keeps its record in the ring (r->rec), one
  * started on the store in its struct ring_cmd; written when completed.
@@ -26,6 +27,7 @@
 #include <stdbool.h>
 
 #include "timeline_rec.h"
+#include "torus_clock.h"
 
 struct ring;
 
@@ -53,7 +55,13 @@ void ring_stamps_look(struct ring *r);
  */
 void ring_stamps_pick(struct ring *r, bool sound);
 
-/* @rec's command was completed: stamped and written. */
+/* @rec's command is about to be completed (before cmd_tail moves): stamped. */
+static inline void ring_stamps_reply(struct tl_rec *rec)
+{
+	rec->t[RS_COMPLETED] = now_ns();
+}
+
+/* @rec's command was completed: written. */
 void ring_stamps_done(struct ring *r, struct tl_rec *rec);
 
 #endif /* TCMU_SHIM_RING_STAMPS_H */

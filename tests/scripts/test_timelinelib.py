@@ -246,33 +246,68 @@ class Join(Dir):
         r = tl.analyse(self.d)["paths"]["engine-nbd"]
         self.assertEqual(r["joined"], 0)
 
-    def test_reply_stamp_late(self):
-        # nbd-shim lost its CPU after its send returned and before it read
-        # the clock: its replied comes 20 ms after the engine's header (as
-        # seen under load, timeline-merge). The reply had gone: it joins,
-        # its wire back negative; key 1 again a whole I/O later keeps its own
-        late = 20_000_000
+    def test_reply_stamp_inside(self):
+        # the server stamps its reply before the send that carries it, the
+        # engine the header after its receive: a replied after the header
+        # is a stamp on the wrong side, joined within the slack (its wire
+        # back negative, said by below_zero), beyond it another command's
         e1, s1 = nbd_io(1, 0, 10_000)
-        s1 = s1[:5] + (s1[5][:3] + [s1[5][3] + late],)
-        e2, s2 = nbd_io(1, 0, 10_000 + late // 2)
-        self.write_nbd([(e1, s1), (e2, s2)])
-        r = tl.analyse(self.d)["paths"]["engine-nbd"]
-        self.assertEqual((r["joined"], r["unmatched_server"]), (2, 0))
-        self.assertEqual(r["negative"], {"wire back": 1})
+        s1 = s1[:5] + (s1[5][:3] + [e1[5][2] + tl.SLACK_NS],)
+        self.write_nbd([(e1, s1)])
+        res = tl.analyse(self.d)
+        r = res["paths"]["engine-nbd"]
+        self.assertEqual((r["joined"], r["negative"]), (1, {"wire back": 1}))
+        self.assertEqual(r["beyond_error"], {"wire back": 1})
         self.assertAlmostEqual(sum(p["mean_us"] for p in r["phases"][:-1]),
                                r["phases"][-1]["mean_us"])
-        # its stored still bounds it: beyond the slack after the header, not it
-        s1 = s1[:5] + ([s1[5][0], s1[5][1], e1[5][2] + tl.SLACK_NS + 1, s1[5][3]],)
+        self.assertIn("engine-nbd: wire back: below zero for 1 I/Os by more than the "
+                      "clocks' error (600 ns where a stamp is the engine's queued or handed (or "
+                      "its value), else 0): a stamp read on the wrong side of its event",
+                      res["warnings"])
+        s1 = s1[:5] + (s1[5][:3] + [e1[5][2] + tl.SLACK_NS + 1],)
         self.write_nbd([(e1, s1)])
-        self.assertEqual(tl.analyse(self.d)["paths"]["engine-nbd"]["joined"], 0)
+        r = tl.analyse(self.d)["paths"]["engine-nbd"]
+        self.assertEqual((r["joined"], r["unmatched_server"]), (0, 1))
         # tcmu-shim's completed alike
+        late = 20_000_000
         eng = [(5, 0, 4096, WRITE, 0, [1000, 2000, 9000, 9500])]
         srv = [(5, 0, 4096, WRITE, 0, [3000, 4000, 6000, 9000 + late])]
         write_rec(self.p("engine-1.rec"), "engine-tcmu", "tcmu-cmd-id", ENGINE_TCMU, eng)
         write_rec(self.p("tcmu-shim-9-0.rec"), "tcmu-shim", "tcmu-cmd-id", TCMU_SHIM, srv)
         os.unlink(self.p("nbd-shim-99-0.rec"))
         r = tl.analyse(self.d)["paths"]["engine-tcmu"]
-        self.assertEqual((r["joined"], r["negative"]), (1, {"wake-up back": 1}))
+        self.assertEqual((r["joined"], r["unmatched_server"]), (0, 1))
+
+    def test_below_zero(self):
+        def ph(name, mean, p50):
+            return {"name": name, "mean_us": mean, "p50_us": p50}
+        lim = tl.CLOCK_ERROR_NS / 1e3
+        # the engine's clock against clock_gettime(): a little below zero
+        ok = {"phases": [ph("client submit", -lim, -lim / 2), ph("total", 10.0, 9.0)],
+              "beyond_error": {}}
+        self.assertEqual(tl.below_zero(ok), [])
+        bad = {"phases": [ph("wire back", -lim - 0.01, 1.0), ph("hand back", 1.0, -2 * lim),
+                          ph("total", None, None)],
+               "beyond_error": {"wire out": 3}}
+        self.assertEqual(tl.below_zero(bad), [
+            f"wire back: mean {-lim - 0.01:.2f} µs (below -{lim:g} µs, the clocks' error)",
+            f"hand back: p50 {-2 * lim:.2f} µs (below -{lim:g} µs, the clocks' error)",
+            "wire out: below zero for 3 I/Os by more than the clocks' error (600 ns where "
+            "a stamp is the engine's queued or handed (or its value), else 0)"])
+        # a kernel path's phases alone
+        self.assertEqual(len(tl.below_zero({"phases": [ph("reap", -5.0, 1.0)]})), 1)
+        # per I/O: 0 between two clock_gettime() stamps, CLOCK_ERROR_NS else
+        phases = (("client submit", "client", "queued", "sent"),
+                  ("wire out", "wire", "sent", "received"))
+        e = tl.CLOCK_ERROR_NS
+        chains = [(1000, 1000 - e, 1000 - e), (1000, 1000 - e - 1, 1000 - e - 2)]
+        self.assertEqual(tl.beyond_error(chains, phases),
+                         {"client submit": 1, "wire out": 1})
+        # TCMU's published as its request's queued: the engine's clock
+        phases = (("client submit", "client", "queued", "published"),
+                  ("wake-up out", "wire", "published", "picked"))
+        chains = [(1000, 1000, 1000 - e), (1000, 1300, 1299)]
+        self.assertEqual(tl.beyond_error(chains, phases), {"wake-up out": 1})
 
     def test_fields_must_match(self):
         e, s = nbd_io(1, 0, 10_000)

@@ -4,7 +4,8 @@
 # one whose requests TCMU splits into 4 commands, and one at QD16 with
 # hold_batch=1: fio succeeds, the record file has one record per wire
 # command (fio's I/Os, verify reads included), every stamp taken and in
-# order, every key a cookie or a cmd_id, the JSON summary parses with every
+# order, a split request's commands but its first published at a stamp of
+# their own (not its queued), every key a cookie or a cmd_id, the JSON summary parses with every
 # phase counted and its total as the records give it, that total's mean
 # not above fio's latency and its median, per direction, between fio's
 # clat and lat medians (10% leeway), and the table is on stderr

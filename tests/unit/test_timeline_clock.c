@@ -4,13 +4,15 @@
  * stamp lies between two clock_gettime() reads around it, give or take
  * TL_CLOCK_SLACK_NS, and never before the previous stamp, in a busy loop
  * and across idle gaps longer than a pair's life; on the TSC where the
- * kernel's clock is on it, and on clock_gettime() alone.
+ * kernel's clock is on it, and on clock_gettime() alone; a pair read over
+ * more than TL_CLOCK_PAIR_MAX_NS refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -70,6 +72,37 @@ static void test_tsc(void **state)
 	run(&c);
 }
 
+/*
+ * The pair check's bound: a pair read over more than TL_CLOCK_PAIR_MAX_NS
+ * is refused, whatever the rate (the join's slack rests on it).
+ */
+static void test_pair_bound(void **state)
+{
+	static const uint64_t per_ms[] = { 1000000, 2100000, 3700000 };
+	struct tl_clock c;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(per_ms) / sizeof(per_ms[0]); i++) {
+		uint64_t max = per_ms[i] / (1000000 / TL_CLOCK_PAIR_MAX_NS);
+
+		memset(&c, 0, sizeof(c));
+		c.renew = per_ms[i];	/* ticks per millisecond */
+		assert_true(tl_clock_pair_ok(&c, 0));
+		assert_true(tl_clock_pair_ok(&c, max));
+		assert_false(tl_clock_pair_ok(&c, max + 1));
+		assert_false(tl_clock_pair_ok(&c, 2 * max));
+		assert_false(tl_clock_pair_ok(&c, c.renew / 2));
+		assert_false(tl_clock_pair_ok(&c, c.renew));
+	}
+	/* on this machine's TSC, when the kernel's clock is on it */
+	tl_clock_init(&c, true);
+	if (c.tsc) {
+		assert_true(tl_clock_pair_ok(&c, c.renew / 1000));
+		assert_false(tl_clock_pair_ok(&c, c.renew / 500));
+	}
+}
+
 static void test_gettime(void **state)
 {
 	struct tl_clock c;
@@ -85,6 +118,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tsc),
 		cmocka_unit_test(test_gettime),
+		cmocka_unit_test(test_pair_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
