@@ -230,6 +230,10 @@ static int reap_ring(struct tcmu_client *c)
 			c->work.ns += now_ns() - c->pass_ns;
 		c->work.cmds += n;
 	}
+	/* A shared ring's walk, before this owner's first completion. */
+	if (!c->in_exec)
+		c->work.ns += c->sh.walk_ns;
+	c->sh.walk_ns = 0;
 	if (c->sh.recovered != c->recovered) {
 		c->recovered = c->sh.recovered;
 		fprintf(stderr,

@@ -16,6 +16,7 @@
 
 #include "tcmu_scsi.h"
 #include "tcmu_shared.h"
+#include "torus_clock.h"
 
 #define SHARED_MAGIC	0x544d5332u	/* "TMS2" */
 #define NO_ID		0
@@ -114,6 +115,7 @@ static void release(struct tcmu_shared *sh, uint16_t id)
 
 	tcmu_sub_release(&sh->sub, id);
 	rec_set(rec, REC_FREE);
+	sh->freed = true;
 	if (o->busy)
 		o->busy--;
 	if (o->state == TCMU_OWNER_GONE && !o->busy)
@@ -221,9 +223,12 @@ static inline int lock(struct tcmu_shared *sh)
 	return sh->st ? lock_shared(sh) : 0;
 }
 
-/* @freed: room came back in this pass (no one else to tell when solo). */
-static inline void unlock(struct tcmu_shared *sh, bool freed)
+/* Room that came back in this pass is told (alone, there is no one to). */
+static inline void unlock(struct tcmu_shared *sh)
 {
+	bool freed = sh->freed;
+
+	sh->freed = false;
 	if (sh->solo) {
 		__atomic_store_n(&sh->st->in_op, 0, __ATOMIC_RELEASE);
 	} else if (sh->st) {
@@ -252,7 +257,7 @@ static int enter(struct tcmu_shared *sh, bool rebuild_state)
 		if (st->owners[i].state == TCMU_OWNER_FREE)
 			break;
 	if (i == TCMU_SHARED_OWNERS) {
-		unlock(sh, false);
+		unlock(sh);
 		return -EUSERS;
 	}
 	ret = mutex_init_shared(&st->owners[i].alive);
@@ -266,7 +271,7 @@ static int enter(struct tcmu_shared *sh, bool rebuild_state)
 		st->nr_owners++;
 		sh->owner = i;
 	}
-	unlock(sh, false);
+	unlock(sh);
 	return ret;
 }
 
@@ -514,7 +519,7 @@ int tcmu_shared_queue(struct tcmu_shared *sh, const void *cdb,
 			/* Others move cmd_head too: each command is published. */
 			tcmu_sub_commit(&sh->sub);
 		}
-		unlock(sh, false);
+		unlock(sh);
 		/*
 		 * Nothing of its own out: no completion will wake it, so it
 		 * sleeps until another's command gives room back.
@@ -561,17 +566,23 @@ static bool unwalked(const struct tcmu_shared *sh)
 static int walk(struct tcmu_shared *sh)
 {
 	struct walk w = { .sh = sh };
+	uint64_t t0;
 	int ret;
 
 	ret = lock(sh);
 	if (ret < 0)
 		return ret;
+	t0 = now_ns();
 	ret = tcmu_sub_walk(&sh->sub, hand_on, &w);
 	/* The pushes before it: who reads it sees them on their stacks. */
 	if (ret >= 0)
 		__atomic_store_n(&sh->st->walked, sh->sub.st->cleaned,
 				 __ATOMIC_RELEASE);
-	unlock(sh, ret > 0);
+	if (ret > 0) {
+		sh->walk_ns += now_ns() - t0;
+		sh->freed = true;	/* ring space */
+	}
+	unlock(sh);
 	return ret;
 }
 
@@ -626,10 +637,10 @@ int tcmu_shared_reap(struct tcmu_shared *sh, tcmu_done_fn fn, void *arg)
 			return ret;
 		if (sh->solo) {
 			ret = tcmu_sub_walk(&sh->sub, take_own, &a);
-			unlock(sh, false);
+			unlock(sh);
 			return ret;
 		}
-		unlock(sh, false);
+		unlock(sh);
 	}
 	if (unwalked(sh))
 		ret = walk(sh);
@@ -644,7 +655,7 @@ void tcmu_shared_bounds(struct tcmu_shared *sh, uint32_t *cleaned,
 		return;
 	*cleaned = sh->sub.st->cleaned;
 	*pub = sh->sub.st->pub;
-	unlock(sh, false);
+	unlock(sh);
 }
 
 void tcmu_shared_free(struct tcmu_shared *sh)
@@ -665,7 +676,7 @@ void tcmu_shared_free(struct tcmu_shared *sh)
 		/* Its commands still out are released as they complete. */
 		o->state = o->busy ? TCMU_OWNER_GONE : TCMU_OWNER_FREE;
 		pthread_mutex_unlock(&o->alive);
-		unlock(sh, true);
+		unlock(sh);
 	}
 	tcmu_sub_free(&sh->sub);
 	free(sh->spent);

@@ -76,8 +76,10 @@ struct tcmu_shared {
 	uint16_t *spent;		/* taken and handled, to release */
 	uint32_t nr_spent;
 	bool solo;			/* the creator, no one joined yet */
+	bool freed;			/* this lock pass gave room back */
 	uint32_t owner;			/* this submitter's index */
 	uint32_t recovered;		/* dead holders this one recovered from */
+	uint64_t walk_ns;		/* spent walking for all owners */
 };
 
 /* A private ring: tcmu_sub_init()'s arguments. */
@@ -123,8 +125,9 @@ int tcmu_shared_queue(struct tcmu_shared *sh, const void *cdb,
 void tcmu_shared_commit(struct tcmu_shared *sh);
 /*
  * Walk what the handler retired, if no one has, handing every completion
- * to its owner; then call @fn for this owner's, outside the lock (their
- * blocks are released at its next lock pass). Returns how many of this
+ * to its owner (the time it took added to walk_ns: the kernel's work, done
+ * here for every owner); then call @fn for this owner's, outside the lock
+ * (their blocks are released at its next lock pass). Returns how many of this
  * owner's, -EPROTO when the handler broke the ring (stop using it), -EIO
  * when the lock is lost.
  */
