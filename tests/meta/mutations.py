@@ -154,6 +154,15 @@ MUTATIONS = [
         expect="test_idle_takes_spent",
     ),
     Mutation(
+        name="tcmu-shared-wake-all",
+        why="tcmu-shim wakes every submitter of a shared ring after each pass, not only those whose commands it completed",
+        file="shims/tcmu/ring_loop.c",
+        old="\t\tr->wake |= 1ull << (tag - 1);\n",
+        new="\t\tr->wake_all = true;\n",
+        tests=["tcmu-shared-ring"],
+        expect="the host woke C, which has no command out",
+    ),
+    Mutation(
         name="tcmu-shared-no-rebuild",
         why="a shared TCMU ring's state is taken as it is after a submitter died holding its lock halfway through queuing",
         file="client/tcmu/tcmu_shared.c",

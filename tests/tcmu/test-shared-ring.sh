@@ -10,6 +10,8 @@
 require "$FIO"
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
+CLIENT=$TORUS_BUILD/tests/tcmu/ring-client
+[ -x "$CLIENT" ] || skip "$CLIENT is not built"
 
 # jobs4 SOCK ARGS...: four jobs, each on its own 16 MiB of the device
 jobs4() {
@@ -61,6 +63,12 @@ for mode in process thread; do
 	verified "$T/$mode.out" "numjobs=4 ($mode)"
 	one_ring "$log" "numjobs=4 ($mode)"
 done
+
+# Each submitter is woken for its own completions only.
+log=$T/wake.log
+start_tcmu_shim "$T/w.sock" --store memory --size 64M --log "$log"
+"$CLIENT" --socket "$T/w.sock" --check-shared >"$T/wake.out" 2>&1 ||
+	{ cat "$T/wake.out" "$log" >&2; fail "ring-client --check-shared failed"; }
 
 # ring=private: four rings, none shared
 log=$T/private.log
