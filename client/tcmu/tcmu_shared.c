@@ -34,7 +34,7 @@ enum {
 /* One cmd_id's owner, and its answer once the handler retired it. */
 struct tcmu_shared_rec {
 	uint16_t owner;
-	uint16_t next;			/* below it on its owner's done stack */
+	uint16_t next;			/* on its owner's done stack */
 	uint8_t state;			/* REC_* */
 	uint8_t status, uflags;
 	uint32_t read_len;
@@ -516,7 +516,7 @@ int tcmu_shared_queue(struct tcmu_shared *sh, const void *cdb,
 			rec->owner = sh->owner;
 			rec_set(rec, REC_QUEUED);
 			sh->st->owners[sh->owner].busy++;
-			/* Others move cmd_head too: each command is published. */
+			/* Others publish too: each command at once. */
 			tcmu_sub_commit(&sh->sub);
 		}
 		unlock(sh);

@@ -39,7 +39,7 @@ struct tcmu_shared_owner {
 	pthread_mutex_t alive;
 	uint32_t state;			/* TCMU_OWNER_* */
 	uint32_t busy;			/* its commands not yet released */
-	uint32_t done;			/* its done stack's top cmd_id, 0: empty */
+	uint32_t done;			/* its done stack's top, 0: empty */
 	int32_t pid;
 };
 
