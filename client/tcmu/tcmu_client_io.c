@@ -380,9 +380,20 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 	struct timespec slice = { .tv_nsec = SLICE_MS * 1000000L };
 	tcmu_complete_fn *fn = c->complete;
 	void *arg = c->complete_arg;
+	uint64_t start = now_ns();
 	int ret, n;
 
-	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done, true);
+	/*
+	 * A shared ring whose room the other jobs hold: each try sleeps for
+	 * room (tcmu_shared_queue()), until the command's timeout.
+	 */
+	do {
+		ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done,
+				true);
+	} while (ret == -EBUSY && c->shared && !c->inflight &&
+		 !(c->stop && *c->stop) &&
+		 (!c->timeout_s ||
+		  now_ns() - start < c->timeout_s * 1000000000ull));
 	if (!ret)
 		ret = tcmu_client_submit(c);
 	if (ret)

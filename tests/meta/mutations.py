@@ -163,6 +163,15 @@ MUTATIONS = [
         expect="the host woke C, which has no command out",
     ),
     Mutation(
+        name="tcmu-waiting-never-sent",
+        why="the TCMU transport's requests that found no room are never sent while nothing is in flight (fio spins on getevents)",
+        file="engines/tcmu/tcmu_transport.c",
+        old="\tif (ts->waiting.head && !tcmu_client_inflight(ts->client))\n\t\tpush_waiting(ts);\n",
+        new="",
+        tests=["tcmu-shared-ring"],
+        expect="four jobs on a ring with room for four commands did not finish within 60 s",
+    ),
+    Mutation(
         name="tcmu-shared-no-rebuild",
         why="a shared TCMU ring's state is taken as it is after a submitter died holding its lock halfway through queuing",
         file="client/tcmu/tcmu_shared.c",
