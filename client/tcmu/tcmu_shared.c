@@ -2,7 +2,9 @@
 /*
  * The submitters of one TCMU ring, alone or sharing it across processes
  * (see tcmu_shared.h). The ring itself is proto/tcmu/tcmu_ring_sub.c; this
- * file holds the lock, the owners, and who gets which completion.
+ * file holds the shared state's layout, its lock, the owners (join, leave,
+ * death) and the release of commands; queuing and who gets which
+ * completion are tcmu_shared_io.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,34 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "tcmu_scsi.h"
-#include "tcmu_shared.h"
-#include "torus_clock.h"
+#include "tcmu_shared_int.h"
 
 #define SHARED_MAGIC	0x544d5332u	/* "TMS2" */
-#define NO_ID		0
-/* How long a submitter with nothing out sleeps for room at most. */
-#define ROOM_WAIT_MS	100
-
-/* A cmd_id's life on a shared ring. */
-enum {
-	REC_FREE,
-	REC_QUEUED,
-	REC_DONE,		/* walked: answer kept, on its owner's stack */
-	REC_SPENT,		/* its owner has it: to release */
-};
-
-/* One cmd_id's owner, and its answer once the handler retired it. */
-struct tcmu_shared_rec {
-	uint16_t owner;
-	uint16_t next;			/* on its owner's done stack */
-	uint8_t state;			/* REC_* */
-	uint8_t status, uflags;
-	uint32_t read_len;
-};
 
 static uint64_t align64(uint64_t v)
 {
@@ -63,16 +42,6 @@ static uint64_t sub_off(uint32_t nr_ids)
 		       (uint64_t)nr_ids * TCMU_SENSE_BUFFERSIZE);
 }
 
-static uint8_t rec_state(const struct tcmu_shared_rec *rec)
-{
-	return __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE);
-}
-
-static void rec_set(struct tcmu_shared_rec *rec, uint8_t state)
-{
-	__atomic_store_n(&rec->state, state, __ATOMIC_RELEASE);
-}
-
 static int mutex_init_shared(pthread_mutex_t *m)
 {
 	pthread_mutexattr_t a;
@@ -89,7 +58,7 @@ static int mutex_init_shared(pthread_mutex_t *m)
 }
 
 /* Room came back (ring space, blocks, cmd_ids): wake who sleeps for it. */
-static void room_back(struct tcmu_shared_state *st)
+void shared_room_back(struct tcmu_shared_state *st)
 {
 	/* Dekker with wait_room(): one of the two sees the other. */
 	__atomic_add_fetch(&st->room, 1, __ATOMIC_SEQ_CST);
@@ -98,17 +67,8 @@ static void room_back(struct tcmu_shared_state *st)
 			NULL, 0);
 }
 
-static void wait_room(struct tcmu_shared_state *st, uint32_t seen)
-{
-	struct timespec ts = { .tv_nsec = ROOM_WAIT_MS * 1000000L };
-
-	__atomic_add_fetch(&st->room_waiters, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &st->room, FUTEX_WAIT, seen, &ts, NULL, 0);
-	__atomic_sub_fetch(&st->room_waiters, 1, __ATOMIC_SEQ_CST);
-}
-
 /* A command is over: its blocks and cmd_id go back, its owner's count down. */
-static void release(struct tcmu_shared *sh, uint16_t id)
+void shared_release(struct tcmu_shared *sh, uint16_t id)
 {
 	struct tcmu_shared_rec *rec = &sh->recs[id - 1];
 	struct tcmu_shared_owner *o = &sh->st->owners[rec->owner];
@@ -135,7 +95,7 @@ static void settle(struct tcmu_shared *sh)
 		const struct tcmu_shared_rec *rec = &sh->recs[id - 1];
 
 		if (rec_state(rec) == REC_SPENT && rec->owner == sh->owner)
-			release(sh, id);
+			shared_release(sh, id);
 	}
 	sh->nr_spent = 0;
 }
@@ -159,7 +119,7 @@ static void gone(struct tcmu_shared *sh, uint32_t i)
 
 		if (rec->owner == i &&
 		    (state == REC_DONE || state == REC_SPENT))
-			release(sh, id);
+			shared_release(sh, id);
 	}
 	if (!o->busy)
 		o->state = TCMU_OWNER_FREE;
@@ -218,13 +178,13 @@ static int lock_shared(struct tcmu_shared *sh)
 	return 0;
 }
 
-static inline int lock(struct tcmu_shared *sh)
+int shared_lock(struct tcmu_shared *sh)
 {
 	return sh->st ? lock_shared(sh) : 0;
 }
 
 /* Room that came back in this pass is told (alone, there is no one to). */
-static inline void unlock(struct tcmu_shared *sh)
+void shared_unlock(struct tcmu_shared *sh)
 {
 	bool freed = sh->freed;
 
@@ -234,7 +194,7 @@ static inline void unlock(struct tcmu_shared *sh)
 	} else if (sh->st) {
 		pthread_mutex_unlock(&sh->st->lock);
 		if (freed)
-			room_back(sh->st);
+			shared_room_back(sh->st);
 	}
 }
 
@@ -248,7 +208,7 @@ static int enter(struct tcmu_shared *sh, bool rebuild_state)
 	uint32_t i;
 	int ret;
 
-	ret = lock(sh);
+	ret = shared_lock(sh);
 	if (ret < 0)
 		return ret;
 	if (rebuild_state)
@@ -257,7 +217,7 @@ static int enter(struct tcmu_shared *sh, bool rebuild_state)
 		if (st->owners[i].state == TCMU_OWNER_FREE)
 			break;
 	if (i == TCMU_SHARED_OWNERS) {
-		unlock(sh);
+		shared_unlock(sh);
 		return -EUSERS;
 	}
 	ret = mutex_init_shared(&st->owners[i].alive);
@@ -271,7 +231,7 @@ static int enter(struct tcmu_shared *sh, bool rebuild_state)
 		st->nr_owners++;
 		sh->owner = i;
 	}
-	unlock(sh);
+	shared_unlock(sh);
 	return ret;
 }
 
@@ -413,7 +373,8 @@ int tcmu_shared_join(struct tcmu_shared *sh, void *region,
  * found here (EOWNERDEAD) and counted gone. Each is tried once a walk
  * (@checked).
  */
-static bool owner_here(struct tcmu_shared *sh, uint32_t i, uint64_t *checked)
+bool shared_owner_here(struct tcmu_shared *sh, uint32_t i,
+		       uint64_t *checked)
 {
 	struct tcmu_shared_owner *o = &sh->st->owners[i];
 	int ret;
@@ -435,227 +396,14 @@ static bool owner_here(struct tcmu_shared *sh, uint32_t i, uint64_t *checked)
 	return false;
 }
 
-struct walk {
-	struct tcmu_shared *sh;
-	uint64_t checked;		/* owners found alive */
-};
-
-/*
- * A retired command, under the lock: its answer kept (the sense only when
- * there is one) and its cmd_id on its owner's done stack, or released if
- * the owner is gone.
- */
-static void hand_on(void *arg, const struct tcmu_done *d)
-{
-	struct walk *w = arg;
-	struct tcmu_shared *sh = w->sh;
-	struct tcmu_shared_rec *rec = &sh->recs[d->cmd_id - 1];
-	struct tcmu_shared_owner *o;
-	uint32_t top;
-
-	if (!owner_here(sh, rec->owner, &w->checked)) {
-		release(sh, d->cmd_id);
-		return;
-	}
-	rec->status = d->status;
-	rec->uflags = d->uflags;
-	rec->read_len = d->read_len;
-	if (d->status != SCSI_STATUS_GOOD)
-		memcpy(sh->sense[d->cmd_id - 1], d->sense,
-		       TCMU_SENSE_BUFFERSIZE);
-	rec_set(rec, REC_DONE);
-	/* Its owner takes the stack whole, without the lock. */
-	o = &sh->st->owners[rec->owner];
-	top = __atomic_load_n(&o->done, __ATOMIC_RELAXED);
-	do {
-		rec->next = top;
-	} while (!__atomic_compare_exchange_n(&o->done, &top, d->cmd_id, true,
-					      __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
-}
-
-/*
- * Idle and short of room: every command whose owner has handled it goes
- * back now, not at that owner's next pass (it may have none soon).
- */
-static bool release_spent(struct tcmu_shared *sh)
-{
-	uint32_t id;
-	bool any = false;
-
-	for (id = 1; id <= sh->st->nr_ids; id++)
-		if (rec_state(&sh->recs[id - 1]) == REC_SPENT) {
-			release(sh, id);
-			any = true;
-		}
-	return any;
-}
-
-int tcmu_shared_queue(struct tcmu_shared *sh, const void *cdb,
-		      uint32_t cdb_len, uint32_t data_len, const void *wbuf)
-{
-	struct tcmu_shared_rec *rec;
-	bool waited = false, idle;
-	uint32_t seen;
-	int id;
-
-	if (!sh->st)
-		return tcmu_sub_queue(&sh->sub, cdb, cdb_len, data_len, wbuf);
-	for (;;) {
-		seen = __atomic_load_n(&sh->st->room, __ATOMIC_SEQ_CST);
-		id = lock(sh);
-		if (id < 0)
-			return id;
-		id = tcmu_sub_queue(&sh->sub, cdb, cdb_len, data_len, wbuf);
-		idle = !sh->st->owners[sh->owner].busy;
-		if (id == -EBUSY && idle && !sh->solo && release_spent(sh))
-			id = tcmu_sub_queue(&sh->sub, cdb, cdb_len, data_len,
-					    wbuf);
-		if (id > 0) {
-			rec = &sh->recs[id - 1];
-			rec->owner = sh->owner;
-			rec_set(rec, REC_QUEUED);
-			sh->st->owners[sh->owner].busy++;
-			/* Others publish too: each command at once. */
-			tcmu_sub_commit(&sh->sub);
-		}
-		unlock(sh);
-		/*
-		 * Nothing of its own out: no completion will wake it, so it
-		 * sleeps until another's command gives room back.
-		 */
-		if (id != -EBUSY || !idle || sh->solo || waited)
-			return id;
-		wait_room(sh->st, seen);
-		waited = true;
-	}
-}
-
-void tcmu_shared_commit(struct tcmu_shared *sh)
-{
-	if (!sh->st)
-		tcmu_sub_commit(&sh->sub);
-}
-
-/* Alone on a shared ring, every command is this one's: at once to @fn. */
-struct alone {
-	struct tcmu_shared *sh;
-	tcmu_done_fn fn;
-	void *arg;
-};
-
-static void take_own(void *arg, const struct tcmu_done *d)
-{
-	struct alone *a = arg;
-
-	if (a->fn)
-		a->fn(a->arg, d);
-	release(a->sh, d->cmd_id);
-}
-
-/* Retired entries no walk has reached yet (one may be under way)? */
-static bool unwalked(const struct tcmu_shared *sh)
-{
-	uint32_t tail = __atomic_load_n(tcmu_mb_tail(sh->sub.base),
-					__ATOMIC_ACQUIRE);
-
-	return tail != __atomic_load_n(&sh->st->walked, __ATOMIC_ACQUIRE);
-}
-
-/* Walk under the lock: every completion to its owner's stack. */
-static int walk(struct tcmu_shared *sh)
-{
-	struct walk w = { .sh = sh };
-	uint64_t t0;
-	int ret;
-
-	ret = lock(sh);
-	if (ret < 0)
-		return ret;
-	t0 = now_ns();
-	ret = tcmu_sub_walk(&sh->sub, hand_on, &w);
-	/* The pushes before it: who reads it sees them on their stacks. */
-	if (ret >= 0)
-		__atomic_store_n(&sh->st->walked, sh->sub.st->cleaned,
-				 __ATOMIC_RELEASE);
-	if (ret > 0) {
-		sh->walk_ns += now_ns() - t0;
-		sh->freed = true;	/* ring space */
-	}
-	unlock(sh);
-	return ret;
-}
-
-/* This owner's done stack, taken whole: @fn for each, oldest first. */
-static int take_done(struct tcmu_shared *sh, tcmu_done_fn fn, void *arg)
-{
-	struct tcmu_shared_owner *o = &sh->st->owners[sh->owner];
-	uint16_t id, next, prev = NO_ID;
-	int n = 0;
-
-	if (!__atomic_load_n(&o->done, __ATOMIC_RELAXED))
-		return 0;
-	id = __atomic_exchange_n(&o->done, NO_ID, __ATOMIC_ACQUIRE);
-	/* Newest on top: turned over. */
-	for (; id != NO_ID; id = next) {
-		next = sh->recs[id - 1].next;
-		sh->recs[id - 1].next = prev;
-		prev = id;
-	}
-	for (id = prev; id != NO_ID; id = next) {
-		struct tcmu_shared_rec *rec = &sh->recs[id - 1];
-		struct tcmu_done d = {
-			.cmd_id = id,
-			.status = rec->status,
-			.uflags = rec->uflags,
-			.read_len = rec->read_len,
-			.sense = sh->sense[id - 1],
-		};
-
-		next = rec->next;
-		if (fn)
-			fn(arg, &d);
-		/* Its data is copied out: its blocks may go to another. */
-		rec_set(rec, REC_SPENT);
-		sh->spent[sh->nr_spent++] = id;
-		n++;
-	}
-	return n;
-}
-
-int tcmu_shared_reap(struct tcmu_shared *sh, tcmu_done_fn fn, void *arg)
-{
-	struct alone a = { .sh = sh, .fn = fn, .arg = arg };
-	int ret = 0, n;
-
-	if (!sh->st)
-		return tcmu_sub_reap(&sh->sub, fn, arg);
-	/* Alone (before anyone joined): as a private ring's reap. */
-	if (sh->solo) {
-		ret = lock(sh);
-		if (ret < 0)
-			return ret;
-		if (sh->solo) {
-			ret = tcmu_sub_walk(&sh->sub, take_own, &a);
-			unlock(sh);
-			return ret;
-		}
-		unlock(sh);
-	}
-	if (unwalked(sh))
-		ret = walk(sh);
-	n = take_done(sh, fn, arg);
-	return ret < 0 ? ret : n;
-}
-
 void tcmu_shared_bounds(struct tcmu_shared *sh, uint32_t *cleaned,
 			uint32_t *pub)
 {
-	if (lock(sh) < 0)
+	if (shared_lock(sh) < 0)
 		return;
 	*cleaned = sh->sub.st->cleaned;
 	*pub = sh->sub.st->pub;
-	unlock(sh);
+	shared_unlock(sh);
 }
 
 void tcmu_shared_free(struct tcmu_shared *sh)
@@ -663,20 +411,20 @@ void tcmu_shared_free(struct tcmu_shared *sh)
 	struct tcmu_shared_owner *o;
 	uint16_t id, next;
 
-	if (sh->st && lock(sh) >= 0) {
+	if (sh->st && shared_lock(sh) >= 0) {
 		o = &sh->st->owners[sh->owner];
 		/* Handed on and never taken: nothing will take them now. */
 		id = __atomic_exchange_n(&o->done, NO_ID, __ATOMIC_ACQUIRE);
 		for (; id != NO_ID; id = next) {
 			next = sh->recs[id - 1].next;
-			release(sh, id);
+			shared_release(sh, id);
 		}
 		if (o->state == TCMU_OWNER_LIVE)
 			sh->st->nr_owners--;
 		/* Its commands still out are released as they complete. */
 		o->state = o->busy ? TCMU_OWNER_GONE : TCMU_OWNER_FREE;
 		pthread_mutex_unlock(&o->alive);
-		unlock(sh);
+		shared_unlock(sh);
 	}
 	tcmu_sub_free(&sh->sub);
 	free(sh->spent);

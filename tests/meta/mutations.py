@@ -129,7 +129,7 @@ MUTATIONS = [
     Mutation(
         name="tcmu-shared-wrong-owner",
         why="on a shared TCMU ring, whoever reaps takes every completion as its own",
-        file="client/tcmu/tcmu_shared.c",
+        file="client/tcmu/tcmu_shared_io.c",
         old="\to = &sh->st->owners[rec->owner];\n\ttop = ",
         new="\to = &sh->st->owners[sh->owner];\n\ttop = ",
         tests=["tcmu-shared-sub"],
@@ -138,7 +138,7 @@ MUTATIONS = [
     Mutation(
         name="tcmu-shared-idle-spins",
         why="on a shared TCMU ring, a submitter with nothing out and no room returns busy at once (fio spins) instead of sleeping until room comes back",
-        file="client/tcmu/tcmu_shared.c",
+        file="client/tcmu/tcmu_shared_io.c",
         old="\t\twait_room(sh->st, seen);\n",
         new="",
         tests=["tcmu-shared-sub"],
@@ -147,7 +147,7 @@ MUTATIONS = [
     Mutation(
         name="tcmu-shared-spent-kept",
         why="on a shared TCMU ring, what an idle owner handled but has not released is kept from a submitter short of room",
-        file="client/tcmu/tcmu_shared.c",
+        file="client/tcmu/tcmu_shared_io.c",
         old="\t\tif (rec_state(&sh->recs[id - 1]) == REC_SPENT) {\n",
         new="\t\tif (0) {\n",
         tests=["tcmu-shared-sub"],
