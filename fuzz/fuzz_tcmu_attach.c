@@ -58,7 +58,8 @@ static void check_reply(const uint8_t *buf, size_t len)
 	tcmu_attach_reply_encode(again, &r);
 	FUZZ_CHECK(!tcmu_attach_reply_decode(again, sizeof(again), &r2, &msg));
 	FUZZ_CHECK(r2.status == r.status && !strcmp(r2.msg, r.msg));
-	FUZZ_CHECK(r2.flags == r.flags && r2.submitters == r.submitters &&
+	FUZZ_CHECK(r2.flags == r.flags && r2.tag == r.tag &&
+		   r2.submitters == r.submitters &&
 		   r2.region_size == r.region_size);
 }
 

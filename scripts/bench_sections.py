@@ -500,6 +500,27 @@ def tcmu_ceiling_qd32(b):
     b.derive_diff(sid, "engine-own", "engine", "fio-null", "cpu_us_per_io")
 
 
+def tcmu_shared_jobs(b):
+    sid = "tcmu_shared_jobs"
+    job = ["--rw=randread", "--bs=4k", "--iodepth=32", f"--size={b.o.tcmu_size}"]
+    b.record("section", sid, f"4 KiB randread QD32 a job, tcmu-shim --store null "
+             f"({b.o.tcmu_size}), numjobs 1, 2 and 4 on one device: ring=shared (the "
+             "device's one ring, as the kernel's) vs ring=private (a ring and a handler "
+             "thread a job)")
+    for n in (1, 2, 4):
+        b.record("ratio", sid, "cpu_us_per_io", f"shared-{n}", f"private-{n}")
+        b.record("ratio", sid, "iops", f"shared-{n}", f"private-{n}")
+        b.record("ratio", sid, "server_cpu_us_per_io", f"shared-{n}", f"private-{n}")
+        b.record("spread", sid, "cpu_us_per_io", f"shared-{n}")
+        b.record("spread", sid, "cpu_us_per_io", f"private-{n}")
+    ring = tcmu(b, "tcmu_jobs", "null")
+    # Pair by pair: each pair's rounds side by side in time.
+    for n in (1, 2, 4):
+        rounds(b, *(engine(b, sid, f"{mode}-{n}", ring.uri, job, ring,
+                           (f"--numjobs={n}", f"--ring={mode}"))
+                    for mode in ("shared", "private")))
+
+
 # ------------------------------------------------------------ the table
 
 @dataclasses.dataclass(frozen=True)
@@ -558,6 +579,9 @@ SECTIONS = {s.name: s for s in (
             "taken away) vs ring-client --bench (target <= 1.5x)"),
     Section("timeline_cost_tcmu", "tcmu", ("tcmu_shim", "ring_client"), timeline_cost_tcmu,
             "timeline_cost over the ring to tcmu-shim null"),
+    Section("tcmu_shared_jobs", "tcmu", ("tcmu_shim",), tcmu_shared_jobs,
+            "4 KiB randread QD32, numjobs 1/2/4 on one tcmu-shim null: ring=shared vs "
+            "ring=private"),
     # run by name only: in every group the page would take some 40 minutes more
     Section("transports_plain_64k", "", NBD,
             unix_and_tcp(transports_plain, "transports_plain_64k", "64k"),

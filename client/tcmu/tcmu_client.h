@@ -18,10 +18,11 @@
  *
  * A shared ring is one per handler device, as the kernel has: clients
  * in any process join it, each an owner of the commands it queues, and
- * whoever reaps hands each completion to its owner (tcmu_shared.h); the
- * handler host wakes every client's own done eventfd at each notify, so
- * an owner whose completions another reaped still wakes and finds them in
- * its list.
+ * whoever walks the retired entries hands each completion to its owner
+ * (tcmu_shared.h); the handler host wakes a client's own done eventfd
+ * only after a pass that completed one of its commands (the wake tag it
+ * gave the client at attach, in each entry's kflags), and the client
+ * finds them walked already or walks them itself.
  */
 #ifndef TORUS_TCMU_CLIENT_H
 #define TORUS_TCMU_CLIENT_H

@@ -22,9 +22,6 @@
 #include "tcmu_client_state.h"
 #include "torus_clock.h"
 
-/* A shared ring's cmd_ids: room for this many clients of this depth. */
-#define SHARE_SLOTS		8
-
 static int send_attach(struct tcmu_client *c, const struct tcmu_client_cfg *cfg)
 {
 	struct tcmu_attach_req req = {
@@ -186,16 +183,18 @@ static int map_memfd(struct tcmu_client *c, const char *name, uint64_t size,
 }
 
 /*
- * The submitters' state for a ring others may join, with cmd_ids for
- * SHARE_SLOTS clients like this one: 0, -errno, or 1 with a message.
+ * The submitters' state for a ring others may join: a cmd_id for every
+ * command the ring can hold, whoever queues them (the block lists' memory
+ * permitting; tcmu_client_cmds_for()). 0, -errno, or 1 with a message.
  */
 static int make_state(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 		      char *err, size_t errlen)
 {
-	uint32_t ids = cfg->max_cmds * SHARE_SLOTS;
+	uint32_t fit = (cfg->ring_size - TCMU_MB_SIZE) /
+		       tcmu_cmd_entry_size(0, 16);
+	uint32_t ids = tcmu_client_cmds_for(cfg->data_size, cfg->max_data,
+					    fit, cfg->max_cmds);
 
-	if (ids > UINT16_MAX)
-		ids = UINT16_MAX;
 	c->state_size = tcmu_shared_size(c->region, c->region_size,
 					    TCMU_DEF_BLK_SIZE, ids,
 					    cfg->max_data);
@@ -325,6 +324,7 @@ static int join_ring(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 			 strerror(-ret));
 	if (ret)
 		return -1;
+	c->sh.sub.kflags = rep->tag;
 	c->joined = true;
 	return 0;
 fail:
@@ -388,6 +388,9 @@ static int attach_ring(struct tcmu_client *c, const char *path,
 			 c->label, rep.msg[0] ? rep.msg : strerror(rep.status));
 		return -1;
 	}
+	/* The host wakes this client for its own commands only. */
+	if (c->shared)
+		c->sh.sub.kflags = rep.tag;
 	return 0;
 }
 

@@ -338,6 +338,10 @@ static int reap_ring(struct tcmu_client *c)
 		c->passes++;
 		c->work_cmds += n;
 	}
+	/* A shared ring's walk, before this owner's first completion. */
+	if (!c->in_exec)
+		c->walk_ns += c->sh.walk_ns;
+	c->sh.walk_ns = 0;
 	if (c->sh.recovered != c->recovered) {
 		c->recovered = c->sh.recovered;
 		fprintf(stderr,
@@ -507,10 +511,20 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
 	struct timespec slice = { .tv_nsec = SLICE_MS * 1000000L };
 	tcmu_complete_fn *fn = c->complete;
 	void *arg = c->complete_arg;
+	uint64_t start = now_ns();
 	int ret, n;
 
+	/*
+	 * A shared ring whose room the other jobs hold: each try sleeps for
+	 * room (tcmu_shared_queue()), until the command's timeout.
+	 */
 	c->in_exec = true;
-	ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done);
+	do {
+		ret = queue_cmd(c, cdb, cdb_len, data_len, wbuf, rbuf, done);
+	} while (ret == -EBUSY && c->shared && !c->inflight &&
+		 !(c->stop && *c->stop) &&
+		 (!c->timeout_s ||
+		  now_ns() - start < c->timeout_s * 1000000000ull));
 	if (!ret)
 		ret = tcmu_client_submit(c);
 	if (ret) {
@@ -538,6 +552,7 @@ void tcmu_client_work(const struct tcmu_client *c,
 	w->cmds = c->work_cmds;
 	w->ns = c->timed_cmds ? (uint64_t)((double)c->timed_ns /
 					    c->timed_cmds * c->work_cmds) : 0;
+	w->ns += c->walk_ns;
 	w->sub_cmds = c->sub_cmds;
 	w->sub_timed = c->sub_timed;
 	w->sub_ns = (uint64_t)(sub * c->sub_cmds + kick * c->kicks);

@@ -49,6 +49,7 @@ struct tcmu_client {
 	uint64_t pass_ns;		/* this reap pass's first completion */
 	/* The kernel's shares so far (tcmu_client_work() sums them up). */
 	uint64_t passes, timed_ns, timed_cmds, work_cmds;
+	uint64_t walk_ns;		/* a shared ring's walks, all timed */
 	uint64_t sub_ns, sub_timed, sub_cmds;
 	uint64_t kick_ns, kick_timed, kicks;
 	uint32_t sub_gap;		/* commands to queue untimed */

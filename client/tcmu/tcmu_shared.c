@@ -2,26 +2,22 @@
 /*
  * The submitters of one TCMU ring, alone or sharing it across processes
  * (see tcmu_shared.h). The ring itself is proto/tcmu/tcmu_ring_sub.c; this
- * file holds the lock, the owners, and who gets which completion.
+ * file holds the shared state's layout, its lock, the owners (join, leave,
+ * death) and the release of commands; queuing and who gets which
+ * completion are tcmu_shared_io.c's.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "tcmu_shared.h"
+#include "tcmu_shared_int.h"
 
-#define SHARED_MAGIC	0x544d5348u	/* "TMSH" */
-#define NO_ID		0
-
-/* One cmd_id's owner, and its answer once the handler retired it. */
-struct tcmu_shared_rec {
-	uint16_t owner;
-	uint16_t next;			/* in its owner's done list */
-	uint8_t status, uflags;
-	uint32_t read_len;
-	uint8_t sense[TCMU_SENSE_BUFFERSIZE];
-};
+#define SHARED_MAGIC	0x544d5332u	/* "TMS2" */
 
 static uint64_t align64(uint64_t v)
 {
@@ -33,10 +29,17 @@ static uint64_t recs_off(void)
 	return align64(sizeof(struct tcmu_shared_state));
 }
 
-static uint64_t sub_off(uint32_t nr_ids)
+/* Sense bytes apart: written only for an answer other than GOOD. */
+static uint64_t sense_off(uint32_t nr_ids)
 {
 	return align64(recs_off() +
 		       (uint64_t)nr_ids * sizeof(struct tcmu_shared_rec));
+}
+
+static uint64_t sub_off(uint32_t nr_ids)
+{
+	return align64(sense_off(nr_ids) +
+		       (uint64_t)nr_ids * TCMU_SENSE_BUFFERSIZE);
 }
 
 static int mutex_init_shared(pthread_mutex_t *m)
@@ -54,11 +57,93 @@ static int mutex_init_shared(pthread_mutex_t *m)
 	return -ret;
 }
 
+/* Room came back (ring space, blocks, cmd_ids): wake who sleeps for it. */
+void shared_room_back(struct tcmu_shared_state *st)
+{
+	/* Dekker with wait_room(): one of the two sees the other. */
+	__atomic_add_fetch(&st->room, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&st->room_waiters, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &st->room, FUTEX_WAKE, INT_MAX, NULL,
+			NULL, 0);
+}
+
+/* A command is over: its blocks and cmd_id go back, its owner's count down. */
+void shared_release(struct tcmu_shared *sh, uint16_t id)
+{
+	struct tcmu_shared_rec *rec = &sh->recs[id - 1];
+	struct tcmu_shared_owner *o = &sh->st->owners[rec->owner];
+
+	tcmu_sub_release(&sh->sub, id);
+	rec_set(rec, REC_FREE);
+	sh->freed = true;
+	if (o->busy)
+		o->busy--;
+	if (o->state == TCMU_OWNER_GONE && !o->busy)
+		o->state = TCMU_OWNER_FREE;
+}
+
+/*
+ * What this owner took and handled since its last lock pass goes back:
+ * each one still spent (one short of room may have released it, idle).
+ */
+static void settle(struct tcmu_shared *sh)
+{
+	uint32_t i;
+
+	for (i = 0; i < sh->nr_spent; i++) {
+		uint16_t id = sh->spent[i];
+		const struct tcmu_shared_rec *rec = &sh->recs[id - 1];
+
+		if (rec_state(rec) == REC_SPENT && rec->owner == sh->owner)
+			shared_release(sh, id);
+	}
+	sh->nr_spent = 0;
+}
+
+/*
+ * An owner left or died: its completions waiting on its stack or taken
+ * and not yet released go back now, the rest as they complete.
+ */
+static void gone(struct tcmu_shared *sh, uint32_t i)
+{
+	struct tcmu_shared_owner *o = &sh->st->owners[i];
+	uint32_t id;
+
+	if (o->state == TCMU_OWNER_LIVE)
+		sh->st->nr_owners--;
+	o->state = TCMU_OWNER_GONE;
+	__atomic_store_n(&o->done, NO_ID, __ATOMIC_RELAXED);
+	for (id = 1; id <= sh->st->nr_ids; id++) {
+		const struct tcmu_shared_rec *rec = &sh->recs[id - 1];
+		uint8_t state = rec_state(rec);
+
+		if (rec->owner == i &&
+		    (state == REC_DONE || state == REC_SPENT))
+			shared_release(sh, id);
+	}
+	if (!o->busy)
+		o->state = TCMU_OWNER_FREE;
+}
+
+/*
+ * After a holder died mid-change: the free blocks and cmd_ids again from
+ * the commands out, and every cmd_id found free recorded free.
+ */
+static void rebuild(struct tcmu_shared *sh)
+{
+	uint32_t i;
+
+	tcmu_sub_rebuild(&sh->sub);
+	for (i = 0; i < sh->sub.st->nr_free; i++)
+		rec_set(&sh->recs[sh->sub.free_ids[i] - 1], REC_FREE);
+}
+
 /*
  * The lock of a shared state. A holder that died (EOWNERDEAD) left it
  * held mid-change: the state is made consistent (its blocks and ids
  * rebuilt) and its owner counted gone, so that its commands are released
- * as they complete. -EIO when the lock is lost.
+ * as they complete. Then what this owner handled since its last pass is
+ * released. -EIO when the lock is lost.
  */
 static int lock_shared(struct tcmu_shared *sh)
 {
@@ -78,54 +163,61 @@ static int lock_shared(struct tcmu_shared *sh)
 		uint32_t dead = st->holder;
 
 		pthread_mutex_consistent(&st->lock);
-		tcmu_sub_rebuild(&sh->sub);
+		rebuild(sh);
 		if (dead < TCMU_SHARED_OWNERS && dead != sh->owner &&
-		    st->owners[dead].state == TCMU_OWNER_LIVE) {
-			st->owners[dead].state = TCMU_OWNER_GONE;
-			st->nr_owners--;
-		}
+		    st->owners[dead].state == TCMU_OWNER_LIVE)
+			gone(sh, dead);
 		sh->recovered++;
 		ret = 0;
 	}
 	if (ret)
 		return -EIO;
 	st->holder = sh->owner;
+	if (sh->nr_spent)
+		settle(sh);
 	return 0;
 }
 
-static inline int lock(struct tcmu_shared *sh)
+int shared_lock(struct tcmu_shared *sh)
 {
 	return sh->st ? lock_shared(sh) : 0;
 }
 
-static inline void unlock(struct tcmu_shared *sh)
+/* Room that came back in this pass is told (alone, there is no one to). */
+void shared_unlock(struct tcmu_shared *sh)
 {
-	if (sh->solo)
+	bool freed = sh->freed;
+
+	sh->freed = false;
+	if (sh->solo) {
 		__atomic_store_n(&sh->st->in_op, 0, __ATOMIC_RELEASE);
-	else if (sh->st)
+	} else if (sh->st) {
 		pthread_mutex_unlock(&sh->st->lock);
+		if (freed)
+			shared_room_back(sh->st);
+	}
 }
 
 /*
  * Become an owner: the first free index, its alive mutex held. @rebuild:
  * the creator died in an operation it ran without the lock.
  */
-static int enter(struct tcmu_shared *sh, bool rebuild)
+static int enter(struct tcmu_shared *sh, bool rebuild_state)
 {
 	struct tcmu_shared_state *st = sh->st;
 	uint32_t i;
 	int ret;
 
-	ret = lock(sh);
+	ret = shared_lock(sh);
 	if (ret < 0)
 		return ret;
-	if (rebuild)
-		tcmu_sub_rebuild(&sh->sub);
+	if (rebuild_state)
+		rebuild(sh);
 	for (i = 0; i < TCMU_SHARED_OWNERS; i++)
 		if (st->owners[i].state == TCMU_OWNER_FREE)
 			break;
 	if (i == TCMU_SHARED_OWNERS) {
-		unlock(sh);
+		shared_unlock(sh);
 		return -EUSERS;
 	}
 	ret = mutex_init_shared(&st->owners[i].alive);
@@ -134,12 +226,12 @@ static int enter(struct tcmu_shared *sh, bool rebuild)
 	if (!ret) {
 		st->owners[i].state = TCMU_OWNER_LIVE;
 		st->owners[i].busy = 0;
-		st->owners[i].done_first = st->owners[i].done_last = NO_ID;
+		st->owners[i].done = NO_ID;
 		st->owners[i].pid = getpid();
 		st->nr_owners++;
 		sh->owner = i;
 	}
-	unlock(sh);
+	shared_unlock(sh);
 	return ret;
 }
 
@@ -190,6 +282,18 @@ uint64_t tcmu_shared_size(const void *region, uint64_t region_size,
 	return size ? sub_off(max_cmds) + size : 0;
 }
 
+/* This process's view of a shared state at @mem. */
+static int map_state(struct tcmu_shared *sh, void *mem)
+{
+	struct tcmu_shared_state *st = mem;
+
+	sh->st = st;
+	sh->recs = (void *)((uint8_t *)mem + st->recs_off);
+	sh->sense = (void *)((uint8_t *)mem + st->sense_off);
+	sh->spent = calloc(st->nr_ids, sizeof(*sh->spent));
+	return sh->spent ? 0 : -ENOMEM;
+}
+
 int tcmu_shared_create(struct tcmu_shared *sh, void *region,
 		       uint64_t region_size, void *mem, uint64_t mem_size,
 		       uint32_t blk_size, uint32_t max_cmds,
@@ -212,17 +316,20 @@ int tcmu_shared_create(struct tcmu_shared *sh, void *region,
 		return ret;
 	st->size = size;
 	st->recs_off = recs_off();
+	st->sense_off = sense_off(max_cmds);
 	st->sub_off = off;
 	st->nr_ids = max_cmds;
+	st->walked = sh->sub.st->cleaned;
 	ret = mutex_init_shared(&st->lock);
 	if (!ret) {
 		st->magic = SHARED_MAGIC;
-		sh->st = st;
-		sh->recs = (void *)((uint8_t *)mem + st->recs_off);
-		ret = enter(sh, false);
+		ret = map_state(sh, mem);
 	}
+	if (!ret)
+		ret = enter(sh, false);
 	if (ret) {
 		tcmu_sub_free(&sh->sub);
+		free(sh->spent);
 		memset(sh, 0, sizeof(*sh));
 		return ret;
 	}
@@ -241,6 +348,7 @@ int tcmu_shared_join(struct tcmu_shared *sh, void *region,
 	if (mem_size < sizeof(*st) || st->magic != SHARED_MAGIC ||
 	    st->size > mem_size || st->recs_off != recs_off() ||
 	    !st->nr_ids || st->nr_ids > UINT16_MAX ||
+	    st->sense_off != sense_off(st->nr_ids) ||
 	    st->sub_off != sub_off(st->nr_ids) || st->sub_off > st->size)
 		return -EINVAL;
 	ret = tcmu_sub_attach(&sh->sub, region, region_size,
@@ -248,216 +356,77 @@ int tcmu_shared_join(struct tcmu_shared *sh, void *region,
 			      st->size - st->sub_off, max_data);
 	if (!ret && sh->sub.nr_slots != st->nr_ids)
 		ret = -EINVAL;
-	if (!ret) {
-		sh->st = st;
-		sh->recs = (void *)((uint8_t *)mem + st->recs_off);
+	if (!ret)
+		ret = map_state(sh, mem);
+	if (!ret)
 		ret = enter(sh, join_wait(sh));
-	}
 	if (ret) {
 		tcmu_sub_free(&sh->sub);
+		free(sh->spent);
 		memset(sh, 0, sizeof(*sh));
 	}
 	return ret;
 }
 
-/* A command is over: its blocks and cmd_id go back, its owner's count down. */
-static void release(struct tcmu_shared *sh, uint16_t id)
-{
-	struct tcmu_shared_owner *o = &sh->st->owners[sh->recs[id - 1].owner];
-
-	tcmu_sub_release(&sh->sub, id);
-	if (o->busy)
-		o->busy--;
-	if (o->state == TCMU_OWNER_GONE && !o->busy)
-		o->state = TCMU_OWNER_FREE;
-}
-
-static void release_list(struct tcmu_shared *sh, uint16_t id)
-{
-	while (id != NO_ID) {
-		uint16_t next = sh->recs[id - 1].next;
-
-		release(sh, id);
-		id = next;
-	}
-}
-
 /*
  * Another owner still there? One that died holding its alive mutex is
- * found here (EOWNERDEAD): counted gone, its handed-on completions
- * released.
+ * found here (EOWNERDEAD) and counted gone. Each is tried once a walk
+ * (@checked).
  */
-static bool owner_here(struct tcmu_shared *sh, uint32_t i)
+bool shared_owner_here(struct tcmu_shared *sh, uint32_t i,
+		       uint64_t *checked)
 {
 	struct tcmu_shared_owner *o = &sh->st->owners[i];
-	uint16_t list;
 	int ret;
 
 	if (o->state != TCMU_OWNER_LIVE)
 		return false;
-	if (i == sh->owner)
+	if (i == sh->owner || (*checked & (1ull << i)))
 		return true;
 	ret = pthread_mutex_trylock(&o->alive);
-	if (ret == EBUSY)
+	if (ret == EBUSY) {
+		*checked |= 1ull << i;
 		return true;
+	}
 	if (ret == EOWNERDEAD)
 		pthread_mutex_consistent(&o->alive);
 	if (ret == 0 || ret == EOWNERDEAD)
 		pthread_mutex_unlock(&o->alive);
-	o->state = TCMU_OWNER_GONE;
-	sh->st->nr_owners--;
-	list = o->done_first;
-	o->done_first = o->done_last = NO_ID;
-	release_list(sh, list);
+	gone(sh, i);
 	return false;
-}
-
-/* A retired command to its owner's done list, or released if none. */
-static void hand_on(void *arg, const struct tcmu_done *d)
-{
-	struct tcmu_shared *sh = arg;
-	struct tcmu_shared_rec *rec = &sh->recs[d->cmd_id - 1];
-	struct tcmu_shared_owner *o;
-
-	/* The answer as it was, for its owner. */
-	rec->status = d->status;
-	rec->uflags = d->uflags;
-	rec->read_len = d->read_len;
-	memcpy(rec->sense, d->sense, TCMU_SENSE_BUFFERSIZE);
-	if (!owner_here(sh, rec->owner)) {
-		release(sh, d->cmd_id);
-		return;
-	}
-	o = &sh->st->owners[rec->owner];
-	rec->next = NO_ID;
-	if (o->done_last != NO_ID)
-		sh->recs[o->done_last - 1].next = d->cmd_id;
-	else
-		o->done_first = d->cmd_id;
-	o->done_last = d->cmd_id;
-}
-
-int tcmu_shared_queue(struct tcmu_shared *sh, const void *cdb,
-		      uint32_t cdb_len, uint32_t data_len, const void *wbuf)
-{
-	int id;
-
-	if (!sh->st)
-		return tcmu_sub_queue(&sh->sub, cdb, cdb_len, data_len, wbuf);
-	id = lock(sh);
-	if (id < 0)
-		return id;
-	id = tcmu_sub_queue(&sh->sub, cdb, cdb_len, data_len, wbuf);
-	if (id > 0) {
-		sh->recs[id - 1].owner = sh->owner;
-		sh->recs[id - 1].next = NO_ID;
-		sh->st->owners[sh->owner].busy++;
-		/* Others move cmd_head too: each command is published. */
-		tcmu_sub_commit(&sh->sub);
-	}
-	unlock(sh);
-	return id;
-}
-
-void tcmu_shared_commit(struct tcmu_shared *sh)
-{
-	if (!sh->st)
-		tcmu_sub_commit(&sh->sub);
-}
-
-/* Alone on a shared ring, every command is this one's: at once to @fn. */
-struct alone {
-	struct tcmu_shared *sh;
-	tcmu_done_fn fn;
-	void *arg;
-};
-
-static void take_own(void *arg, const struct tcmu_done *d)
-{
-	struct alone *a = arg;
-
-	if (a->fn)
-		a->fn(a->arg, d);
-	release(a->sh, d->cmd_id);
-}
-
-int tcmu_shared_reap(struct tcmu_shared *sh, tcmu_done_fn fn, void *arg)
-{
-	struct alone a = { .sh = sh, .fn = fn, .arg = arg };
-	struct tcmu_shared_owner *o;
-	uint16_t first, id;
-	int ret, done = 0;
-
-	if (!sh->st)
-		return tcmu_sub_reap(&sh->sub, fn, arg);
-	ret = lock(sh);
-	if (ret < 0)
-		return ret;
-	/* Alone (before anyone joined): as a private ring's reap. */
-	if (sh->solo)
-		ret = tcmu_sub_walk(&sh->sub, take_own, &a);
-	else
-		ret = tcmu_sub_walk(&sh->sub, hand_on, sh);
-	if (ret > 0 && sh->solo)
-		done = ret;
-	if (ret > 0)
-		ret = 0;
-	o = &sh->st->owners[sh->owner];
-	first = o->done_first;
-	o->done_first = o->done_last = NO_ID;
-	unlock(sh);
-	if (first == NO_ID)
-		return ret ? ret : done;
-
-	/* This owner's, outside the lock: their blocks are still its own. */
-	for (id = first; id != NO_ID; id = sh->recs[id - 1].next) {
-		const struct tcmu_shared_rec *rec = &sh->recs[id - 1];
-		struct tcmu_done d = {
-			.cmd_id = id,
-			.status = rec->status,
-			.uflags = rec->uflags,
-			.read_len = rec->read_len,
-			.sense = rec->sense,
-		};
-
-		if (fn)
-			fn(arg, &d);
-		done++;
-	}
-	if (lock(sh) >= 0) {
-		release_list(sh, first);
-		unlock(sh);
-	}
-	return ret ? ret : done;
 }
 
 void tcmu_shared_bounds(struct tcmu_shared *sh, uint32_t *cleaned,
 			uint32_t *pub)
 {
-	if (lock(sh) < 0)
+	if (shared_lock(sh) < 0)
 		return;
 	*cleaned = sh->sub.st->cleaned;
 	*pub = sh->sub.st->pub;
-	unlock(sh);
+	shared_unlock(sh);
 }
 
 void tcmu_shared_free(struct tcmu_shared *sh)
 {
 	struct tcmu_shared_owner *o;
-	uint16_t list;
+	uint16_t id, next;
 
-	if (sh->st && lock(sh) >= 0) {
+	if (sh->st && shared_lock(sh) >= 0) {
 		o = &sh->st->owners[sh->owner];
-		list = o->done_first;
-		o->done_first = o->done_last = NO_ID;
-		release_list(sh, list);
+		/* Handed on and never taken: nothing will take them now. */
+		id = __atomic_exchange_n(&o->done, NO_ID, __ATOMIC_ACQUIRE);
+		for (; id != NO_ID; id = next) {
+			next = sh->recs[id - 1].next;
+			shared_release(sh, id);
+		}
 		if (o->state == TCMU_OWNER_LIVE)
 			sh->st->nr_owners--;
 		/* Its commands still out are released as they complete. */
 		o->state = o->busy ? TCMU_OWNER_GONE : TCMU_OWNER_FREE;
 		pthread_mutex_unlock(&o->alive);
-		unlock(sh);
+		shared_unlock(sh);
 	}
 	tcmu_sub_free(&sh->sub);
+	free(sh->spent);
 	memset(sh, 0, sizeof(*sh));
 }

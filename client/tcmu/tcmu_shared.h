@@ -6,9 +6,16 @@
  * memory every submitter maps, after a header of their own: a
  * process-shared robust mutex, the owners (a small index each takes at
  * join, held as long as its "alive" mutex), and per cmd_id its owner and
- * its answer. Each command records its owner; whoever reaps hands each
- * completion to its owner's list, and an owner that died is found by its
- * alive mutex and its commands released as they complete.
+ * its answer.
+ *
+ * Whoever walks the retired entries (under the lock, as the kernel's
+ * tcmu_handle_completions) keeps each answer in its cmd_id's record and
+ * pushes the cmd_id on its owner's done stack, a lock-free list the owner
+ * takes whole: an owner's completions reach it without another lock pass,
+ * whoever walked them. The owner copies its read data out, and its
+ * blocks and cmd_ids go back at its next lock pass (or, when it is idle
+ * and another needs room, at that one's). An owner that died is found by
+ * its alive mutex and its commands released as they complete.
  *
  * A private ring (tcmu_shared_private()) has one submitter, its state in
  * private memory, no header and no lock; so does a shared ring's creator
@@ -32,7 +39,7 @@ struct tcmu_shared_owner {
 	pthread_mutex_t alive;
 	uint32_t state;			/* TCMU_OWNER_* */
 	uint32_t busy;			/* its commands not yet released */
-	uint16_t done_first, done_last;	/* its completions, oldest first */
+	uint32_t done;			/* its done stack's top, 0: empty */
 	int32_t pid;
 };
 
@@ -48,8 +55,12 @@ struct tcmu_shared_state {
 	uint32_t holder;		/* owner holding the lock */
 	pthread_mutex_t lock;
 	uint64_t size;			/* bytes, the ring's state included */
-	uint64_t recs_off, sub_off;	/* the records, the ring's state */
+	uint64_t recs_off, sense_off, sub_off; /* records, senses, ring */
 	uint32_t nr_ids;
+	/* cmd_tail as of the last whole walk (release: its pushes visible) */
+	uint32_t walked;
+	/* Bumped when room comes back; a futex for who waits for it. */
+	uint32_t room, room_waiters;
 	/* Under the lock. */
 	uint32_t nr_owners;		/* live ones */
 	uint32_t join_req;		/* another asked in: creator, lock */
@@ -61,9 +72,14 @@ struct tcmu_shared {
 	struct tcmu_sub sub;		/* the ring, as this process maps it */
 	struct tcmu_shared_state *st;	/* NULL: a private ring */
 	struct tcmu_shared_rec *recs;	/* [cmd_id - 1] */
+	uint8_t (*sense)[TCMU_SENSE_BUFFERSIZE]; /* [cmd_id - 1], on demand */
+	uint16_t *spent;		/* taken and handled, to release */
+	uint32_t nr_spent;
 	bool solo;			/* the creator, no one joined yet */
+	bool freed;			/* this lock pass gave room back */
 	uint32_t owner;			/* this submitter's index */
 	uint32_t recovered;		/* dead holders this one recovered from */
+	uint64_t walk_ns;		/* spent walking for all owners */
 };
 
 /* A private ring: tcmu_sub_init()'s arguments. */
@@ -98,17 +114,22 @@ void tcmu_shared_free(struct tcmu_shared *sh);
 
 /*
  * tcmu_sub_queue() under the lock; on a shared ring cmd_head is published
- * at once (others publish too). -EIO when the lock is lost.
+ * at once (others publish too). -EIO when the lock is lost. A submitter
+ * with nothing of its own out that finds no room sleeps until another's
+ * command is released (or 100 ms pass: -EBUSY then), where it would
+ * otherwise spin.
  */
 int tcmu_shared_queue(struct tcmu_shared *sh, const void *cdb,
 		      uint32_t cdb_len, uint32_t data_len, const void *wbuf);
 /* Publish everything queued (a shared ring's is already). */
 void tcmu_shared_commit(struct tcmu_shared *sh);
 /*
- * Walk what the handler retired and hand every completion to its owner;
- * call @fn for this owner's (others' were handed to theirs), outside the
- * lock, then release them. Returns how many of this owner's, -EPROTO when
- * the handler broke the ring (stop using it), -EIO when the lock is lost.
+ * Walk what the handler retired, if no one has, handing every completion
+ * to its owner (the time it took added to walk_ns: the kernel's work, done
+ * here for every owner); then call @fn for this owner's, outside the lock
+ * (their blocks are released at its next lock pass). Returns how many of this
+ * owner's, -EPROTO when the handler broke the ring (stop using it), -EIO
+ * when the lock is lost.
  */
 int tcmu_shared_reap(struct tcmu_shared *sh, tcmu_done_fn fn, void *arg);
 /* cmd_tail's bounds for a check: cleaned and published head, now. */

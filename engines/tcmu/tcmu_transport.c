@@ -551,6 +551,12 @@ static int tcmu_reap(struct torus_session *s, unsigned int min,
 	int n, ret;
 
 	ts->finished = 0;
+	/*
+	 * Requests no room took: with nothing in flight no completion will
+	 * come to push them, and a shared ring's queue sleeps for room.
+	 */
+	if (ts->waiting.head && !tcmu_client_inflight(ts->client))
+		push_waiting(ts);
 	/* Whatever submit held goes out before any wait. */
 	ret = client_submit(ts);
 	if (ret)

@@ -133,7 +133,7 @@ void tcmu_attach_reply_encode(uint8_t buf[TCMU_ATTACH_REPLY_LEN],
 	put32(buf + 20, r->status);
 	memset(buf + 24, 0, TCMU_ATTACH_REPLY_LEN - 24);
 	if (r->version != TCMU_ATTACH_V1) {
-		put32(buf + 24, r->flags);
+		put32(buf + 24, (r->flags & ~0xff00u) | (uint32_t)r->tag << 8);
 		put32(buf + 28, r->submitters);
 		put32(buf + 32, (uint32_t)r->region_size);
 		put32(buf + 36, (uint32_t)(r->region_size >> 32));
@@ -161,9 +161,12 @@ int tcmu_attach_reply_decode(const uint8_t *buf, size_t len,
 	}
 	off = msg_off(r->version);
 	r->flags = r->submitters = 0;
+	r->tag = 0;
 	r->region_size = 0;
 	if (r->version != TCMU_ATTACH_V1) {
 		r->flags = get32(buf + 24);
+		r->tag = r->flags >> 8;
+		r->flags &= ~0xff00u;
 		r->submitters = get32(buf + 28);
 		r->region_size = get32(buf + 32) |
 				 (uint64_t)get32(buf + 36) << 32;

@@ -23,7 +23,11 @@
  * Reply, version 2:    magic[16] version:u32 status:u32 flags:u32
  *                      submitters:u32 region_size:u64 message[216]
  * flags TCMU_REPLY_JOINED says the fds came; submitters counts them with
- * this one. A version 1 request gets a version 1 reply.
+ * this one. flags' second byte, when not 0, is the submitter's wake tag:
+ * it puts it in the kflags of every command entry it queues, and the host
+ * then writes its done eventfd only after passes that completed one of
+ * them (an untagged command wakes every submitter). A version 1 request
+ * gets a version 1 reply.
  *
  * The host's hello, 20 bytes:  magic[16] version:u32 (the highest it serves)
  * A TCMU client speaks first and an NBD client waits for its server to, so
@@ -66,6 +70,8 @@ enum tcmu_attach_kind {
 };
 
 #define TCMU_REPLY_JOINED	1u
+/* Wake tags: 1..TCMU_TAG_MAX, one per submitter of a shared ring. */
+#define TCMU_TAG_MAX		64u
 
 struct tcmu_attach_req {
 	uint32_t version;
@@ -78,6 +84,7 @@ struct tcmu_attach_reply {
 	uint32_t status;	/* 0 or a positive errno */
 	uint32_t flags;		/* version 2: TCMU_REPLY_JOINED */
 	uint32_t submitters;	/* version 2: the ring's, this one included */
+	uint8_t tag;		/* version 2, shared: this one's, or 0 */
 	uint64_t region_size;	/* version 2, joined: bytes of the region */
 	char msg[TCMU_ATTACH_MSG_MAX];
 };

@@ -160,6 +160,7 @@ int tcmu_hdl_next(struct tcmu_hdl *h, struct tcmu_hdl_cmd *cmd)
 			if (len < TCMU_ENT_MIN)
 				return -EPROTO;
 			cmd->cmd_id = hdr.cmd_id;
+			cmd->kflags = hdr.kflags;
 			err = hdl_cmd(h, pos, len, cmd);
 			return err ? err : 1;
 		default:

@@ -21,6 +21,7 @@ struct tcmu_hdl {
 
 struct tcmu_hdl_cmd {
 	uint16_t cmd_id;
+	uint8_t kflags;			/* the submitter's (a shared ring's wake tag) */
 	/* In the ring: parse it before the next tcmu_hdl_complete(). */
 	const uint8_t *cdb;
 	uint32_t cdb_max;		/* bytes readable at cdb (<= TCMU_CDB_MAX) */

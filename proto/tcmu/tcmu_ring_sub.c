@@ -431,6 +431,7 @@ static int sub_queue(struct tcmu_sub *s, const void *cdb, uint32_t cdb_len,
 	ent = (void *)(s->base + s->cmdr_off + st->head);
 	memset(ent, 0, TCMU_IOV_OFF);
 	put_hdr(&ent->hdr, TCMU_OP_CMD, len, id);
+	ent->hdr.kflags = s->kflags;
 	ent->req.iov_cnt = iov_cnt;
 	/* The CDB follows the iovecs (or the response area), as the kernel's. */
 	ent->req.cdb_off = (uint64_t)s->cmdr_off + st->head +

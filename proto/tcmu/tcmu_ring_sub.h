@@ -61,6 +61,7 @@ struct tcmu_sub {
 	uint32_t *slot_blks;		/* nr_slots * max_blks */
 	struct tcmu_sub_ent *ents;	/* entries in the ring, in ring order */
 	struct iovec *iov_tmp;		/* max_blks, for building an entry */
+	uint8_t kflags;			/* in each CMD entry: a wake tag */
 };
 
 /* What the handler answered for one command, valid in the callback only. */

@@ -106,12 +106,13 @@ out:
 
 /* The reply to a shared request, with the ring's fds when it joins. */
 static int send_shared_reply(struct client *c, const struct shared_ring *sr,
-			     bool joined, unsigned int n)
+			     bool joined, unsigned int n, unsigned int slot)
 {
 	struct tcmu_attach_reply rep = {
 		.version = c->version,
 		.flags = joined ? TCMU_REPLY_JOINED : 0,
 		.submitters = n,
+		.tag = slot + 1,
 		.region_size = sr->region_size,
 	};
 	int fds[3] = {
@@ -199,8 +200,9 @@ static void *shared_thread(void *arg)
 				 sr->name, strerror(-ret));
 		pthread_mutex_lock(&shared_lock);
 		sr->dead = true;
-		for (i = 0; i < sr->peers.n; i++)
-			shutdown(sr->socks[i], SHUT_RDWR);
+		for (i = 0; i < RING_PEERS_MAX; i++)
+			if (sr->peers.fds[i] >= 0)
+				shutdown(sr->socks[i], SHUT_RDWR);
 		pthread_mutex_unlock(&shared_lock);
 	}
 	ring_report(&sr->ring);
@@ -235,6 +237,8 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	sr->t = t;
 	sr->st = st;
 	pthread_mutex_init(&sr->peers.lock, NULL);
+	for (i = 0; i < RING_PEERS_MAX; i++)
+		sr->peers.fds[i] = -1;
 	sr->creating = true;
 	sr->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (sr->stop_fd < 0 ||
@@ -277,7 +281,7 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 			 struct store *st)
 {
 	struct shared_ring *sr;
-	unsigned int i, n;
+	unsigned int slot, n;
 	bool created = false, last;
 	int done_fd;
 
@@ -311,14 +315,16 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 		done_fd = c->fds[TCMU_FD_DONE];
 		c->fds[TCMU_FD_DONE] = -1;
 	}
+	/* Its wake tag: the lowest free slot, kept until it leaves. */
 	pthread_mutex_lock(&sr->peers.lock);
-	n = sr->peers.n;
-	sr->peers.fds[n] = done_fd;
-	sr->socks[n] = c->sock;
-	sr->peers.n = ++n;
+	for (slot = 0; sr->peers.fds[slot] >= 0; slot++)
+		;
+	sr->peers.fds[slot] = done_fd;
+	sr->socks[slot] = c->sock;
+	n = ++sr->peers.n;
 	sr->joins++;
 	pthread_mutex_unlock(&sr->peers.lock);
-	send_shared_reply(c, sr, !created, n);
+	send_shared_reply(c, sr, !created, n, slot);
 	if (created)
 		shim_info("%s: attached, shared (%llu-byte region, ring %u bytes)",
 			  sr->name, (unsigned long long)sr->region_size,
@@ -334,11 +340,9 @@ static void serve_shared(struct client *c, const struct scsi_target *t,
 
 	pthread_mutex_lock(&shared_lock);
 	pthread_mutex_lock(&sr->peers.lock);
-	for (i = 0; i < sr->peers.n && sr->peers.fds[i] != done_fd; i++)
-		;
+	sr->peers.fds[slot] = -1;
+	sr->socks[slot] = -1;
 	n = --sr->peers.n;
-	sr->peers.fds[i] = sr->peers.fds[n];
-	sr->socks[i] = sr->socks[n];
 	pthread_mutex_unlock(&sr->peers.lock);
 	close(done_fd);
 	last = !n;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "scsi_target.h"
+#include "tcmu_attach.h"
 #include "tcmu_ring_hdl.h"
 #include "timeline_rec.h"
 
@@ -28,8 +29,11 @@
 
 struct ring;
 
-/* A shared ring's submitters: each one's done eventfd, all woken. */
-#define RING_PEERS_MAX		64
+/*
+ * A shared ring's submitters: each one's done eventfd at its wake tag's
+ * index (tag - 1; -1: free), as long as it is attached.
+ */
+#define RING_PEERS_MAX		TCMU_TAG_MAX
 
 struct ring_peers {
 	pthread_mutex_t lock;
@@ -42,6 +46,7 @@ struct ring_cmd {
 	struct ring *r;
 	uint16_t cmd_id;
 	uint8_t opcode;
+	uint8_t tag;			/* its submitter's wake tag */
 	struct iovec iov[RING_CMD_IOV];	/* the data area's, copied */
 	struct tl_rec rec;		/* --timeline (ring_stamps.h) */
 };
@@ -54,10 +59,13 @@ struct ring {
 	int wait_fd;			/* readable: cmd_head moved */
 	int notify_fd;			/* written: cmd_tail moved */
 	/*
-	 * Or, for a ring its submitters share, every one's fd: whoever
-	 * reaps hands others their completions, and each still wakes.
+	 * Or, for a ring its submitters share, each one's fd: a pass wakes
+	 * the submitters whose commands it completed (the entry's kflags
+	 * name them), as the kernel completes each command to its initiator.
 	 */
 	struct ring_peers *peers;
+	uint64_t wake;			/* tags (bit tag - 1) to wake */
+	bool wake_all;			/* an untagged command completed */
 	bool uio;			/* 4-byte UIO reads and writes */
 	bool read_len;			/* the producer takes short reads */
 	bool ooo;			/* and completions out of order */

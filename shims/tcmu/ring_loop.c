@@ -141,18 +141,40 @@ void ring_report(const struct ring *r)
 			   (unsigned long long)r->nr_cmds);
 }
 
-/* Every submitter of a shared ring: one write each, whose it may be. */
+/* A command of the submitter tagged @tag completed in this pass. */
+static void mark_done(struct ring *r, uint8_t tag)
+{
+	r->done++;
+	if (!r->peers)
+		return;
+	if (tag && tag <= RING_PEERS_MAX)
+		r->wake |= 1ull << (tag - 1);
+	else
+		r->wake_all = true;
+}
+
+/*
+ * A shared ring's submitters whose commands this pass completed: one
+ * write each. Whoever reaps first walks them all, and hands each to its
+ * owner without a wake-up of its own.
+ */
 static int notify_peers(struct ring *r)
 {
 	struct ring_peers *p = r->peers;
-	uint64_t one = 1;
+	uint64_t one = 1, wake = r->wake_all ? ~0ull : r->wake;
 	unsigned int i;
 
+	r->wake = 0;
+	r->wake_all = false;
 	pthread_mutex_lock(&p->lock);
-	for (i = 0; i < p->n; i++)
+	for (; wake; wake &= wake - 1) {
+		i = __builtin_ctzll(wake);
+		if (p->fds[i] < 0)
+			continue;
 		while (write(p->fds[i], &one, sizeof(one)) < 0 &&
 		       errno == EINTR)
 			;
+	}
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
@@ -248,7 +270,7 @@ static void cmd_done(struct store_io *bio, int err)
 		r->broken = true;
 	r->free_cmds[r->nr_free++] = c;
 	r->inflight--;
-	r->done++;
+	mark_done(r, c->tag);
 }
 
 /*
@@ -306,6 +328,7 @@ static int start(struct ring *r)
 	c->r = r;
 	c->cmd_id = cmd->cmd_id;
 	c->opcode = cmd->cdb[0];
+	c->tag = cmd->kflags;
 	c->io.bio.done = cmd_done;
 	if (++r->inflight > r->max_inflight)
 		r->max_inflight = r->inflight;
@@ -360,7 +383,7 @@ static int drain(struct ring *r)
 		if (ret < 0)
 			return -EPROTO;
 		if (ret == 0)
-			r->done++;
+			mark_done(r, r->cmd.kflags);
 		r->nr_cmds++;
 	}
 }
@@ -434,6 +457,7 @@ int ring_run(struct ring *r, int stop_fd)
 			 */
 			if (r->inflight) {
 				store_aio_cancel(r->lu.st, -ECANCELED);
+				r->wake_all = true;
 				notify(r);
 			}
 			return ret;

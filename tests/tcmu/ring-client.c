@@ -15,6 +15,10 @@
  *   ring-client --socket PATH --check-scatter
  *       writes and reads through a 256 KiB data area (scattered blocks,
  *       a full area), each read checked against the last write queued.
+ *   ring-client --socket PATH --check-shared
+ *       three clients on the device's shared ring, two reading in turn,
+ *       the third idle: each has a wake tag of its own, and the host
+ *       never wakes the idle one. Exit 0 when all hold.
  *   ring-client --socket PATH --attach-version N
  *       attach a ring whose mailbox says version N; print the reply's
  *       status and message (exit 0 when the shim refused it).
@@ -26,6 +30,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +46,7 @@
 #include "tcmu_attach.h"
 #include "tcmu_cdb_build.h"
 #include "tcmu_client.h"
+#include "tcmu_client_state.h"
 #include "tcmu_ring.h"
 
 #define RING_SIZE	(1u << 20)
@@ -89,9 +95,11 @@ static void die_err(const char *what, int err)
 }
 
 /* Attach a ring of data_size bytes; exits when the shim refuses it. */
-static struct tcmu_client *ring_attach(const char *path, const char *label)
+static struct tcmu_client *attach_as(const char *path, const char *label,
+				     bool shared)
 {
 	struct tcmu_client_cfg cfg = {
+		.shared = shared,
 		.ring_size = RING_SIZE,
 		.data_size = data_size,
 		.max_cmds = MAX_CMDS,
@@ -108,6 +116,11 @@ static struct tcmu_client *ring_attach(const char *path, const char *label)
 		exit(1);
 	}
 	return c;
+}
+
+static struct tcmu_client *ring_attach(const char *path, const char *label)
+{
+	return attach_as(path, label, false);
 }
 
 static void kick(struct tcmu_client *c)
@@ -507,6 +520,53 @@ static int check(const char *path)
 	return 0;
 }
 
+/* ---- --check-shared ---- */
+
+static bool readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/*
+ * One device, one ring: A makes it, B and C join. A and B read in turn;
+ * the host wakes only the owners of what a pass completed, so C, which
+ * never queued anything, is never woken.
+ */
+static int check_shared(const char *path)
+{
+	struct tcmu_client *a, *b, *c;
+	struct tcmu_completion d;
+	uint8_t cdb[16], buf[4096];
+	unsigned int i;
+
+	a = attach_as(path, "ring-client: shared A", true);
+	b = attach_as(path, "ring-client: shared B", true);
+	c = attach_as(path, "ring-client: shared C", true);
+	CHECK(!a->joined && b->joined && c->joined,
+	      "B and C joined A's ring");
+	CHECK(a->sh.sub.kflags && b->sh.sub.kflags && c->sh.sub.kflags &&
+	      a->sh.sub.kflags != b->sh.sub.kflags &&
+	      b->sh.sub.kflags != c->sh.sub.kflags &&
+	      a->sh.sub.kflags != c->sh.sub.kflags,
+	      "each submitter has a wake tag of its own");
+	for (i = 0; i < 64; i++) {
+		tcmu_cdb_read16(cdb, i * 8, 8);
+		d = exec(i % 2 ? b : a, cdb, 16, 4096, NULL, buf);
+		CHECK(d.status == SCSI_STATUS_GOOD, "a read on the shared ring");
+	}
+	CHECK(!readable(c->done_fd),
+	      "the host woke C, which has no command out (its done eventfd is readable)");
+	tcmu_client_free(c);
+	tcmu_client_free(b);
+	tcmu_client_free(a);
+	if (failures)
+		return 1;
+	printf("check-shared: all passed\n");
+	return 0;
+}
+
 /* ---- --attach-version ---- */
 
 /*
@@ -687,6 +747,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ring-client --socket PATH (--check | --check-rw | --check-scatter |\n"
+		"       --check-shared |\n"
 		"       --attach-version N |\n"
 		"       --bench SECONDS [--qd N] [--bs BYTES] [--rw randread|randwrite])\n");
 	exit(2);
@@ -699,6 +760,7 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'c' },
 		{ "check-rw", no_argument, NULL, 'C' },
 		{ "check-scatter", no_argument, NULL, 'S' },
+		{ "check-shared", no_argument, NULL, 'H' },
 		{ "attach-version", required_argument, NULL, 'a' },
 		{ "bench", required_argument, NULL, 'b' },
 		{ "qd", required_argument, NULL, 'q' },
@@ -711,7 +773,7 @@ int main(int argc, char **argv)
 	unsigned int qd = 1, bs = 4096;
 	int version = -1, opt;
 	bool do_check = false, do_check_rw = false, write = false;
-	bool do_check_scatter = false;
+	bool do_check_scatter = false, do_check_shared = false;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -726,6 +788,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			do_check_scatter = true;
+			break;
+		case 'H':
+			do_check_shared = true;
 			break;
 		case 'a':
 			version = atoi(optarg);
@@ -758,6 +823,8 @@ int main(int argc, char **argv)
 		return check_rw(path);
 	if (do_check_scatter)
 		return check_scatter(path);
+	if (do_check_shared)
+		return check_shared(path);
 	if (version >= 0)
 		return attach_version(path, version);
 	if (seconds > 0)

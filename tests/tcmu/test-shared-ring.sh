@@ -10,6 +10,8 @@
 require "$FIO"
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
+CLIENT=$TORUS_BUILD/tests/tcmu/ring-client
+[ -x "$CLIENT" ] || skip "$CLIENT is not built"
 
 # jobs4 SOCK ARGS...: four jobs, each on its own 16 MiB of the device
 jobs4() {
@@ -61,6 +63,24 @@ for mode in process thread; do
 	verified "$T/$mode.out" "numjobs=4 ($mode)"
 	one_ring "$log" "numjobs=4 ($mode)"
 done
+
+# Each submitter is woken for its own completions only.
+log=$T/wake.log
+start_tcmu_shim "$T/w.sock" --store memory --size 64M --log "$log"
+"$CLIENT" --socket "$T/w.sock" --check-shared >"$T/wake.out" 2>&1 ||
+	{ cat "$T/wake.out" "$log" >&2; fail "ring-client --check-shared failed"; }
+
+# A data area that holds four of the commands: the four jobs take turns in
+# it, a job with nothing in flight asleep until room comes back (it once
+# spun, and its waiting requests were never sent).
+log=$T/room.log
+start_tcmu_shim "$T/r.sock" --store memory --size 64M --log "$log"
+timeout 60 "$FIO" --ioengine="external:$ENGINE" --name=j \
+	--uri="tcmu+unix:///?socket=$T/r.sock" --bs=64k --iodepth=16 \
+	--numjobs=4 --size=16M --offset_increment=16M --data_size=256k \
+	--rw=randwrite --verify=crc32c >"$T/room.out" 2>&1 ||
+	{ cat "$T/room.out" >&2; fail "four jobs on a ring with room for four commands did not finish within 60 s"; }
+verified "$T/room.out" "four jobs on a ring with room for four commands"
 
 # ring=private: four rings, none shared
 log=$T/private.log

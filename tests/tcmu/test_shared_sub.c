@@ -6,7 +6,8 @@
  * its own owner, whoever reaps, with its read data; blocks and cmd_ids
  * all come back; an owner that dies, with or without the ring's lock
  * held, even halfway through queuing a command, does not keep its
- * commands' blocks or cmd_ids or wedge the others.
+ * commands' blocks or cmd_ids or wedge the others; an owner with nothing
+ * out sleeps for room, and is given what others handled but kept.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -83,6 +84,14 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A lock pass: what the owner handled since its last one goes back. */
+static void lock_pass(struct tcmu_shared *s)
+{
+	uint32_t cleaned, pub;
+
+	tcmu_shared_bounds(s, &cleaned, &pub);
+}
+
 /* A READ of one block whose data the handler fills with @fill. */
 static int queue_read(struct tcmu_shared *s)
 {
@@ -142,14 +151,20 @@ static void test_routed_to_owner(void **state)
 		assert_true(sa.ids[i] == ida[0] || sa.ids[i] == ida[1] ||
 			    sa.ids[i] == ida[2]);
 	}
-	/* b's blocks are still b's until b has copied them out. */
+	/* a's go back at its next lock pass, b's stay b's until b is done. */
+	assert_int_equal(a.sub.st->free_blks, NBLK - 6);
+	lock_pass(&a);
 	assert_int_equal(a.sub.st->free_blks, NBLK - 3);
+	/* b takes them without walking or locking. */
+	assert_false(b.st->walked != *tcmu_mb_tail(rg));
 	assert_int_equal(tcmu_shared_reap(&b, on_done, &sb), 3);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(sb.first[i], sb.ids[i]);
 		assert_true(sb.ids[i] == idb[0] || sb.ids[i] == idb[1] ||
 			    sb.ids[i] == idb[2]);
 	}
+	assert_int_equal(a.sub.st->free_blks, NBLK - 3);
+	lock_pass(&b);
 	assert_int_equal(a.sub.st->free_blks, NBLK);
 	assert_int_equal(a.sub.st->nr_free, CMDS);
 	assert_int_equal(tcmu_shared_reap(&b, on_done, &sb), 0);
@@ -188,6 +203,7 @@ static void test_owner_dies(void **state)
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[1], 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 1);
 	assert_int_equal(sa.ids[0], id);
+	lock_pass(&a);
 	/* The dead one's were released as they came. */
 	assert_int_equal(a.sub.st->free_blks, NBLK);
 	assert_int_equal(a.sub.st->nr_free, CMDS);
@@ -228,6 +244,7 @@ static void test_holder_dies(void **state)
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[0], 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 1);
 	assert_int_equal(sa.ids[0], id);
+	lock_pass(&a);
 	assert_int_equal(a.sub.st->free_blks, NBLK);
 	assert_int_equal(a.sub.st->nr_free, CMDS);
 	tcmu_shared_free(&a);
@@ -275,8 +292,93 @@ static void test_dies_mid_queue(void **state)
 	assert_int_equal(tcmu_hdl_complete(&hdl, ids[0], 0, NULL, 0, -1), 0);
 	assert_int_equal(tcmu_shared_reap(&a, on_done, &sa), 1);
 	assert_int_equal(sa.ids[0], id);
+	lock_pass(&a);
 	assert_int_equal(a.sub.st->free_blks, NBLK);
 	assert_int_equal(a.sub.st->nr_free, CMDS);
+	tcmu_shared_free(&a);
+}
+
+/*
+ * An owner with nothing out that finds no cmd_id: what another owner
+ * took and handled, but has not released yet (it has no next pass soon),
+ * is released for it at once.
+ */
+static void test_idle_takes_spent(void **state)
+{
+	struct tcmu_shared a, b;
+	struct seen sb = { .s = &b };
+	uint16_t ids[CMDS];
+	unsigned int i, n;
+
+	assert_int_equal(tcmu_shared_create(&a, rg, SIZE, mem, mem_size, BLK,
+					 CMDS, 2 * BLK), 0);
+	assert_int_equal(tcmu_shared_join(&b, rg, SIZE, mem, mem_size, BLK), 0);
+	for (i = 0; i < CMDS; i++)
+		assert_true(queue_read(&b) > 0);
+	n = take_all(ids, NULL);
+	assert_int_equal(n, CMDS);
+	for (i = 0; i < n; i++)
+		assert_int_equal(tcmu_hdl_complete(&hdl, ids[i], 0, NULL, 0,
+						   -1), 0);
+	assert_int_equal(tcmu_shared_reap(&b, on_done, &sb), CMDS);
+	assert_int_equal(a.sub.st->nr_free, 0);
+	/* a is idle and short of ids: b's spent ones go back for it. */
+	assert_true(queue_read(&a) > 0);
+	assert_int_equal(a.sub.st->nr_free, CMDS - 1);
+	/* b's own pass later does not release them twice. */
+	lock_pass(&b);
+	assert_int_equal(a.sub.st->nr_free, CMDS - 1);
+	tcmu_shared_free(&b);
+	tcmu_shared_free(&a);
+}
+
+struct later {
+	struct tcmu_shared *b;
+	uint16_t id;
+};
+
+/* The other owner's command completes, is reaped and released. */
+static void *complete_later(void *arg)
+{
+	struct later *l = arg;
+	struct seen sb = { .s = l->b };
+
+	usleep(20000);
+	if (tcmu_hdl_complete(&hdl, l->id, 0, NULL, 0, -1) ||
+	    tcmu_shared_reap(l->b, on_done, &sb) != 1)
+		return (void *)1;
+	lock_pass(l->b);
+	return NULL;
+}
+
+/*
+ * An owner with nothing out and no room sleeps, not spins, until another
+ * owner's command is released; then its command goes in.
+ */
+static void test_idle_sleeps_for_room(void **state)
+{
+	struct tcmu_shared a, b;
+	struct later l = { .b = &b };
+	uint16_t ids[CMDS];
+	pthread_t th;
+	void *res;
+	unsigned int i;
+
+	assert_int_equal(tcmu_shared_create(&a, rg, SIZE, mem, mem_size, BLK,
+					 CMDS, 2 * BLK), 0);
+	assert_int_equal(tcmu_shared_join(&b, rg, SIZE, mem, mem_size, BLK), 0);
+	for (i = 0; i < CMDS; i++)
+		assert_true(queue_read(&b) > 0);
+	assert_int_equal(take_all(ids, NULL), CMDS);
+	l.id = ids[5];
+	assert_int_equal(pthread_create(&th, NULL, complete_later, &l), 0);
+	/* Woken by b's release well within its 100 ms sleep. */
+	assert_int_equal(queue_read(&a), ids[5]);
+	assert_int_equal(pthread_join(th, &res), 0);
+	assert_null(res);
+	/* With one of its own out it does not sleep: busy, to reap. */
+	assert_int_equal(queue_read(&a), -EBUSY);
+	tcmu_shared_free(&b);
 	tcmu_shared_free(&a);
 }
 
@@ -291,6 +393,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dies_mid_queue, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_takes_spent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_sleeps_for_room,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -214,6 +214,36 @@ static void test_reply_round_trip(void **state)
 	assert_string_equal(out.msg, "no such store");
 }
 
+/* Version 2: a shared reply's wake tag rides in flags' second byte. */
+static void test_reply_tag_round_trip(void **state)
+{
+	struct tcmu_attach_reply in = {
+		.version = TCMU_ATTACH_VERSION,
+		.flags = TCMU_REPLY_JOINED,
+		.submitters = 3,
+		.tag = 7,
+		.region_size = 1ull << 33,
+		.msg = "joined",
+	}, out;
+	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
+	const char *msg;
+
+	tcmu_attach_reply_encode(buf, &in);
+	assert_int_equal(buf[24], TCMU_REPLY_JOINED);
+	assert_int_equal(buf[25], 7);
+	memset(&out, 0x5a, sizeof(out));
+	assert_int_equal(reply_decode(buf, sizeof(buf), &out, &msg), 0);
+	assert_int_equal(out.flags, TCMU_REPLY_JOINED);
+	assert_int_equal(out.tag, 7);
+	assert_int_equal(out.submitters, 3);
+	assert_int_equal(out.region_size, 1ull << 33);
+	/* Version 1 has none. */
+	in.version = TCMU_ATTACH_V1;
+	tcmu_attach_reply_encode(buf, &in);
+	assert_int_equal(reply_decode(buf, sizeof(buf), &out, &msg), 0);
+	assert_int_equal(out.tag, 0);
+}
+
 static void test_reply_decode_nul_terminates(void **state)
 {
 	struct tcmu_attach_reply out;
@@ -344,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_reply_encode_bytes),
 		cmocka_unit_test(test_reply_encode_unterminated),
 		cmocka_unit_test(test_reply_round_trip),
+		cmocka_unit_test(test_reply_tag_round_trip),
 		cmocka_unit_test(test_reply_decode_nul_terminates),
 		cmocka_unit_test(test_reply_decode_refusals),
 		cmocka_unit_test(test_hello),
