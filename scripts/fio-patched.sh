@@ -2,7 +2,7 @@
 # Build fio with the patch series in upstream/fio/ (fixes to fio's built-in
 # nbd engine), for tests/hostile/fio-nbd-engine.py --fio DEST/fio.
 #
-#   scripts/fio-patched.sh [--base debian|upstream] [--unpatched] [DEST]
+#   scripts/fio-patched.sh [--base debian|upstream] [--unpatched] [--syncs] [DEST]
 #
 #   --base debian    (default) Debian 12's fio source, as scripts/fio-source.sh
 #                    fetches it into .deps/fio
@@ -10,12 +10,17 @@
 #                    scripts/fio-upstream.sh fetches and builds it into
 #                    .deps/fio-upstream (FIO_UPSTREAM_SRC=DIR: another tree)
 #   --unpatched      the same tree without the series: the "before" binary
+#   --syncs          then count the syncs DEST/fio issues for a 4 MiB 4 KiB
+#                    randwrite with fsync=8 at iodepth 16 through the null,
+#                    libaio and io_uring engines, and fail unless each issues
+#                    one per 8 writes (within 10%)
 #   DEST             the build directory, outside the repository; default
 #                    ${TMPDIR:-/tmp}/torus-fio-patched-<base>[-unpatched]
 #
 # Steps: copy the source tree to DEST, commit it to a fresh git repository
 # there (fio's .gitignore keeps build products out; they are then removed),
-# `git am` the series, configure as Debian does plus fio CI's
+# `git am` the series (upstream/fio/*.patch, then upstream/fio/<version>/*.patch
+# for fixes only that version needs), configure as Debian does plus fio CI's
 # --extra-cflags=-Werror, and `make fio`. DEST/fio is the binary. Idempotent:
 # when DEST/.torus-stamp names the same source and series, nothing is redone.
 #
@@ -31,6 +36,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 series_dir=$repo/upstream/fio
 base=debian
 patched=1
+syncs=0
 dest=
 
 say() {
@@ -55,6 +61,10 @@ while [[ $# -gt 0 ]]; do
 		;;
 	--unpatched)
 		patched=0
+		shift
+		;;
+	--syncs)
+		syncs=1
 		shift
 		;;
 	-h|--help)
@@ -99,20 +109,50 @@ case $dest in
 	;;
 esac
 
-shopt -s nullglob
-patches=("$series_dir"/*.patch)
-shopt -u nullglob
-[[ ${#patches[@]} -gt 0 ]] || die "no patches in $series_dir"
-[[ $patched -eq 1 ]] || patches=()
-
 version=$(sed -n 's/^FIO_VERSION = //p' "$src/FIO-VERSION-FILE")
 [[ -n $version ]] || die "$src/FIO-VERSION-FILE names no version"
+
+shopt -s nullglob
+patches=("$series_dir"/*.patch)
+[[ ${#patches[@]} -gt 0 ]] || die "no patches in $series_dir"
+patches+=("$series_dir/${version#fio-}"/*.patch)
+shopt -u nullglob
+[[ $patched -eq 1 ]] || patches=()
+
+# count_syncs ENGINE: "WRITES SYNCS" of the fsync=8 job through ENGINE.
+count_syncs() {
+	local file=$dest/syncs.dat
+	"$dest/fio" --name=syncs --ioengine="$1" --filename="$file" --size=4m --bs=4k \
+		--rw=randwrite --iodepth=16 --fsync=8 --output-format=json 2>/dev/null |
+		python3 -c 'import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+print(j["write"]["total_ios"], j["sync"]["total_ios"])'
+	rm -f "$file"
+}
+
+check_syncs() {
+	local engine out writes n bad=0
+	for engine in null libaio io_uring; do
+		if ! out=$(count_syncs "$engine") || [[ -z $out ]]; then
+			say "syncs: $engine cannot run here, skipped"
+			continue
+		fi
+		read -r writes n <<<"$out"
+		say "syncs: $engine issued $n syncs for $writes writes with fsync=8"
+		if (( n * 8 * 10 < writes * 9 || n * 8 * 10 > writes * 11 )); then
+			echo "fio-patched: $engine's sync count $n is not one per 8 of $writes writes (within 10%)" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
 series_hash=$(cat "${patches[@]}" /dev/null | sha256sum | cut -d' ' -f1)
 want="$version $src series:${#patches[@]}:$series_hash"
 stamp=$dest/.torus-stamp
 
 if [[ -f $stamp && -x $dest/fio && $(cat "$stamp") == "$want" ]]; then
 	say "$dest/fio is $version with ${#patches[@]} patches, up to date"
+	[[ $syncs -eq 0 ]] || check_syncs || exit 1
 	exit 0
 fi
 
@@ -158,3 +198,4 @@ if [[ $patched -eq 1 ]] && ! ./fio --enghelp=nbd | grep -q request_timeout; then
 fi
 echo "$want" >"$stamp"
 say "$dest/fio is $(./fio --version) with ${#patches[@]} patches"
+[[ $syncs -eq 0 ]] || check_syncs || exit 1
