@@ -6,14 +6,18 @@ back data it never got, or fail cleanly. Any fio binary built with libnbd;
 no engine of this project is involved.
 
   fio-nbd-engine.py [--fio PATH] [--cases NAME,...] [--hang-after S]
-                    [--md FILE] [--list]
+                    [--md FILE] [--list] [--check]
 
 Each case of hostile_cases.py runs as the engine's test runs it (the same
 server misbehaviour, the same job), with --ioengine=nbd and without the
 project engine's own options; cases that test those options, or that are
-another case once the options are gone, are left out (--list). Two more
-run a correct server in fio's modes create_serialize=0 and
-io_submit_mode=offload. The outcome of each, in the order they are judged:
+another case once the options are gone, are left out (--list). More run
+a correct server in fio's modes (create_serialize=0, io_submit_mode=offload,
+threads, two jobs, TCP) with verify. When the engine has the request_timeout
+option (fio patched with upstream/fio/), a case that gives the project
+engine a timeout gives it request_timeout: 2 s for the stalls, 0 where fio's
+own stop (runtime, SIGINT, SIGTERM) must end the job. The outcome of each,
+in the order they are judged:
 
   crash       fio ended on a signal it was not sent (SIGSEGV, SIGABRT, ...)
   hang        fio did not end within --hang-after seconds (default 10, from
@@ -30,10 +34,15 @@ io_submit_mode=offload. The outcome of each, in the order they are judged:
   wrong fail  a case of a correct server (or a legal oddity), and fio failed
   not fired   the server's misbehaviour never happened (the engine never
               sent the request it applies to)
+  libnbd      accepted, but libnbd hid the violation from the engine (it
+              drops malformed block size constraints and reports none):
+              left to the library, not counted as accepted
 
 Prints a Markdown table (fio version, case, the misbehaviour, outcome,
 status, seconds); --md writes it to FILE too. Exit 0 when every case ran
-(whatever the outcomes), 2 on usage errors or no usable fio.
+(whatever the outcomes), 2 on usage errors or no usable fio. With --check,
+exit 1 when a case crashed, hung, faked data, accepted a violation, left
+strays, failed wrongly or did not fire: what the patched fio must pass.
 """
 
 import argparse
@@ -44,7 +53,7 @@ import subprocess
 import sys
 
 import hostile_cases
-from hostile_cases import CASES, ENGINE_OPTS, READ, case
+from hostile_cases import CASES, ENGINE_OPTS, READ, TIMEOUT_OPT, VERIFY, case
 import hostile_run
 from hostile_run import OUTCOMES, classify
 
@@ -59,7 +68,29 @@ MODE_CASES = {
                                     must_fire=False),
     'mode-offload': case('good', 'ok', fio=READ + ['--io_submit_mode=offload'],
                          must_fire=False),
+    # A correct server verified in each of fio's modes (processes are the
+    # default of the cases above; TCP is good-tcp).
+    'mode-verify-create-serialize-0': case('good', 'ok', must_fire=False,
+                                           fio=VERIFY + ['--create_serialize=0']),
+    'mode-verify-offload': case('good', 'ok', must_fire=False,
+                                fio=VERIFY + ['--io_submit_mode=offload', '--iodepth=4']),
+    'mode-verify-thread': case('good', 'ok', must_fire=False,
+                               fio=VERIFY + ['--thread', '--iodepth=8']),
+    # Two jobs, a connection each, on regions of their own.
+    'mode-verify-numjobs2': case('good', 'ok', must_fire=False,
+                                 fio=VERIFY + ['--numjobs=2', '--offset_increment=1m',
+                                               '--iodepth=8']),
 }
+
+# Violations that libnbd keeps from its caller: it drops a malformed
+# NBD_INFO_BLOCK_SIZE and reports no constraints, so no engine over
+# libnbd can refuse them (hostile_cases.LIBNBD_DIFF says the same of the
+# project's libnbd transport).
+LIBNBD_HIDES = ('bs-min0', 'bs-npow2', 'bs-max-lt-min')
+
+# The outcomes --check fails on.
+BAD = ('crash', 'hang', 'fake data', 'accepted', 'strays', 'wrong fail', 'not fired')
+TABLE_OUTCOMES = OUTCOMES + ('libnbd',)
 
 
 def strip(c):
@@ -92,21 +123,39 @@ def fio_version(fio):
         return ''
 
 
-def has_nbd(fio):
+def nbd_help(fio):
+    """fio --enghelp=nbd's output, '' when FIO has no nbd engine."""
     out = subprocess.run([fio, '--enghelp=nbd'], capture_output=True, text=True, timeout=10)
-    return out.returncode == 0 and 'uri' in out.stdout
+    return out.stdout if out.returncode == 0 and 'uri' in out.stdout else ''
+
+
+def engine_args(c, has_timeout):
+    """fio's arguments for case C: the engine, and the case's timeout when
+    the engine has the option."""
+    args = ['--ioengine=nbd']
+    if has_timeout and c['eng_timeout'] is not None:
+        args.append(f'--{TIMEOUT_OPT}={c["eng_timeout"]}')
+    return args
+
+
+def judge(name, c, o):
+    """classify(), with the violations libnbd hides told apart."""
+    outcome = classify(c, o)
+    if outcome == 'accepted' and name in LIBNBD_HIDES:
+        return 'libnbd'
+    return outcome
 
 
 def table(version, rows):
     lines = [f'fio: {version}, engine: nbd (libnbd)', '',
              '| case | server misbehaviour | job | outcome | fio status | seconds |',
              '|---|---|---|---|---|---|']
-    for name, c, outcome, o in rows:
-        job = ' '.join(a for a in c['fio'])
+    for name, c, outcome, o, args in rows:
+        job = ' '.join(c['fio'] + args[1:])
         sig = f', {signal.Signals(c["signal"]).name} sent' if c['signal'] else ''
         lines.append(f'| {name} | {c["server"]} (after {c["after"]}){sig} | `{job}` | '
                      f'**{outcome}** | {o.rc} | {o.elapsed:.1f} |')
-    counts = {k: sum(1 for r in rows if r[2] == k) for k in OUTCOMES}
+    counts = {k: sum(1 for r in rows if r[2] == k) for k in TABLE_OUTCOMES}
     lines += ['', 'Outcomes: ' + ', '.join(f'{k} {v}' for k, v in counts.items() if v) + '.']
     return '\n'.join(lines) + '\n'
 
@@ -119,6 +168,8 @@ def parse_args(argv):
     p.add_argument('--hang-after', type=float, default=10.0)
     p.add_argument('--md', help='write the table to this file too')
     p.add_argument('--list', action='store_true', help='list the cases that apply and exit')
+    p.add_argument('--check', action='store_true',
+                   help='exit 1 unless every case failed cleanly or passed')
     return p.parse_args(argv)
 
 
@@ -148,19 +199,22 @@ def main(argv=None):
         print(f'fio-nbd-engine: no fio at {a.fio} (install the Debian package fio, or give '
               '--fio PATH)', file=sys.stderr)
         return 2
-    if not has_nbd(fio):
+    help_text = nbd_help(fio)
+    if not help_text:
         print(f'fio-nbd-engine: {fio} has no nbd engine (fio --enghelp=nbd fails): build fio '
               'with libnbd (./configure --enable-libnbd, libnbd-dev installed)', file=sys.stderr)
         return 2
+    has_timeout = TIMEOUT_OPT in help_text
     hostile_run.become_subreaper()
     rows = []
     for n in names:
         c = cases[n]
         # The signal cases wait up to 20 s for the misbehaviour first.
         limit = a.hang_after + (20 if c['signal'] else 0)
-        o = hostile_run.run(c, fio, ['--ioengine=nbd'], limit)
-        outcome = classify(c, o)
-        rows.append((n, c, outcome, o))
+        args = engine_args(c, has_timeout)
+        o = hostile_run.run(c, fio, args, limit)
+        outcome = judge(n, c, o)
+        rows.append((n, c, outcome, o, args))
         print(f'{n}: {outcome} (status {o.rc}, {o.elapsed:.1f} s)', file=sys.stderr)
         if outcome in ('wrong fail', 'not fired', 'crash'):
             said = [l for l in o.output.splitlines() if l.strip()][-3:]
@@ -170,6 +224,11 @@ def main(argv=None):
     if a.md:
         with open(a.md, 'w') as f:
             f.write(text)
+    bad = [r[0] for r in rows if r[2] in BAD]
+    if a.check and bad:
+        print(f'fio-nbd-engine: {len(bad)} cases neither passed nor failed cleanly: '
+              f'{", ".join(bad)}', file=sys.stderr)
+        return 1
     return 0
 
 

@@ -48,11 +48,33 @@ class Classify(unittest.TestCase):
         self.assertEqual(survey.classify(sig, outcome(1, 'got signal=2')), 'failed')
         self.assertEqual(survey.classify(sig, outcome(128 + signal.SIGINT)), 'failed')
 
+    def test_libnbd_hides(self):
+        # A block size violation libnbd drops is the library's, not accepted.
+        self.assertEqual(survey.judge('bs-min0', CASES['bs-min0'], outcome(0, 'err= 0')),
+                         'libnbd')
+        self.assertEqual(survey.judge('size-zero', CASES['size-zero'], outcome(0, 'err= 0')),
+                         'accepted')
+        self.assertEqual(survey.judge('bs-min0', CASES['bs-min0'], outcome(1, 'err= 22')),
+                         'failed')
+        self.assertNotIn('libnbd', survey.BAD)
+
+    def test_engine_args(self):
+        # The case's timeout goes to the engine only when it has the option.
+        self.assertEqual(survey.engine_args(CASES['silent-first'], False), ['--ioengine=nbd'])
+        self.assertEqual(survey.engine_args(CASES['silent-first'], True),
+                         ['--ioengine=nbd', '--request_timeout=2'])
+        self.assertEqual(survey.engine_args(CASES['sigint-silent'], True),
+                         ['--ioengine=nbd', '--request_timeout=0'])
+        self.assertEqual(survey.engine_args(CASES['good'], True), ['--ioengine=nbd'])
+
     def test_applicable(self):
         cases = survey.applicable()
         for n in ('good', 'bad-magic', 'silent-first', 'sigint-silent', 'reorder',
                   'good-conns2-qd16'):
             self.assertIn(n, cases)
+        for n in ('mode-verify-offload', 'mode-verify-thread', 'mode-verify-numjobs2',
+                  'mode-verify-create-serialize-0'):
+            self.assertIn('--verify=crc32c', cases[n]['fio'])
         for n in ('good-simple', 'good-export-name', 'poll-good', 'opt-poll-us', 'opt-timeout'):
             self.assertNotIn(n, cases)
         # The engine's options are gone from the jobs.
