@@ -358,7 +358,7 @@ static int reap_ring(struct tcmu_client *c)
 	if (n != -EPROTO)
 		return n;
 	/* Which rule the handler broke: the tail's, or a completion's. */
-	tail = __atomic_load_n(&c->sh.sub.mb->cmd_tail, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(tcmu_mb_tail(c->sh.sub.base), __ATOMIC_ACQUIRE);
 	tcmu_shared_bounds(&c->sh, &cleaned, &pub);
 	why = bad_tail(&c->sh.sub, tail, cleaned, pub);
 	if (why) {

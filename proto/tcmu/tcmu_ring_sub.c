@@ -513,6 +513,17 @@ void tcmu_sub_release(struct tcmu_sub *s, uint16_t cmd_id)
 }
 
 /*
+ * A field of a packed entry, read once: through a pointer of its own
+ * width (the entry is 8-byte aligned, each field at its natural
+ * alignment), so that no compiler turns the atomic into a library call.
+ */
+#define ENT_LOAD(ent, field)						\
+	__atomic_load_n((const __typeof__((ent)->field) *)		\
+			((const uint8_t *)(ent) +			\
+			 offsetof(struct tcmu_cmd_entry, field)),	\
+			__ATOMIC_RELAXED)
+
+/*
  * One retired command's answer: each field read once into @d, the sense
  * copied to @sense only with CHECK CONDITION (the one status that carries
  * it); a handler cannot change what was read under a check. Its cmd_id,
@@ -524,14 +535,14 @@ static uint16_t read_answer(const struct tcmu_sub *s, uint32_t at,
 	static const uint8_t no_sense[TCMU_SENSE_BUFFERSIZE];
 	const struct tcmu_cmd_entry *ent = (const void *)(s->base +
 							  s->cmdr_off + at);
-	uint16_t id = __atomic_load_n(&ent->hdr.cmd_id, __ATOMIC_RELAXED);
+	uint16_t id = ENT_LOAD(ent, hdr.cmd_id);
 
 	if (!id || id > s->nr_slots || s->slots[id - 1].busy != 1)
 		return 0;
 	d->cmd_id = id;
-	d->uflags = __atomic_load_n(&ent->hdr.uflags, __ATOMIC_RELAXED);
-	d->status = __atomic_load_n(&ent->rsp.scsi_status, __ATOMIC_RELAXED);
-	d->read_len = __atomic_load_n(&ent->rsp.read_len, __ATOMIC_RELAXED);
+	d->uflags = ENT_LOAD(ent, hdr.uflags);
+	d->status = ENT_LOAD(ent, rsp.scsi_status);
+	d->read_len = ENT_LOAD(ent, rsp.read_len);
 	d->sense = no_sense;
 	if (d->status == SCSI_STATUS_CHECK_CONDITION) {
 		memcpy(sense, ent->rsp.sense_buffer, TCMU_SENSE_BUFFERSIZE);
