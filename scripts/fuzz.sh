@@ -116,7 +116,14 @@ if [[ ! -f $build/build.ninja ]]; then
 	}
 	rm -f "$build.setup.log"
 fi
-ninja -C "$build" "${targets[@]/#/fuzz/fuzz_}" >/dev/null
+# ninja prints a compiler's or linker's errors on stdout: kept, and shown
+# when the build fails.
+ninja -C "$build" "${targets[@]/#/fuzz/fuzz_}" >"$build.ninja.log" 2>&1 || {
+	cat "$build.ninja.log" >&2
+	echo "fuzz: building the fuzz targets in $build failed (above)" >&2
+	exit 1
+}
+rm -f "$build.ninja.log"
 
 # libFuzzer's own leak check runs too; UBSan stops at the first report.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
