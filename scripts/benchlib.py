@@ -169,10 +169,8 @@ def merge_runs(runs, new):
     return out + [list(new)]
 
 
-def load_runs(path):
-    """The runs a page's records file holds (save_runs), or the one run
-    of a run's own file (Records.save): lists of records, oldest first.
-    ValueError names a bad one."""
+def _json_list(path):
+    """The JSON list in the file PATH; ValueError when it is none."""
     with open(path) as f:
         try:
             data = json.load(f)
@@ -180,6 +178,14 @@ def load_runs(path):
             raise ValueError(f"{path}: not the records a bench run saves: {e}")
     if not isinstance(data, list):
         raise ValueError(f"{path}: not the records a bench run saves (no list)")
+    return data
+
+
+def load_runs(path):
+    """The runs a page's records file holds (save_runs), or the one run
+    of a run's own file (Records.save): lists of records, oldest first.
+    ValueError names a bad one."""
+    data = _json_list(path)
     runs = data if data and isinstance(data[0], list) and data[0] and \
         isinstance(data[0][0], list) else [data]
     for n, run in enumerate(runs, 1):
@@ -210,13 +216,7 @@ def save_runs(path, runs):
 
 def load(path):
     """The Records saved in the file PATH; ValueError names a bad one."""
-    with open(path) as f:
-        try:
-            recs = json.load(f)
-        except ValueError as e:
-            raise ValueError(f"{path}: not the records a bench run saves: {e}")
-    if not isinstance(recs, list):
-        raise ValueError(f"{path}: not the records a bench run saves (no list)")
+    recs = _json_list(path)
     r = Records()
     for n, rec in enumerate(recs, 1):
         if not isinstance(rec, list) or not rec:
