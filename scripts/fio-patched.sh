@@ -1,21 +1,35 @@
 #!/bin/bash
 # Build fio with the patch series in upstream/fio/ (fixes to fio's built-in
-# nbd engine), for tests/hostile/fio-nbd-engine.py --fio DEST/fio.
+# nbd engine), for tests/hostile/fio-nbd-engine.py --fio DEST/fio; or, with
+# --engine-only, just its nbd engine, for --engine-so.
 #
-#   scripts/fio-patched.sh [--base debian|upstream] [--unpatched] [--syncs] [DEST]
+#   scripts/fio-patched.sh [--base debian|upstream] [--src DIR] [--unpatched]
+#                          [--engine-only | --syncs] [DEST]
 #
 #   --base debian    (default) Debian 12's fio source, as scripts/fio-source.sh
 #                    fetches it into .deps/fio
 #   --base upstream  the newer fio of the newer-fio pass, as
 #                    scripts/fio-upstream.sh fetches and builds it into
 #                    .deps/fio-upstream (FIO_UPSTREAM_SRC=DIR: another tree)
+#   --src DIR        this configured fio tree instead of --base's (the one a
+#                    meson build with -Dfio_src=DIR compiles the engine against)
 #   --unpatched      the same tree without the series: the "before" binary
+#   --engine-only    build engines/nbd.c alone, in seconds, as fio builds its
+#                    engines with --dynamic-libengines: DEST/engines/fio-nbd.so,
+#                    for the unpatched fio binary of that very tree
+#                    (--ioengine=external:DEST/engines/fio-nbd.so; the tree's
+#                    config-host.h is kept, so the engine sees fio's structs
+#                    as that binary lays them out). Only the series
+#                    (upstream/fio/*.patch, engines/nbd.c and its docs) is
+#                    applied: upstream/fio/<version>/ changes fio's core,
+#                    which only the full build carries.
 #   --syncs          then count the syncs DEST/fio issues for a 4 MiB 4 KiB
 #                    randwrite with fsync=8 at iodepth 16 through the null,
 #                    libaio and io_uring engines, and fail unless each issues
 #                    one per 8 writes (within 10%)
 #   DEST             the build directory, outside the repository; default
-#                    ${TMPDIR:-/tmp}/torus-fio-patched-<base>[-unpatched]
+#                    ${TMPDIR:-/tmp}/torus-fio-patched-<base>[-unpatched], or
+#                    torus-fio-nbd-so-<base>[-unpatched] with --engine-only
 #
 # Steps: copy the source tree to DEST, commit it to a fresh git repository
 # there (fio's .gitignore keeps build products out; they are then removed),
@@ -23,6 +37,11 @@
 # for fixes only that version needs), configure as Debian does plus fio CI's
 # --extra-cflags=-Werror, and `make fio`. DEST/fio is the binary. Idempotent:
 # when DEST/.torus-stamp names the same source and series, nothing is redone.
+#
+# --engine-only instead keeps the tree's configuration (config-host.*) and runs
+# fio's own rule for a dynamic engine: make engines/fio-nbd.so with
+# CONFIG_DYNAMIC_ENGINES (the ops exported as `ioengine`, -fPIC, -shared),
+# the tree's CFLAGS, and -Werror.
 #
 # Exit status: 0 built (or up to date); 77 the base tree cannot be had here
 # (the newer fio is unavailable): skip; 1 anything else (the series does not
@@ -37,6 +56,8 @@ series_dir=$repo/upstream/fio
 base=debian
 patched=1
 syncs=0
+engine_only=0
+src=
 dest=
 
 say() {
@@ -59,8 +80,21 @@ while [[ $# -gt 0 ]]; do
 		base=${1#--base=}
 		shift
 		;;
+	--src)
+		[[ $# -ge 2 ]] || die "--src needs a configured fio tree"
+		src=$2
+		shift 2
+		;;
+	--src=*)
+		src=${1#--src=}
+		shift
+		;;
 	--unpatched)
 		patched=0
+		shift
+		;;
+	--engine-only)
+		engine_only=1
 		shift
 		;;
 	--syncs)
@@ -81,13 +115,22 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 
+[[ $syncs -eq 0 || $engine_only -eq 0 ]] ||
+	die "--syncs counts the syncs of a full build (3.33's fix is in fio's core): drop --engine-only"
+
 case $base in
 debian)
-	src=$repo/.deps/fio
-	[[ -f $src/FIO-VERSION-FILE ]] || "$repo/scripts/fio-source.sh" "$src"
+	if [[ -n $src ]]; then
+		src=$(cd "$src" && pwd) || die "--src $src: no such directory"
+		[[ -f $src/FIO-VERSION-FILE ]] ||
+			die "$src has no FIO-VERSION-FILE: give a configured fio tree (scripts/fio-source.sh makes one)"
+	else
+		src=$repo/.deps/fio
+		[[ -f $src/FIO-VERSION-FILE ]] || "$repo/scripts/fio-source.sh" "$src"
+	fi
 	;;
 upstream)
-	src=${FIO_UPSTREAM_SRC:-$repo/.deps/fio-upstream}
+	src=${src:-${FIO_UPSTREAM_SRC:-$repo/.deps/fio-upstream}}
 	if [[ ! -f $src/FIO-VERSION-FILE ]]; then
 		rc=0
 		"$repo/scripts/fio-upstream.sh" "$src" || rc=$?
@@ -102,7 +145,13 @@ esac
 
 suffix=$base
 [[ $patched -eq 1 ]] || suffix+=-unpatched
-dest=${dest:-${TMPDIR:-/tmp}/torus-fio-patched-$suffix}
+if [[ $engine_only -eq 1 ]]; then
+	dest=${dest:-${TMPDIR:-/tmp}/torus-fio-nbd-so-$suffix}
+	[[ -f $src/config-host.h && -f $src/config-host.mak ]] ||
+		die "$src is not configured (no config-host.h): --engine-only builds against the configuration of the tree's fio binary (scripts/fio-source.sh, scripts/fio-upstream.sh)"
+else
+	dest=${dest:-${TMPDIR:-/tmp}/torus-fio-patched-$suffix}
+fi
 case $dest in
 "$repo"|"$repo"/*)
 	die "$dest is inside the repository: give a DEST outside it"
@@ -115,7 +164,7 @@ version=$(sed -n 's/^FIO_VERSION = //p' "$src/FIO-VERSION-FILE")
 shopt -s nullglob
 patches=("$series_dir"/*.patch)
 [[ ${#patches[@]} -gt 0 ]] || die "no patches in $series_dir"
-patches+=("$series_dir/${version#fio-}"/*.patch)
+[[ $engine_only -eq 1 ]] || patches+=("$series_dir/${version#fio-}"/*.patch)
 shopt -u nullglob
 [[ $patched -eq 1 ]] || patches=()
 
@@ -146,11 +195,31 @@ check_syncs() {
 	done
 	return $bad
 }
+
+# tree_fio: the fio binary the tree was configured for (the newer-fio pass's
+# tree holds its own; Debian's is the installed one scripts/fio-source.sh
+# checked the tree against).
+tree_fio() {
+	if [[ -x $src/fio ]]; then
+		echo "$src/fio"
+	elif command -v fio >/dev/null 2>&1 && [[ $(fio --version) == "$version" ]]; then
+		command -v fio
+	else
+		echo "(no $version binary found: the tree's fio)"
+	fi
+}
+
+so=$dest/engines/fio-nbd.so
 series_hash=$(cat "${patches[@]}" /dev/null | sha256sum | cut -d' ' -f1)
 want="$version $src series:${#patches[@]}:$series_hash"
+[[ $engine_only -eq 0 ]] || want+=" engine-only"
 stamp=$dest/.torus-stamp
 
-if [[ -f $stamp && -x $dest/fio && $(cat "$stamp") == "$want" ]]; then
+if [[ $engine_only -eq 1 && -f $stamp && -f $so && $(cat "$stamp") == "$want" ]]; then
+	say "$so is $version's nbd engine with ${#patches[@]} patches, up to date, for $(tree_fio)"
+	exit 0
+fi
+if [[ $engine_only -eq 0 && -f $stamp && -x $dest/fio && $(cat "$stamp") == "$want" ]]; then
 	say "$dest/fio is $version with ${#patches[@]} patches, up to date"
 	[[ $syncs -eq 0 ]] || check_syncs || exit 1
 	exit 0
@@ -183,6 +252,28 @@ for p in "${patches[@]}"; do
 	}
 done
 [[ $patched -eq 0 ]] || say "applied ${#patches[@]} patches: $(git log --format=%s -1)"
+
+if [[ $engine_only -eq 1 ]]; then
+	# The configuration of the tree's fio binary, which git clean removed.
+	cp "$src/config-host.h" "$src/config-host.mak" .
+	# fio's rule for a dynamic engine; CONFIG_DYNAMIC_ENGINES in the C
+	# flags exports the ops as `ioengine`, which dlopen_ioengine() looks up.
+	# LDFLAGS emptied: Debian's -Wl,-z,defs refuses a module whose fio
+	# symbols the binary resolves at load.
+	say "make engines/fio-nbd.so (fio's rule for a dynamic engine, the tree's CFLAGS, -Werror)"
+	make CONFIG_DYNAMIC_ENGINES=y CONFIG_LIBNBD=y \
+		LIBNBD_CFLAGS="$(pkg-config --cflags libnbd)" LIBNBD_LIBS="$(pkg-config --libs libnbd)" \
+		EXTFLAGS="-DCONFIG_DYNAMIC_ENGINES -Werror" LDFLAGS= engines/fio-nbd.so >make.out 2>&1 ||
+		{ grep -E 'error|warning' make.out | head -n 20 >&2; die "the build failed (above; make.out)"; }
+	nm -D --defined-only "$so" | grep -qw ioengine ||
+		die "$so exports no ioengine: fio cannot load it as an external engine"
+	if [[ $patched -eq 1 ]] && ! grep -q request_timeout "$so"; then
+		die "$so has no request_timeout option: the series did not take"
+	fi
+	echo "$want" >"$stamp"
+	say "$so is $version's nbd engine with ${#patches[@]} patches, for $(tree_fio) --ioengine=external:$so"
+	exit 0
+fi
 
 say "./configure --disable-native --enable-libnbd --extra-cflags=-Werror"
 ./configure --disable-native --enable-libnbd --extra-cflags=-Werror >configure.out 2>&1 ||
