@@ -10,6 +10,7 @@ bench_cli.py's.
 import dataclasses
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -19,6 +20,7 @@ import bench_run  # noqa: E402
 import servers  # noqa: E402
 
 NET_TEXT = {"unix": "Unix socket", "tcp": "TCP loopback"}
+FIO_PATCHED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fio-patched.sh")
 
 
 # ------------------------------------------------------------ servers
@@ -359,6 +361,58 @@ def unix_and_tcp(make, sid, work):
     return run
 
 
+def fio_nbd_builds(b):
+    """fio's nbd engine built alone, with the series of upstream/fio/ and
+    without, from one configured tree (FIO_SRC, default .deps/fio: the
+    installed fio's) by scripts/fio-patched.sh --engine-only, for the fio
+    on PATH: {"patched": .so, "unpatched": .so}. Both are loaded by the
+    same fio binary, so the two differ by the series alone."""
+    out = {}
+    src = ["--src", os.environ["FIO_SRC"]] if os.environ.get("FIO_SRC") else []
+    for label, unpatched in (("patched", []), ("unpatched", ["--unpatched"])):
+        dest = b.path(f"fio-nbd-{label}")
+        r = subprocess.run([FIO_PATCHED, "--engine-only", *src, *unpatched, dest],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise bench_run.BenchError(f"{r.stdout}{r.stderr}scripts/fio-patched.sh "
+                                       f"--engine-only {' '.join(unpatched)} failed (above)")
+        out[label] = os.path.join(dest, "engines", "fio-nbd.so")
+    with open(b.path("fio-nbd-patched/FIO-VERSION-FILE")) as f:
+        tree = f.read().split("=")[-1].strip()
+    fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    if fio != tree:
+        raise bench_run.BenchError(f"fio on PATH is {fio}, the tree is {tree}: the engines "
+                                   "must be built against the tree of the very fio that loads "
+                                   "them (FIO_SRC=its configured tree)")
+    return out
+
+
+def fio_nbd_series(b):
+    """What the series of upstream/fio/ costs fio's own nbd engine: the
+    engine with it and without, each built alone from the installed fio's
+    tree and loaded by that fio, in turn each round."""
+    sos = fio_nbd_builds(b)
+    srv = null_server(b, "unix")
+    jobs = {"fio_nbd_series": ("4 KiB randread QD16", ["--rw=randread", "--bs=4k",
+                                                         "--iodepth=16"]),
+            "fio_nbd_series_64k": ("64 KiB randrw QD64 (50/50)", ["--rw=randrw", "--bs=64k",
+                                                                  "--iodepth=64"])}
+    for sid, (title, job) in jobs.items():
+        b.record("section", sid, f"{title}, nbdkit null, Unix socket: fio's nbd engine with "
+                 "the series of upstream/fio/ (patched) and without (unpatched), both built "
+                 "alone from the installed fio's tree and loaded by that fio")
+        b.record("ratio", sid, "cpu_us_per_io", "patched", "unpatched")
+        b.record("diff", sid, "cpu_us_per_io", "patched", "unpatched")
+        b.record("ratio", sid, "iops", "patched", "unpatched")
+        b.record("ratio", sid, "clat_mean_us", "patched", "unpatched")
+        for label in sos:
+            b.record("spread", sid, "cpu_us_per_io", label)
+            b.record("spread", sid, "iops", label)
+        rounds(b, *(lambda r, sid=sid, job=job, so=so, label=label: b.fio(
+            sid, label, r, [f"--ioengine={so}", f"--uri={srv.uri}"] + job, srv)
+            for label, so in sos.items()))
+
+
 # ------------------------------------------------------------ shim sections
 
 def shim_std_qd64(b):
@@ -564,6 +618,9 @@ SECTIONS = {s.name: s for s in (
     Section("transports_tls", "engine", NBD + ("certtool", "psktool"),
             unix_and_tcp(transports_tls, "transports_tls", "4k"),
             "the same, TLS (certificates, PSK) against plain: TLS's cost per client"),
+    Section("fio_nbd_series", "engine", ("nbdkit",), fio_nbd_series,
+            "fio's nbd engine with the series of upstream/fio/ vs without, 4 KiB QD16 and "
+            "64 KiB QD64"),
     Section("shim_std_qd64", "shims", NBD + ("nbd_shim",), shim_std_qd64,
             "4 KiB randread QD64: nbd-shim standard (null) vs nbdkit null (target >= 2x)"),
     Section("shim_probe", "shims", NBD + ("nbd_shim",), shim_probe,

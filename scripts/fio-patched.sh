@@ -17,7 +17,7 @@
 #   --engine-only    build engines/nbd.c alone, in seconds, as fio builds its
 #                    engines with --dynamic-libengines: DEST/engines/fio-nbd.so,
 #                    for the unpatched fio binary of that very tree
-#                    (--ioengine=external:DEST/engines/fio-nbd.so; the tree's
+#                    (--ioengine=DEST/engines/fio-nbd.so, by path; the tree's
 #                    config-host.h is kept, so the engine sees fio's structs
 #                    as that binary lays them out). Only the series
 #                    (upstream/fio/*.patch, engines/nbd.c and its docs) is
@@ -271,7 +271,7 @@ if [[ $engine_only -eq 1 ]]; then
 		die "$so has no request_timeout option: the series did not take"
 	fi
 	echo "$want" >"$stamp"
-	say "$so is $version's nbd engine with ${#patches[@]} patches, for $(tree_fio) --ioengine=external:$so"
+	say "$so is $version's nbd engine with ${#patches[@]} patches, for $(tree_fio) --ioengine=$so"
 	exit 0
 fi
 
