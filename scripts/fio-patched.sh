@@ -4,7 +4,7 @@
 # --engine-only, just its nbd engine, for --engine-so.
 #
 #   scripts/fio-patched.sh [--base debian|upstream] [--src DIR] [--unpatched]
-#                          [--engine-only | --syncs] [DEST]
+#                          [--engine-only | --syncs --unittests] [DEST]
 #
 #   --base debian    (default) Debian 12's fio source, as scripts/fio-source.sh
 #                    fetches it into .deps/fio
@@ -27,6 +27,8 @@
 #                    randwrite with fsync=8 at iodepth 16 through the null,
 #                    libaio and io_uring engines, and fail unless each issues
 #                    one per 8 writes (within 10%)
+#   --unittests      then build and run fio's unit tests (unittests/unittest,
+#                    CUnit: libcunit1-dev, found when DEST is configured)
 #   DEST             the build directory, outside the repository; default
 #                    ${TMPDIR:-/tmp}/torus-fio-patched-<base>[-unpatched], or
 #                    torus-fio-nbd-so-<base>[-unpatched] with --engine-only
@@ -56,6 +58,7 @@ series_dir=$repo/upstream/fio
 base=debian
 patched=1
 syncs=0
+unittests=0
 engine_only=0
 src=
 dest=
@@ -101,6 +104,10 @@ while [[ $# -gt 0 ]]; do
 		syncs=1
 		shift
 		;;
+	--unittests)
+		unittests=1
+		shift
+		;;
 	-h|--help)
 		sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
 		exit 0
@@ -117,6 +124,8 @@ done
 
 [[ $syncs -eq 0 || $engine_only -eq 0 ]] ||
 	die "--syncs counts the syncs of a full build (3.33's fix is in fio's core): drop --engine-only"
+[[ $unittests -eq 0 || $engine_only -eq 0 ]] ||
+	die "--unittests runs fio's unit tests in a full build: drop --engine-only"
 
 case $base in
 debian)
@@ -196,6 +205,17 @@ check_syncs() {
 	return $bad
 }
 
+# run_unittests: build fio's unit tests in DEST and run them.
+run_unittests() {
+	grep -q '^CUnit *yes' "$dest/configure.out" ||
+		die "$dest was configured without CUnit: apt-get install libcunit1-dev, rm -rf $dest, and run this again"
+	say "make unittests/unittest"
+	make -C "$dest" -j"${FIO_PATCHED_JOBS:-2}" unittests/unittest >"$dest/unittests.out" 2>&1 ||
+		{ grep -E 'error|warning' "$dest/unittests.out" | head -n 20 >&2; die "fio's unit tests did not build (above)"; }
+	say "unittests/unittest"
+	(cd "$dest" && ./unittests/unittest) || die "fio's unit tests failed (above)"
+}
+
 # tree_fio: the fio binary the tree was configured for (the newer-fio pass's
 # tree holds its own; Debian's is the installed one scripts/fio-source.sh
 # checked the tree against).
@@ -222,6 +242,7 @@ fi
 if [[ $engine_only -eq 0 && -f $stamp && -x $dest/fio && $(cat "$stamp") == "$want" ]]; then
 	say "$dest/fio is $version with ${#patches[@]} patches, up to date"
 	[[ $syncs -eq 0 ]] || check_syncs || exit 1
+	[[ $unittests -eq 0 ]] || run_unittests
 	exit 0
 fi
 
@@ -290,3 +311,4 @@ fi
 echo "$want" >"$stamp"
 say "$dest/fio is $(./fio --version) with ${#patches[@]} patches"
 [[ $syncs -eq 0 ]] || check_syncs || exit 1
+[[ $unittests -eq 0 ]] || run_unittests

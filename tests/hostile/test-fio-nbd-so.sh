@@ -15,6 +15,7 @@
 # (upstream/fio/<version>/), is proved by the full build
 # (docs/fio-nbd-engine.md, "In CI").
 . "$TORUS_SRC/tests/lib.sh"
+fio_src=
 arg_path fio_src 1 "the configured fio tree (meson's fio_src)"
 require "$FIO" python3 make cc git pkg-config
 pkg-config --exists libnbd || skip "libnbd's development files are missing (scripts/deps.sh installs libnbd-dev)"
