@@ -40,5 +40,5 @@ if ((major > 3 || (major == 3 && minor >= 41))); then
 fi
 
 python3 "$TORUS_SRC/tests/hostile/fio-nbd-engine.py" --fio "$FIO" \
-	--engine-so "$T/tree/engines/fio-nbd.so" --jobs 4 --offload-tries 3 --check "${skip[@]}" ||
+	--engine-so "$T/tree/engines/fio-nbd.so" --jobs 8 --offload-tries 3 --check "${skip[@]}" ||
 	fail "the hostile table of $version with the series' nbd engine (above)"
