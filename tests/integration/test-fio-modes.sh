@@ -60,10 +60,11 @@ expect_fio_ok --name=cs0 "${v[@]}" --size=32m --offset_increment=32m --numjobs=2
 # option avoids it: it is a race between two threads of fio. fio 3.42 fixed
 # it (commit 736c2015), upstream/fio/0005 for 3.33 and 3.41. So the runs go
 # to a server of their own that logs every request, and a hang counts as
-# that fio bug only under fio 3.41 or older, when no request has reached
-# the server and every thread of the job sleeps on a futex (fio's own waits; the engine waits in poll or
-# io_uring_enter, never on a futex), besides fio's main loop and its helper
-# thread (select). Such a run is tried again; any other hang fails the test.
+# that fio bug only under fio 3.41 or older, when no request has reached the
+# server and every thread of the job sleeps on a futex (fio's own waits; the
+# engine waits in poll or io_uring_enter, never on a futex), besides fio's
+# main loop and its helper thread (select). Such a run is tried again; any
+# other hang fails the test.
 case $transport in
 nbd|libnbd)
 	start_nbdkit "$T/off.sock" --filter=log memory 1G logfile="$T/off.log"
