@@ -19,10 +19,11 @@
 #                    for the unpatched fio binary of that very tree
 #                    (--ioengine=DEST/engines/fio-nbd.so, by path; the tree's
 #                    config-host.h is kept, so the engine sees fio's structs
-#                    as that binary lays them out). Only the series
-#                    (upstream/fio/*.patch, engines/nbd.c and its docs) is
-#                    applied: upstream/fio/<version>/ changes fio's core,
-#                    which only the full build carries.
+#                    as that binary lays them out). Only the shared series
+#                    (upstream/fio/*.patch) is applied, and only its
+#                    engines/nbd.c is built: its fixes to fio's core
+#                    (workqueue.c, options.c) and upstream/fio/<version>/
+#                    are carried by the full build alone.
 #   --syncs          then count the syncs DEST/fio issues for a 4 MiB 4 KiB
 #                    randwrite with fsync=8 at iodepth 16 through the null,
 #                    libaio and io_uring engines, and fail unless each issues

@@ -41,9 +41,11 @@ expect_fio_ok --name=thr "${v[@]}" --size=32m --rw=randwrite --bs=4k --iodepth=1
 expect_fio_ok --name=nj "${v[@]}" --size=32m --offset_increment=32m --numjobs=4 --rw=randwrite --bs=4k --iodepth=16
 expect_fio_ok --name=njt "${v[@]}" --size=32m --offset_increment=32m --numjobs=4 --thread=1 --rw=randrw --bs=16k --iodepth=16
 expect_fio_ok --name=cs0 "${v[@]}" --size=32m --offset_increment=32m --numjobs=2 --create_serialize=0 --rw=randwrite --bs=4k --iodepth=16
-# Offload. fio 3.33's offload workers keep a pointer into the parent's
-# "external:PATH" string (options.c, str_ioengine_external_cb), which can be
-# freed under them; loading the engine by plain path avoids that fio bug.
+# Offload. fio (3.33 and 3.41) keeps an "external:PATH" engine path as a
+# pointer into the string of the section it was given in (options.c,
+# str_ioengine_external_cb); offload workers of a job whose path came from
+# the global options read it after it was freed (upstream/fio/0006 fixes
+# it). Loading the engine by plain path avoids that fio bug.
 # fio 3.41 and 3.42 abort offload workers that verify ("inflight_idx already
 # set", with psync and libaio too) through the write tracking that
 # verify_state_save keeps (init_inflight_logging): these runs turn it off.
@@ -56,12 +58,13 @@ expect_fio_ok --name=cs0 "${v[@]}" --size=32m --offset_increment=32m --numjobs=2
 # pthread_create(), wiping the SW_F_RUNNING that the worker, once set up,
 # may already have set; workqueue_init() then waits for it forever. No
 # option avoids it: it is a race between two threads of fio. fio 3.42 fixed
-# it (commit 736c2015). So the runs go to a server of their own that logs
-# every request, and a hang counts as that fio bug only under fio 3.41 or
-# older, when no request has reached the server and every thread of the job
-# sleeps on a futex (fio's own waits; the engine waits in poll or
-# io_uring_enter, never on a futex), besides fio's main loop and its helper
-# thread (select). Such a run is tried again; any other hang fails the test.
+# it (commit 736c2015), upstream/fio/0005 for 3.33 and 3.41. So the runs go
+# to a server of their own that logs every request, and a hang counts as
+# that fio bug only under fio 3.41 or older, when no request has reached the
+# server and every thread of the job sleeps on a futex (fio's own waits; the
+# engine waits in poll or io_uring_enter, never on a futex), besides fio's
+# main loop and its helper thread (select). Such a run is tried again; any
+# other hang fails the test.
 case $transport in
 nbd|libnbd)
 	start_nbdkit "$T/off.sock" --filter=log memory 1G logfile="$T/off.log"
