@@ -28,7 +28,7 @@ version=$(sed -n 's/^FIO_VERSION = //p' "$fio_src/FIO-VERSION-FILE")
 	{ cat "$T/build.log" >&2; fail "scripts/fio-patched.sh --engine-only failed (above)"; }
 
 # fio 3.41 and later abort an offloaded verify job ("inflight_idx already
-# set") in fio's core: upstream/fio/3.41/0005, which only a full build has.
+# set") in fio's core: upstream/fio/3.41/0007, which only a full build has.
 skip=()
 ver=${version#fio-}
 major=${ver%%.*}
@@ -36,7 +36,7 @@ minor=${ver#*.}
 minor=${minor%%[!0-9]*}
 if ((major > 3 || (major == 3 && minor >= 41))); then
 	skip=(--skip mode-verify-offload)
-	echo "mode-verify-offload left out: $version's core aborts it without upstream/fio/3.41/0005 (full build only)"
+	echo "mode-verify-offload left out: $version's core aborts it without upstream/fio/3.41/0007 (full build only)"
 fi
 
 python3 "$TORUS_SRC/tests/hostile/fio-nbd-engine.py" --fio "$FIO" \
