@@ -196,7 +196,7 @@ MUTATIONS = [
         old="\tif (ts->waiting.head && !tcmu_client_inflight(ts->client))\n\t\tpush_waiting(ts);\n",
         new="",
         tests=["tcmu-shared-ring"],
-        expect="four jobs on a ring with room for four commands did not finish within 60 s",
+        expect="four jobs on a ring with room for two commands did not finish within 60 s",
     ),
     Mutation(
         name="tcmu-shared-no-rebuild",
