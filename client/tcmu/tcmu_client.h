@@ -150,8 +150,10 @@ int tcmu_client_exec(struct tcmu_client *c, const uint8_t *cdb,
  * of sub_cmds: about one in 16, at random gaps) so that the clock is not
  * read twice per command, and waking the handler (submit()'s write, the
  * kernel's uio_event_notify from tcmu_unplug_device), timed on a sample
- * of the kicks alike (kick_timed of kicks). sub_ns is both, per command,
- * times every command.
+ * of the kicks alike (kick_timed of kicks): the doorbell's look, and the
+ * eventfd write() when the handler may be asleep (woken of kicks; the
+ * kernel's wake_up costs little when it is not). sub_ns is both, per
+ * command, times every command.
  *
  * Each span is counted less one clock read's cost, which it holds besides
  * its work. Set-up commands (exec()) are not counted in either.
@@ -165,6 +167,7 @@ struct tcmu_client_work {
 	uint64_t sub_cmds;
 	uint64_t kick_timed;		/* wake-ups timed, of kicks */
 	uint64_t kicks;
+	uint64_t woken;			/* kicks that wrote the eventfd */
 };
 void tcmu_client_work(const struct tcmu_client *c,
 		      struct tcmu_client_work *w);

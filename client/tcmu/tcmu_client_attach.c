@@ -208,6 +208,26 @@ static int make_state(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 			       cfg->max_data);
 }
 
+/*
+ * The doorbell's page of the region's memfd @fd, mapped (NULL when it
+ * cannot be: the client then kicks every time, as without one).
+ */
+static struct tcmu_doorbell *map_bell(int fd, uint64_t region_size)
+{
+	void *p = mmap(NULL, TCMU_DOORBELL_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, tcmu_doorbell_off(region_size));
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap_bell(struct tcmu_client *c)
+{
+	if (c->page)
+		munmap(c->page, TCMU_DOORBELL_SIZE);
+	c->page = c->bell = NULL;
+}
+
+/* The region and the doorbell's page after it, in one memfd. */
 static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 		       char *err, size_t errlen)
 {
@@ -216,7 +236,9 @@ static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 
 	c->region_size = tcmu_region_size(cmdr_size, cfg->data_size);
 	c->region_fd = memfd_create("torus-tcmu-region", MFD_CLOEXEC);
-	if (c->region_fd < 0 || ftruncate(c->region_fd, c->region_size)) {
+	if (c->region_fd < 0 ||
+	    ftruncate(c->region_fd, tcmu_doorbell_off(c->region_size) +
+				    TCMU_DOORBELL_SIZE)) {
 		snprintf(err, errlen, "%s: memfd for a %llu-byte TCMU region: %s",
 			 c->label, (unsigned long long)c->region_size,
 			 strerror(errno));
@@ -233,6 +255,7 @@ static int make_region(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 	}
 	tcmu_region_layout(c->region, c->region_size, cmdr_size,
 			   cfg->data_size, TCMU_RING_FLAGS);
+	c->page = map_bell(c->region_fd, c->region_size);
 	if (c->shared)
 		ret = make_state(c, cfg, err, errlen);
 	else
@@ -276,6 +299,7 @@ static int join_ring(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 		goto fail;
 	}
 	tcmu_shared_free(&c->sh);
+	unmap_bell(c);
 	munmap(c->region, c->region_size);
 	munmap(c->state, c->state_size);
 	close(c->region_fd);
@@ -305,6 +329,10 @@ static int join_ring(struct tcmu_client *c, const struct tcmu_client_cfg *cfg,
 		snprintf(err, errlen, "%s: mapping the shared ring: %s",
 			 c->label, strerror(errno));
 		return -1;
+	}
+	if (rep->flags & TCMU_REPLY_DOORBELL) {
+		c->page = map_bell(c->region_fd, c->region_size);
+		c->bell = c->page;
 	}
 	ret = tcmu_shared_join(&c->sh, c->region, c->region_size, c->state,
 			    c->state_size, cfg->max_data);
@@ -391,6 +419,9 @@ static int attach_ring(struct tcmu_client *c, const char *path,
 	/* The host wakes this client for its own commands only. */
 	if (c->shared)
 		c->sh.sub.kflags = rep.tag;
+	/* It says when its ring thread may sleep: kicks only then. */
+	if (rep.flags & TCMU_REPLY_DOORBELL)
+		c->bell = c->page;
 	return 0;
 }
 
@@ -440,6 +471,7 @@ void tcmu_client_free(struct tcmu_client *c)
 		close(c->sock);
 	if (c->sh.sub.st)
 		tcmu_shared_free(&c->sh);
+	unmap_bell(c);
 	if (c->region)
 		munmap(c->region, c->region_size);
 	if (c->state)

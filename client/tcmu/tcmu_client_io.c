@@ -273,13 +273,15 @@ int tcmu_client_queue(struct tcmu_client *c, const uint8_t *cdb,
 /*
  * One wake-up per batch, as the kernel's one uio_event_notify when it
  * unplugs: the kernel's kworker pays for it, so it is timed (sampled) into
- * the submission share.
+ * the submission share. As the kernel's wake_up costs little when the
+ * handler is not asleep in poll(), the eventfd is written only when the
+ * doorbell says it may be (or there is none).
  */
 int tcmu_client_submit(struct tcmu_client *c)
 {
 	bool timed;
 	uint64_t one = 1, t0;
-	ssize_t n;
+	ssize_t n = sizeof(one);
 
 	if (!c->unkicked || c->down)
 		return 0;
@@ -289,7 +291,11 @@ int tcmu_client_submit(struct tcmu_client *c)
 	c->unkicked = 0;
 	timed = !c->in_exec && sampled(c, &c->kick_gap);
 	t0 = timed ? now_ns() : 0;
-	n = write(c->kick_fd, &one, sizeof(one));
+	if (tcmu_doorbell_ring(c->bell)) {
+		n = write(c->kick_fd, &one, sizeof(one));
+		if (!c->in_exec)
+			c->woken++;
+	}
 	if (timed) {
 		c->kick_ns += span_ns(c, t0);
 		c->kick_timed++;
@@ -558,4 +564,5 @@ void tcmu_client_work(const struct tcmu_client *c,
 	w->sub_ns = (uint64_t)(sub * c->sub_cmds + kick * c->kicks);
 	w->kicks = c->kicks;
 	w->kick_timed = c->kick_timed;
+	w->woken = c->woken;
 }

@@ -8,6 +8,7 @@
 #define TORUS_TCMU_CLIENT_STATE_H
 
 #include "tcmu_client.h"
+#include "tcmu_doorbell.h"
 #include "tcmu_shared.h"
 
 /* Waits are cut into slices so that a stop request is seen. */
@@ -32,6 +33,8 @@ struct tcmu_client {
 	bool shared, joined;
 	uint32_t recovered;		/* dead lock holders reported */
 	struct tcmu_shared sh;		/* the ring, maybe shared */
+	struct tcmu_doorbell *page;	/* the region's doorbell page, mapped */
+	struct tcmu_doorbell *bell;	/* the page, if the host keeps it */
 	struct cmd_rec *cmds;		/* [cmd_id], 1..nr_ids */
 	uint32_t max_cmds;		/* this client's commands at once */
 	uint32_t nr_ids;		/* the ring's cmd_ids */
@@ -52,6 +55,7 @@ struct tcmu_client {
 	uint64_t walk_ns;		/* a shared ring's walks, all timed */
 	uint64_t sub_ns, sub_timed, sub_cmds;
 	uint64_t kick_ns, kick_timed, kicks;
+	uint64_t woken;			/* kicks that wrote the eventfd */
 	uint32_t sub_gap;		/* commands to queue untimed */
 	uint32_t kick_gap;		/* kicks to send untimed */
 	uint32_t sub_rand;		/* the gaps' generator */

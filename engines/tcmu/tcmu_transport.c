@@ -112,9 +112,10 @@ static void report_share(const struct tcmu_session *ts)
 	tcmu_client_work(ts->client, &w);
 	if (w.sub_timed && w.sub_cmds)
 		fprintf(stderr,
-			"torus: tcmu: the kernel's submission share: %" PRIu64 " ns per command over %" PRIu64 " commands, timed on %" PRIu64 " and %" PRIu64 " of %" PRIu64 " wake-ups (taking a cmd_id and data blocks, building the entry and CDB, copying a write's data in, publishing cmd_head, waking the handler: done in fio's thread here, in a kworker in the kernel)\n",
+			"torus: tcmu: the kernel's submission share: %" PRIu64 " ns per command over %" PRIu64 " commands, timed on %" PRIu64 " and %" PRIu64 " of %" PRIu64 " wake-ups, %" PRIu64 " of them sent (the others found the handler awake) (taking a cmd_id and data blocks, building the entry and CDB, copying a write's data in, publishing cmd_head, waking the handler: done in fio's thread here, in a kworker in the kernel)\n",
 			(w.sub_ns + w.sub_cmds / 2) / w.sub_cmds,
-			w.sub_cmds, w.sub_timed, w.kick_timed, w.kicks);
+			w.sub_cmds, w.sub_timed, w.kick_timed, w.kicks,
+			w.woken);
 	if (w.cmds)
 		fprintf(stderr,
 			"torus: tcmu: the kernel's completion share: %" PRIu64 " ns per command over %" PRIu64 " commands (finding completions, copying reads out, freeing blocks and cmd_ids, handing each on: done in fio's thread here, inside the handler's notify write() in the kernel, which only queues the rest of the completion for a kworker)\n",

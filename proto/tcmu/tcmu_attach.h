@@ -29,6 +29,15 @@
  * them (an untagged command wakes every submitter). A version 1 request
  * gets a version 1 reply.
  *
+ * The doorbell (tcmu_doorbell.h): a client may make the region's memfd
+ * longer than region_size, to tcmu_doorbell_off(region_size) +
+ * TCMU_DOORBELL_SIZE. A host that finds it so keeps the page's flag
+ * (whether its ring thread may be asleep) and sets TCMU_REPLY_DOORBELL in
+ * a version 2 reply, a join's included (the region's fd then carries the
+ * page); the client then writes the kick eventfd only when the flag is
+ * set. Without the flag in the reply the client kicks every time, so
+ * hosts and clients of either kind work together.
+ *
  * The host's hello, 20 bytes:  magic[16] version:u32 (the highest it serves)
  * A TCMU client speaks first and an NBD client waits for its server to, so
  * a host that has had nothing from a new connection within
@@ -70,6 +79,7 @@ enum tcmu_attach_kind {
 };
 
 #define TCMU_REPLY_JOINED	1u
+#define TCMU_REPLY_DOORBELL	2u	/* the host keeps the doorbell */
 /* Wake tags: 1..TCMU_TAG_MAX, one per submitter of a shared ring. */
 #define TCMU_TAG_MAX		64u
 
@@ -82,7 +92,7 @@ struct tcmu_attach_req {
 struct tcmu_attach_reply {
 	uint32_t version;
 	uint32_t status;	/* 0 or a positive errno */
-	uint32_t flags;		/* version 2: TCMU_REPLY_JOINED */
+	uint32_t flags;		/* version 2: TCMU_REPLY_* */
 	uint32_t submitters;	/* version 2: the ring's, this one included */
 	uint8_t tag;		/* version 2, shared: this one's, or 0 */
 	uint64_t region_size;	/* version 2, joined: bytes of the region */

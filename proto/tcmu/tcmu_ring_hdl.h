@@ -40,6 +40,16 @@ int tcmu_hdl_init(struct tcmu_hdl *h, void *region, uint64_t size);
  */
 int tcmu_hdl_next(struct tcmu_hdl *h, struct tcmu_hdl_cmd *cmd);
 /*
+ * Whether cmd_head has moved past what tcmu_hdl_next() took (acquire):
+ * the handler's last look before it sleeps.
+ */
+static inline bool tcmu_hdl_pending(const struct tcmu_hdl *h)
+{
+	return __atomic_load_n(tcmu_mb_head(h->base), __ATOMIC_ACQUIRE) !=
+	       h->next;
+}
+
+/*
  * Complete the oldest unretired entry as @cmd_id (OOOC): status, sense
  * (up to TCMU_SENSE_BUFFERSIZE bytes, may be NULL), a short read's length
  * when @read_len >= 0; then cmd_tail moves (release store). -EPROTO when

@@ -31,6 +31,7 @@ struct shared_ring {
 	int fds[TCMU_SHARED_NFDS];	/* region, kick, creator's done, state */
 	uint8_t *region;
 	uint64_t region_size;
+	struct tcmu_doorbell *bell;	/* its creator's, or NULL */
 	struct store *sess, *st;
 	struct ring ring;
 	struct ring_peers peers;
@@ -84,6 +85,7 @@ static void serve(struct client *c, const struct scsi_target *t,
 	}
 	ring.wait_fd = c->fds[TCMU_FD_KICK];
 	ring.notify_fd = c->fds[TCMU_FD_DONE];
+	ring.bell = c->bell;
 	attach_reply(c, 0, "attached");
 	shim_debug("%s: attached (%llu-byte region, ring %u bytes)", c->name,
 		   (unsigned long long)c->region_size, ring.hdl.cmdr_size);
@@ -110,7 +112,8 @@ static int send_shared_reply(struct client *c, const struct shared_ring *sr,
 {
 	struct tcmu_attach_reply rep = {
 		.version = c->version,
-		.flags = joined ? TCMU_REPLY_JOINED : 0,
+		.flags = (joined ? TCMU_REPLY_JOINED : 0) |
+			 (sr->bell ? TCMU_REPLY_DOORBELL : 0),
 		.submitters = n,
 		.tag = slot + 1,
 		.region_size = sr->region_size,
@@ -157,6 +160,7 @@ static void shared_free(struct shared_ring *sr)
 
 	if (sr->region)
 		munmap(sr->region, sr->region_size);
+	attach_bell_unmap(sr->bell);
 	for (i = 0; i < TCMU_SHARED_NFDS; i++)
 		if (sr->fds[i] >= 0)
 			close(sr->fds[i]);
@@ -180,6 +184,7 @@ static void *shared_thread(void *arg)
 				sr->region_size, sr->t, sr->sess, err,
 				sizeof(err));
 	sr->ring.wait_fd = sr->fds[TCMU_FD_KICK];
+	sr->ring.bell = sr->bell;
 	sr->ring.peers = &sr->peers;
 	pthread_mutex_lock(&shared_lock);
 	sr->init_ret = ret;
@@ -233,7 +238,9 @@ static int shared_create(struct client *c, const struct scsi_target *t,
 	}
 	sr->region = c->region;
 	sr->region_size = c->region_size;
+	sr->bell = c->bell;
 	c->region = NULL;
+	c->bell = NULL;
 	sr->t = t;
 	sr->st = st;
 	pthread_mutex_init(&sr->peers.lock, NULL);
@@ -381,6 +388,7 @@ void attach_serve(int sock, unsigned long id, const struct shim_config *cfg,
 
 	if (c.region)
 		munmap(c.region, c.region_size);
+	attach_bell_unmap(c.bell);
 	for (i = 0; i < TCMU_SHARED_NFDS && i < c.nfds; i++)
 		if (c.fds[i] >= 0)
 			close(c.fds[i]);

@@ -100,6 +100,7 @@ void attach_reply(struct client *c, int status, const char *msg)
 	struct tcmu_attach_reply rep = {
 		.version = c->version,
 		.status = status,
+		.flags = !status && c->bell ? TCMU_REPLY_DOORBELL : 0,
 	};
 	uint8_t buf[TCMU_ATTACH_REPLY_LEN];
 
@@ -171,6 +172,35 @@ static bool is_eventfd(int fd)
 	return !strcmp(target, "anon_inode:[eventfd]");
 }
 
+/*
+ * The doorbell's page, when the client made the memfd long enough for it
+ * (tcmu_attach.h); without it, or when it cannot be mapped, the client is
+ * not told of one and kicks every time.
+ */
+static void map_bell(struct client *c, uint64_t fd_size)
+{
+	uint64_t off = tcmu_doorbell_off(c->region_size);
+	void *p;
+
+	if (c->version == TCMU_ATTACH_V1 || fd_size < off ||
+	    fd_size - off < TCMU_DOORBELL_SIZE)
+		return;
+	p = mmap(NULL, TCMU_DOORBELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 c->fds[TCMU_FD_REGION], off);
+	if (p == MAP_FAILED) {
+		shim_debug("%s: the doorbell's page cannot be mapped (%s): the client will kick every time",
+			   c->name, strerror(errno));
+		return;
+	}
+	c->bell = p;
+}
+
+void attach_bell_unmap(struct tcmu_doorbell *bell)
+{
+	if (bell)
+		munmap(bell, TCMU_DOORBELL_SIZE);
+}
+
 /* The request, the fds and the region: 0, or -1 after refusing. */
 static int check_and_map(struct client *c, const uint8_t *buf)
 {
@@ -231,6 +261,7 @@ static int check_and_map(struct client *c, const uint8_t *buf)
 		return -1;
 	}
 	c->region_size = req.region_size;
+	map_bell(c, st.st_size);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "tcmu_attach.h"
+#include "tcmu_doorbell.h"
 
 /* One connection to the socket, from its request to its ring's end. */
 struct client {
@@ -28,14 +29,19 @@ struct client {
 	char name[64];
 	uint8_t *region;
 	uint64_t region_size;
+	struct tcmu_doorbell *bell;	/* the page past the region, or NULL */
 };
 
 /*
- * The request, checked, and its region mapped (c->region): 0, or -1 once
- * it was refused or its peer logged. The fds stay in c->fds either way.
+ * The request, checked, and its region mapped (c->region), and the
+ * doorbell page when the memfd holds one (c->bell): 0, or -1 once it was
+ * refused or its peer logged. The fds stay in c->fds either way.
  */
 int attach_take_request(struct client *c, unsigned int timeout_s);
+/* With status 0 and a doorbell, the reply says that it is kept. */
 void attach_reply(struct client *c, int status, const char *msg);
+/* The doorbell's page unmapped, if any. */
+void attach_bell_unmap(struct tcmu_doorbell *bell);
 /* Refuse the ring: the client reads why, the log says it too. */
 void attach_refuse(struct client *c, int status, const char *msg);
 

@@ -21,6 +21,7 @@
 
 #include "scsi_target.h"
 #include "tcmu_attach.h"
+#include "tcmu_doorbell.h"
 #include "tcmu_ring_hdl.h"
 #include "timeline_rec.h"
 
@@ -58,6 +59,12 @@ struct ring {
 	struct scsi_lu lu;
 	int wait_fd;			/* readable: cmd_head moved */
 	int notify_fd;			/* written: cmd_tail moved */
+	/*
+	 * The client's doorbell (tcmu_doorbell.h): set before each sleep,
+	 * so that a client kicks only a ring thread that may be asleep.
+	 * NULL: a kernel's ring, or a client without one.
+	 */
+	struct tcmu_doorbell *bell;
 	/*
 	 * Or, for a ring its submitters share, each one's fd: a pass wakes
 	 * the submitters whose commands it completed (the entry's kflags

@@ -10,7 +10,10 @@
  * No wake-up is lost: the wait fd is a counter (eventfd, UIO event count)
  * that is read before the ring is walked, and the producer publishes
  * cmd_head before it bumps the counter; a command published after the
- * walk found nothing bumps it again and poll() returns.
+ * walk found nothing bumps it again and poll() returns. With a doorbell
+ * the producer bumps it only when the loop says it may sleep: the loop
+ * says so, then looks at cmd_head once more before it does
+ * (tcmu_doorbell.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -404,7 +407,15 @@ static int wait_kick(struct ring *r, int stop_fd)
 	uint32_t events;
 
 	ms = r->inflight ? STORE_AIO_TICK_MS : -1;
+	/* A command published before the flag was seen: no sleep. */
+	if (r->bell) {
+		tcmu_doorbell_sleep(r->bell);
+		if (tcmu_hdl_pending(&r->hdl))
+			ms = 0;
+	}
 	n = poll(pfd, nfds, ms);
+	if (r->bell)
+		tcmu_doorbell_awake(r->bell);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (pfd[1].revents)

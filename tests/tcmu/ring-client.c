@@ -19,6 +19,12 @@
  *       three clients on the device's shared ring, two reading in turn,
  *       the third idle: each has a wake tag of its own, and the host
  *       never wakes the idle one. Exit 0 when all hold.
+ *   ring-client --socket PATH --check-wake BURSTS
+ *       bursts of reads, the last sent as the host's ring thread goes to
+ *       sleep, with pauses for it to sleep: no wake-up is lost to the
+ *       doorbell (tcmu_doorbell.h), which both skips kicks and sends
+ *       some; reads of the device's first 16 MiB, with no set-up
+ *       command. Exit 0 when all hold.
  *   ring-client --socket PATH --attach-version N
  *       attach a ring whose mailbox says version N; print the reply's
  *       status and message (exit 0 when the shim refused it).
@@ -567,6 +573,120 @@ static int check_shared(const char *path)
 	return 0;
 }
 
+/* ---- --check-wake ---- */
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static unsigned int wake_good;
+
+static void wake_done(const struct tcmu_completion *d)
+{
+	if (d->status == SCSI_STATUS_GOOD)
+		wake_good++;
+}
+
+static void spin_us(double us)
+{
+	double until = now_s() + us / 1e6;
+
+	while (now_s() < until)
+		;
+}
+
+/* One read of the first 16 MiB, queued and kicked. */
+static void wake_read(struct tcmu_client *c, uint64_t *rng, void *buf)
+{
+	uint8_t cdb[16];
+	int ret;
+
+	tcmu_cdb_read16(cdb, next_rand(rng) % ((16u << 20) / 4096) * 8, 8);
+	ret = tcmu_client_queue(c, cdb, 16, 4096, NULL, buf, NULL);
+	if (ret)
+		die_err("queue", -ret);
+	kick(c);
+}
+
+/*
+ * The doorbell (tcmu_doorbell.h) loses no wake-up: @bursts bursts of one
+ * to four reads, a kick after each, then one more read as soon as the
+ * host has completed one of them (cmd_tail seen to move) and a random
+ * spin of up to 1.5 us later: while the host's ring thread finishes its
+ * pass and goes to sleep. Then the burst is reaped, by spinning; now and
+ * then a pause lets the thread fall asleep. A wake-up lost leaves the
+ * last read in the ring with the thread asleep: no completion within 5 s
+ * fails. No set-up command goes first, so that every command is one of
+ * the bursts: the reads are of the device's first 16 MiB.
+ */
+static int check_wake(const char *path, unsigned int bursts)
+{
+	static uint8_t buf[5][4096];
+	struct tcmu_client_work w;
+	struct tcmu_client *c;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	unsigned int i, j, k, want = 0;
+	uint32_t tail;
+	double limit;
+	int n;
+
+	c = ring_attach(path, "ring-client");
+	CHECK(c->bell, "the handler host keeps no doorbell: every kick is sent");
+	if (failures)
+		return 1;
+	for (i = 0; i < bursts; i++) {
+		k = 1 + next_rand(&rng) % 4;
+		tail = __atomic_load_n(tcmu_mb_tail(c->sh.sub.base),
+				       __ATOMIC_ACQUIRE);
+		for (j = 0; j < k; j++) {
+			spin_us(next_rand(&rng) % 2000 / 1000.0);
+			wake_read(c, &rng, buf[j]);
+		}
+		limit = now_s() + 5;
+		while (__atomic_load_n(tcmu_mb_tail(c->sh.sub.base),
+				       __ATOMIC_ACQUIRE) == tail &&
+		       now_s() < limit)
+			;
+		spin_us(next_rand(&rng) % 1500 / 1000.0);
+		wake_read(c, &rng, buf[k]);
+		want += k + 1;
+		while (tcmu_client_inflight(c)) {
+			reaping = wake_done;
+			n = tcmu_client_reap(c, 0, NULL);
+			reaping = NULL;
+			if (n < 0)
+				die_err("reap", -n);
+			if (!n && now_s() > limit) {
+				fprintf(stderr,
+					"ring-client: FAIL: burst %u of %u: %u of its %u reads had no completion within 5 s: a wake-up was lost (the host's ring thread slept with commands in its ring)\n",
+					i + 1, bursts, tcmu_client_inflight(c),
+					k + 1);
+				exit(1);
+			}
+		}
+		if (next_rand(&rng) % 8 == 0)
+			usleep(50 + next_rand(&rng) % 300);
+	}
+	tcmu_client_work(c, &w);
+	printf("check-wake: %u bursts, %u reads, %llu kicks, %llu sent\n",
+	       bursts, want, (unsigned long long)w.kicks,
+	       (unsigned long long)w.woken);
+	CHECK(wake_good == want, "%u of %u reads good (is the device 16 MiB?)",
+	      wake_good, want);
+	CHECK(w.woken && w.woken < w.kicks,
+	      "the doorbell both skipped kicks and sent some (%llu of %llu sent)",
+	      (unsigned long long)w.woken, (unsigned long long)w.kicks);
+	tcmu_client_free(c);
+	if (failures)
+		return 1;
+	printf("check-wake: all passed\n");
+	return 0;
+}
+
 /* ---- --attach-version ---- */
 
 /*
@@ -667,14 +787,6 @@ struct bench {
 
 static struct bench bench_state;
 
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static int bench_queue(struct tcmu_client *c)
 {
 	struct bench *b = &bench_state;
@@ -747,7 +859,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ring-client --socket PATH (--check | --check-rw | --check-scatter |\n"
-		"       --check-shared |\n"
+		"       --check-shared | --check-wake BURSTS |\n"
 		"       --attach-version N |\n"
 		"       --bench SECONDS [--qd N] [--bs BYTES] [--rw randread|randwrite])\n");
 	exit(2);
@@ -761,6 +873,7 @@ int main(int argc, char **argv)
 		{ "check-rw", no_argument, NULL, 'C' },
 		{ "check-scatter", no_argument, NULL, 'S' },
 		{ "check-shared", no_argument, NULL, 'H' },
+		{ "check-wake", required_argument, NULL, 'w' },
 		{ "attach-version", required_argument, NULL, 'a' },
 		{ "bench", required_argument, NULL, 'b' },
 		{ "qd", required_argument, NULL, 'q' },
@@ -771,7 +884,7 @@ int main(int argc, char **argv)
 	const char *path = NULL;
 	double seconds = 0;
 	unsigned int qd = 1, bs = 4096;
-	int version = -1, opt;
+	int version = -1, opt, wake_bursts = 0;
 	bool do_check = false, do_check_rw = false, write = false;
 	bool do_check_scatter = false, do_check_shared = false;
 
@@ -791,6 +904,11 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			do_check_shared = true;
+			break;
+		case 'w':
+			wake_bursts = atoi(optarg);
+			if (wake_bursts < 1)
+				usage();
 			break;
 		case 'a':
 			version = atoi(optarg);
@@ -825,6 +943,8 @@ int main(int argc, char **argv)
 		return check_scatter(path);
 	if (do_check_shared)
 		return check_shared(path);
+	if (wake_bursts)
+		return check_wake(path, wake_bursts);
 	if (version >= 0)
 		return attach_version(path, version);
 	if (seconds > 0)

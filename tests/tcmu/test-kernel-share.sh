@@ -15,7 +15,7 @@ require "$FIO"
 
 start_tcmu_shim "$T/s.sock" --store memory --size 16M
 uri="tcmu+unix:///?socket=$T/s.sock"
-sub_re="^torus: tcmu: the kernel's submission share: \([0-9]*\) ns per command over \([0-9]*\) commands, timed on \([0-9]*\) and [0-9]* of [0-9]* wake-ups (taking a cmd_id and data blocks, building the entry and CDB, copying a write's data in, publishing cmd_head, waking the handler: done in fio's thread here, in a kworker in the kernel)\$"
+sub_re="^torus: tcmu: the kernel's submission share: \([0-9]*\) ns per command over \([0-9]*\) commands, timed on \([0-9]*\) and [0-9]* of [0-9]* wake-ups, [0-9]* of them sent (the others found the handler awake) (taking a cmd_id and data blocks, building the entry and CDB, copying a write's data in, publishing cmd_head, waking the handler: done in fio's thread here, in a kworker in the kernel)\$"
 done_re="^torus: tcmu: the kernel's completion share: \([0-9]*\) ns per command over \([0-9]*\) commands (finding completions, copying reads out, freeing blocks and cmd_ids, handing each on: done in fio's thread here, inside the handler's notify write() in the kernel, which only queues the rest of the completion for a kworker)\$"
 
 # shares SIDE: "NS CMDS [TIMED]" per line said, in order (SIDE: sub or done)

@@ -70,17 +70,19 @@ start_tcmu_shim "$T/w.sock" --store memory --size 64M --log "$log"
 "$CLIENT" --socket "$T/w.sock" --check-shared >"$T/wake.out" 2>&1 ||
 	{ cat "$T/wake.out" "$log" >&2; fail "ring-client --check-shared failed"; }
 
-# A data area that holds four of the commands: the four jobs take turns in
+# A data area that holds two of the commands: the four jobs take turns in
 # it, a job with nothing in flight asleep until room comes back (it once
-# spun, and its waiting requests were never sent).
+# spun, and its waiting requests were never sent). With room for four, a
+# job was left with nothing in flight too seldom for the mutation
+# tcmu-waiting-never-sent to be caught every time.
 log=$T/room.log
 start_tcmu_shim "$T/r.sock" --store memory --size 64M --log "$log"
 timeout 60 "$FIO" --ioengine="external:$ENGINE" --name=j \
 	--uri="tcmu+unix:///?socket=$T/r.sock" --bs=64k --iodepth=16 \
-	--numjobs=4 --size=16M --offset_increment=16M --data_size=256k \
+	--numjobs=4 --size=16M --offset_increment=16M --data_size=128k \
 	--rw=randwrite --verify=crc32c >"$T/room.out" 2>&1 ||
-	{ cat "$T/room.out" >&2; fail "four jobs on a ring with room for four commands did not finish within 60 s"; }
-verified "$T/room.out" "four jobs on a ring with room for four commands"
+	{ cat "$T/room.out" >&2; fail "four jobs on a ring with room for two commands did not finish within 60 s"; }
+verified "$T/room.out" "four jobs on a ring with room for two commands"
 
 # ring=private: four rings, none shared
 log=$T/private.log

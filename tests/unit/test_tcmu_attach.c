@@ -237,6 +237,13 @@ static void test_reply_tag_round_trip(void **state)
 	assert_int_equal(out.tag, 7);
 	assert_int_equal(out.submitters, 3);
 	assert_int_equal(out.region_size, 1ull << 33);
+	/* The doorbell's flag beside them, the tag untouched. */
+	in.flags = TCMU_REPLY_JOINED | TCMU_REPLY_DOORBELL;
+	tcmu_attach_reply_encode(buf, &in);
+	assert_int_equal(buf[24], TCMU_REPLY_JOINED | TCMU_REPLY_DOORBELL);
+	assert_int_equal(reply_decode(buf, sizeof(buf), &out, &msg), 0);
+	assert_int_equal(out.flags, TCMU_REPLY_JOINED | TCMU_REPLY_DOORBELL);
+	assert_int_equal(out.tag, 7);
 	/* Version 1 has none. */
 	in.version = TCMU_ATTACH_V1;
 	tcmu_attach_reply_encode(buf, &in);
