@@ -9,6 +9,17 @@
 require fio
 arg_path fail_sync 1 "the fail-sync library"
 
+# ---- a CHECK CONDITION: the sense becomes an errno and a message
+truncate -s 16M "$T/disk.img"
+# Only tcmu-shim gets the library; in a sanitized build the ASan runtime
+# must come first in its preload list.
+start_bg env LD_PRELOAD="${TORUS_ASAN_RUNTIME:+$TORUS_ASAN_RUNTIME:}$fail_sync" \
+	"$TCMU_SHIM" --socket "$T/fs.sock" --store "file:$T/disk.img"
+_servers_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
+expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
+	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
+grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
+
 # ---- the embedded default
 expect_fio_ok --name=e --transport=tcmu --size=48m --rw=randrw --bs=4k --iodepth=16 --verify=crc32c
 grep -q "torus: no uri given: started the embedded default handler host 'tcmu-shim --store memory --size 50331648'" "$T/fio.out" ||
@@ -224,14 +235,4 @@ elapsed=$((($(date +%s%N) - start) / 1000000))
 kill -CONT "$stall_pid"
 [ "$elapsed" -lt 3000 ] || fail "fio took ${elapsed} ms to stop after SIGTERM with a stalled handler"
 
-# ---- a CHECK CONDITION: the sense becomes an errno and a message
-truncate -s 16M "$T/disk.img"
-# Only tcmu-shim gets the library; in a sanitized build the ASan runtime
-# must come first in its preload list.
-start_bg env LD_PRELOAD="${TORUS_ASAN_RUNTIME:+$TORUS_ASAN_RUNTIME:}$fail_sync" \
-	"$TCMU_SHIM" --socket "$T/fs.sock" --store "file:$T/disk.img"
-_servers_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
-expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
-	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
-grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
 echo "PASS"
