@@ -5,7 +5,11 @@
 #   2. sanitized  the same suite again in build-san/: engine, shim and test
 #                 programs built with ASan + UBSan (-fno-sanitize-recover=all),
 #                 fio run with the ASan runtime preloaded (tests/lib.sh); any
-#                 sanitizer report fails its test
+#                 sanitizer report fails its test. Tests that run no compiled
+#                 code of ours (the scripts' unit tests, docs, man parsers,
+#                 the mutations, guest boots of the kernel alone) are not
+#                 registered there: the normal pass runs them (the list:
+#                 docs/testing.md)
 #   3. fuzz       scripts/fuzz.sh --seconds 25, when that script exists
 #   4. newer fio  scripts/fio-upstream.sh builds the fio in Debian unstable
 #                 (cached in .deps/fio-upstream), the engine is built against

@@ -16,9 +16,13 @@ require "$FIO" python3
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
+# TORUS_NEGATIVE_PATHS and TORUS_NEGATIVE_JOBS (randrw, qd16) narrow the
+# run to what a mutation of tests/meta/mutations.py breaks.
 paths=engine-nbd,engine-tcmu
 "$FIO" --enghelp="$ENGINE" 2>&1 | grep -q '^tls_psk_file ' && paths+=,engine-libnbd
-if [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null &&
+if [ -n "${TORUS_NEGATIVE_PATHS:-}" ]; then
+	paths=$TORUS_NEGATIVE_PATHS
+elif [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null &&
 	command -v losetup >/dev/null && command -v bpftrace >/dev/null &&
 	python3 "$TORUS_SRC/scripts/timeline_kernel.py" check kernel-loop >/dev/null 2>&1; then
 	paths+=,kernel-loop
@@ -46,6 +50,11 @@ phases() {
 		  fail "phases below zero on $1 (above)"; }
 }
 
-phases "$TORUS_SRC/jobs/randrw.fio" randrw
-phases "$T/qd16.fio" qd16
+for job in ${TORUS_NEGATIVE_JOBS:-randrw qd16}; do
+	case $job in
+	randrw) phases "$TORUS_SRC/jobs/randrw.fio" randrw ;;
+	qd16) phases "$T/qd16.fio" qd16 ;;
+	*) fail "TORUS_NEGATIVE_JOBS: unknown job $job (randrw, qd16)" ;;
+	esac
+done
 echo "PASS"
