@@ -336,7 +336,8 @@ MUTATIONS = [
         new="\t\tstamps_sent(c, k, now_ns());\n",
         tests=["timeline-negative"],
         expect="I/Os joined with their nbd-shim record, expected all (the others have a server stamp outside the engine's window",
-        env={"TORUS_NEGATIVE_PATHS": "engine-nbd", "TORUS_NEGATIVE_JOBS": "randrw"},
+        # the paths through nbd-shim, both jobs
+        env={"TORUS_NEGATIVE_PATHS": "engine-nbd,engine-libnbd"},
     ),
     Mutation(
         name="timeline-published-late",
@@ -346,7 +347,8 @@ MUTATIONS = [
         new="\t\tcmd->published = before + 1000;\n",
         tests=["timeline-negative"],
         expect="engine-tcmu: wake-up out: below zero for",
-        env={"TORUS_NEGATIVE_PATHS": "engine-tcmu", "TORUS_NEGATIVE_JOBS": "randrw"},
+        # the one path with those stamps, both jobs
+        env={"TORUS_NEGATIVE_PATHS": "engine-tcmu"},
     ),
     Mutation(
         name="timeline-split-published-queued",
