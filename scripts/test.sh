@@ -130,13 +130,14 @@ if [ $normal = 1 ]; then
 	scripts/build.sh
 	# The sanitized and newer-fio trees build beside the normal pass, on
 	# the CPU its tests leave idle (lowest); their passes wait for them.
-	export top san_build newer_build newer_src
 	if [ $sanitized = 1 ]; then
-		lowest bash -c "$(declare -f san_tree); san_tree" >/dev/null 2>&1 &
+		lowest env top="$top" san_build="$san_build" \
+			bash -c "$(declare -f san_tree); san_tree" >/dev/null 2>&1 &
 		san_bg=$!
 	fi
 	if [ $newer = 1 ]; then
-		lowest bash -c "$(declare -f newer_fio_suite); newer_fio_suite --build-only" \
+		lowest env newer_build="$newer_build" newer_src="$newer_src" \
+			bash -c "$(declare -f newer_fio_suite); newer_fio_suite --build-only" \
 			>/dev/null 2>&1 &
 		newer_bg=$!
 	fi
