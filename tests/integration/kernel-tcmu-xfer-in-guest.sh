@@ -1,6 +1,6 @@
 #!/bin/bash
 # The command sizes a kernel sends tcmu-shim, run inside scripts/guest by
-# test-kernel-tcmu-xfer.sh:
+# test-kernel-tcmu.sh, after kernel-tcmu-in-guest.sh (the same boot):
 #
 #   kernel-tcmu-xfer-in-guest.sh OUTDIR
 #

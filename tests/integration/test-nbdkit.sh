@@ -12,14 +12,6 @@ start_nbdkit "$sock" memory 256M
 uri="nbd+unix:///?socket=$sock"
 
 common=(--name=v --size=64m --verify=crc32c --verify_fatal=1 --do_verify=1)
-for conns in 1 4; do
-	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randwrite --bs=4k --iodepth=32
-	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randrw --bs=64k --iodepth=64
-	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=write --bs=1m --iodepth=8 --fsync=4 --end_fsync=1
-	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randwrite --bs=8k --iodepth=16 --fdatasync=8
-	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randwrite --bs=4k --iodepth=16 --structured_replies=1
-done
-
 # A second nbdkit memory that logs every request (the log filter): each
 # check below reads the requests its own fio run sent.
 start_nbdkit "$T/log.sock" --filter=log memory 64M logfile="$T/requests.log"
@@ -50,6 +42,24 @@ read_back() {
 	expect_fio_ok --name=r --uri="$log_uri" --size=16m --rw=read --bs=64k --iodepth=16 \
 		--verify=pattern --verify_pattern="$1" --verify_only=1
 }
+
+# conns=4 spreads the I/O: each of the four connections carries at least
+# a tenth of the requests (round robin gives each a quarter).
+mark=$(log_mark)
+expect_fio_ok "${common[@]}" --size=16m --uri="$log_uri" --conns=4 --rw=randrw --bs=4k --iodepth=32
+log_since "$mark" | awk '$2 == "Read" || $2 == "Write" { print $1 }' | sort | uniq -c >"$T/conns"
+awk '{ total += $1; n++; if (min == "" || $1 < min) min = $1 }
+     END { exit !(n == 4 && min * 10 >= total) }' "$T/conns" ||
+	fail "conns=4: reads and writes did not go over four connections, a tenth or more each (requests, connection): $(cat "$T/conns")"
+echo "conns=4: requests per connection:" $(awk '{ print $2 ": " $1 }' "$T/conns")
+
+for conns in 1 4; do
+	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randwrite --bs=4k --iodepth=32
+	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randrw --bs=64k --iodepth=64
+	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=write --bs=1m --iodepth=8 --fsync=4 --end_fsync=1
+	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randwrite --bs=8k --iodepth=16 --fdatasync=8
+	expect_fio_ok "${common[@]}" --uri="$uri" --conns=$conns --rw=randwrite --bs=4k --iodepth=16 --structured_replies=1
+done
 
 # randtrim over 16 MiB of 0xab, 4 KiB at a time: every block trimmed once,
 # and all of it reads back as zeroes (nbdkit memory zeroes what is trimmed).
@@ -84,16 +94,6 @@ read_back 0xcd
 expect_fio_ok --name=w --uri="$uri" --size=32m --rw=write --bs=64k --iodepth=16 --buffer_pattern=0xab
 expect_fio_ok --name=t --uri="$uri" --size=32m --rw=trim --bs=64k --iodepth=16
 expect_fio_ok --name=r --uri="$uri" --size=32m --rw=read --bs=64k --iodepth=16 --verify=pattern --verify_pattern=0x00 --verify_only=1
-
-# conns=4 spreads the I/O: each of the four connections carries at least
-# a tenth of the requests (round robin gives each a quarter).
-mark=$(log_mark)
-expect_fio_ok "${common[@]}" --size=16m --uri="$log_uri" --conns=4 --rw=randrw --bs=4k --iodepth=32
-log_since "$mark" | awk '$2 == "Read" || $2 == "Write" { print $1 }' | sort | uniq -c >"$T/conns"
-awk '{ total += $1; n++; if (min == "" || $1 < min) min = $1 }
-     END { exit !(n == 4 && min * 10 >= total) }' "$T/conns" ||
-	fail "conns=4: reads and writes did not go over four connections, a tenth or more each (requests, connection): $(cat "$T/conns")"
-echo "conns=4: requests per connection:" $(awk '{ print $2 ": " $1 }' "$T/conns")
 
 # FUA on every write (nbdkit memory advertises it).
 expect_fio_ok "${common[@]}" --uri="$uri" --rw=randwrite --bs=4k --iodepth=16 --fua=1

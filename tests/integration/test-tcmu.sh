@@ -9,6 +9,17 @@
 require fio
 arg_path fail_sync 1 "the fail-sync library"
 
+# ---- a CHECK CONDITION: the sense becomes an errno and a message
+truncate -s 16M "$T/disk.img"
+# Only tcmu-shim gets the library; in a sanitized build the ASan runtime
+# must come first in its preload list.
+start_bg env LD_PRELOAD="${TORUS_ASAN_RUNTIME:+$TORUS_ASAN_RUNTIME:}$fail_sync" \
+	"$TCMU_SHIM" --socket "$T/fs.sock" --store "file:$T/disk.img"
+_servers_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
+expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
+	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
+grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
+
 # ---- the embedded default
 expect_fio_ok --name=e --transport=tcmu --size=48m --rw=randrw --bs=4k --iodepth=16 --verify=crc32c
 grep -q "torus: no uri given: started the embedded default handler host 'tcmu-shim --store memory --size 50331648'" "$T/fio.out" ||
@@ -84,49 +95,6 @@ expect_fio_error "data_size=262144 is smaller than one command of max_transfer=5
 	--name=ds4k --uri="tcmu+unix:///?socket=$T/s4k.sock" --size=1m --rw=read --data_size=256k
 expect_fio_ok --name=ds512 --uri="$u" --size=1m --rw=read --bs=64k --data_size=64k
 
-# ---- every storage-library store behind the handler host
-require python3
-# io_bytes JSON: the bytes fio read and wrote, from its JSON report
-io_bytes() {
-	python3 -c 'import json, sys
-s = open(sys.argv[1]).read()
-j = json.loads(s[s.index("{"):])["jobs"][0]
-print(j["read"]["io_bytes"], j["write"]["io_bytes"])' "$1"
-}
-# A verify through the store reads from wherever the store put a block. So a
-# file store's blocks are checked in the file itself: in_place NAME IMG
-# JOB... replays the job just run (its JSON report in fio.out) with fio
-# verify_only and psync on IMG. fio draws the same blocks again, and every
-# block it wrote must hold its verify header there: the offset it was
-# written at, and the crc32c of its data. fio counts a job's verify reads
-# with its reads, and the replay counts its workload as the job did, without
-# I/O, before it reads back each block written: the same counts mean it
-# checked every block the job wrote.
-in_place() {
-	local name=$1 img=$2 wrote got
-	shift 2
-	wrote=$(io_bytes "$T/fio.out")
-	if ! "$FIO" --name="$name" --ioengine=psync --filename="$img" "$@" \
-		--verify_only=1 --verify_fatal=1 --output-format=json >"$T/replay.json" 2>&1; then
-		cat "$T/replay.json" >&2
-		fail "$name: the blocks written through the handler host are not where fio wrote them in $img (fio above)"
-	fi
-	got=$(io_bytes "$T/replay.json")
-	[ "$got" = "$wrote" ] ||
-		fail "$name: the replay on $img read and wrote $got bytes, the job $wrote: it did not check every block written"
-}
-file_job=(--size=32m --rw=randrw --bs=4k-64k --verify=crc32c --fsync=32)
-direct_job=(--size=32m --rw=randwrite --bs=512-64k --verify=crc32c)
-truncate -s 32M "$T/f.img" "$T/fd.img"
-start_tcmu_shim "$T/f.sock" --store "file:$T/f.img"
-expect_fio_ok --name=file --uri="tcmu+unix:///?socket=$T/f.sock" "${file_job[@]}" --iodepth=16 --output-format=json
-in_place file "$T/f.img" "${file_job[@]}"
-start_tcmu_shim "$T/fd.sock" --store "file:$T/fd.img,direct"
-expect_fio_ok --name=direct --uri="tcmu+unix:///?socket=$T/fd.sock" "${direct_job[@]}" --iodepth=16 --output-format=json
-in_place direct "$T/fd.img" "${direct_job[@]}"
-start_tcmu_shim "$T/null.sock" --store null --size 1G
-expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --rw=randrw --bs=4k --iodepth=32 --number_ios=20000
-
 # ---- trims, as UNMAP and as WRITE SAME(16) with the UNMAP bit: fio's data
 # at 4 MiB (4 MiB for each trim_mode), trimmed, then read back as zeroes
 # through the transport. The memory store promises them: LBPRZ set in READ
@@ -180,7 +148,53 @@ JOB
 	got=$(allocated "$img" 4m 4m)
 	[ "$got" = 0 ] || fail "$name: $got bytes of the 4 MiB unmapped are still allocated in $img"
 }
+# the memory store here; the file store after its own section below
 trims memory "$T/s.sock"
+
+# ---- every storage-library store behind the handler host
+require python3
+# io_bytes JSON: the bytes fio read and wrote, from its JSON report
+io_bytes() {
+	python3 -c 'import json, sys
+s = open(sys.argv[1]).read()
+j = json.loads(s[s.index("{"):])["jobs"][0]
+print(j["read"]["io_bytes"], j["write"]["io_bytes"])' "$1"
+}
+# A verify through the store reads from wherever the store put a block. So a
+# file store's blocks are checked in the file itself: in_place NAME IMG
+# JOB... replays the job just run (its JSON report in fio.out) with fio
+# verify_only and psync on IMG. fio draws the same blocks again, and every
+# block it wrote must hold its verify header there: the offset it was
+# written at, and the crc32c of its data. fio counts a job's verify reads
+# with its reads, and the replay counts its workload as the job did, without
+# I/O, before it reads back each block written: the same counts mean it
+# checked every block the job wrote.
+in_place() {
+	local name=$1 img=$2 wrote got
+	shift 2
+	wrote=$(io_bytes "$T/fio.out")
+	if ! "$FIO" --name="$name" --ioengine=psync --filename="$img" "$@" \
+		--verify_only=1 --verify_fatal=1 --output-format=json >"$T/replay.json" 2>&1; then
+		cat "$T/replay.json" >&2
+		fail "$name: the blocks written through the handler host are not where fio wrote them in $img (fio above)"
+	fi
+	got=$(io_bytes "$T/replay.json")
+	[ "$got" = "$wrote" ] ||
+		fail "$name: the replay on $img read and wrote $got bytes, the job $wrote: it did not check every block written"
+}
+file_job=(--size=32m --rw=randrw --bs=4k-64k --verify=crc32c --fsync=32)
+direct_job=(--size=32m --rw=randwrite --bs=512-64k --verify=crc32c)
+truncate -s 32M "$T/f.img" "$T/fd.img"
+start_tcmu_shim "$T/f.sock" --store "file:$T/f.img"
+expect_fio_ok --name=file --uri="tcmu+unix:///?socket=$T/f.sock" "${file_job[@]}" --iodepth=16 --output-format=json
+in_place file "$T/f.img" "${file_job[@]}"
+start_tcmu_shim "$T/fd.sock" --store "file:$T/fd.img,direct"
+expect_fio_ok --name=direct --uri="tcmu+unix:///?socket=$T/fd.sock" "${direct_job[@]}" --iodepth=16 --output-format=json
+in_place direct "$T/fd.img" "${direct_job[@]}"
+start_tcmu_shim "$T/null.sock" --store null --size 1G
+expect_fio_ok --name=null --uri="tcmu+unix:///?socket=$T/null.sock" --size=1g --rw=randrw --bs=4k --iodepth=32 --number_ios=20000
+
+# (the memory store's trims ran above)
 trims file "$T/f.sock" "$T/f.img"
 
 # ---- a handler that dies mid-job: EIO and a message, promptly
@@ -224,14 +238,4 @@ elapsed=$((($(date +%s%N) - start) / 1000000))
 kill -CONT "$stall_pid"
 [ "$elapsed" -lt 3000 ] || fail "fio took ${elapsed} ms to stop after SIGTERM with a stalled handler"
 
-# ---- a CHECK CONDITION: the sense becomes an errno and a message
-truncate -s 16M "$T/disk.img"
-# Only tcmu-shim gets the library; in a sanitized build the ASan runtime
-# must come first in its preload list.
-start_bg env LD_PRELOAD="${TORUS_ASAN_RUNTIME:+$TORUS_ASAN_RUNTIME:}$fail_sync" \
-	"$TCMU_SHIM" --socket "$T/fs.sock" --store "file:$T/disk.img"
-_servers_wait socket "$T/fs.sock" "${_bg_pids[-1]}" "tcmu-shim with fail-sync"
-expect_fio_error "flush of 0 bytes at offset 0: MEDIUM ERROR" \
-	--name=sync --uri="tcmu+unix:///?socket=$T/fs.sock" --size=1m --rw=write --bs=4k --fsync=4
-grep -q "err= *5" "$T/fio.out" || fail "not EIO: $(cat "$T/fio.out")"
 echo "PASS"

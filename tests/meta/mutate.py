@@ -91,9 +91,12 @@ def introspect(bdir, what):
     return json.loads(out)
 
 
-def build(dst, bdir, tests, log):
+def build(dst, bdir, tests, mutated, log):
     """Configure the scratch tree once (ninja regenerates it when a
-    meson.build changes); build only what TESTS depend on."""
+    meson.build changes); build only what TESTS depend on. Tests that
+    depend on nothing built (meta-layers, reading the sources) get only
+    the targets compiling the MUTATED file, which must still build: ninja
+    given no target would build the whole tree."""
     if not os.path.exists(os.path.join(bdir, "build.ninja")):
         if run(["meson", "setup", bdir, dst], log) != 0:
             raise Stop(1, f"meson setup of the scratch tree failed:\n{tail(log)}")
@@ -101,8 +104,15 @@ def build(dst, bdir, tests, log):
     for t in introspect(bdir, "tests"):
         if t["name"] in tests:
             ids.update(t["depends"])
-    files = [os.path.relpath(f, bdir) for t in introspect(bdir, "targets")
+    targets = introspect(bdir, "targets")
+    if not ids:
+        path = os.path.join(dst, mutated)
+        ids = {t["id"] for t in targets
+               if any(path in s.get("sources", []) for s in t["target_sources"])}
+    files = [os.path.relpath(f, bdir) for t in targets
              if t["id"] in ids for f in t["filename"]]
+    if not files:
+        return
     if run(["ninja", "-C", bdir] + files, log) != 0:
         raise Stop(1, f"the mutant does not build (a mutation must compile):\n{tail(log)}")
 
@@ -159,9 +169,9 @@ def mutate(m, src=SRC, build_root=BUILD):
         sync_tree(src, dst)
         original = apply(m, dst)
         try:
-            build(dst, bdir, m.tests, os.path.join(root, "build.log"))
+            build(dst, bdir, m.tests, m.file, os.path.join(root, "build.log"))
             logbase = "mutant-" + m.name
-            env = dict(os.environ, MESON_TESTTHREADS="1")
+            env = dict(os.environ, MESON_TESTTHREADS="1", **(m.env or {}))
             env.pop("TORUS_SRC", None)
             env.pop("TORUS_BUILD", None)
             run(["meson", "test", "-C", bdir, "--no-rebuild", "--logbase", logbase]

@@ -52,6 +52,23 @@ wait_for_log() {
 	return 1
 }
 
+# A data area that holds two of the commands: the four jobs take turns in
+# it, a job with nothing in flight asleep until room comes back (it once
+# spun, and its waiting requests were never sent). With room for four, a
+# job was left with nothing in flight too seldom for the mutation
+# tcmu-waiting-never-sent to be caught every time. It takes a second or
+# two; TORUS_ROOM_DEADLINE (60 s) is lowered by the mutation that hangs it,
+# and it comes first, so that the mutant hangs at once.
+deadline=${TORUS_ROOM_DEADLINE:-60}
+log=$T/room.log
+start_tcmu_shim "$T/r.sock" --store memory --size 64M --log "$log"
+timeout "$deadline" "$FIO" --ioengine="external:$ENGINE" --name=j \
+	--uri="tcmu+unix:///?socket=$T/r.sock" --bs=64k --iodepth=16 \
+	--numjobs=4 --size=16M --offset_increment=16M --data_size=128k \
+	--rw=randwrite --verify=crc32c >"$T/room.out" 2>&1 ||
+	{ cat "$T/room.out" >&2; fail "four jobs on a ring with room for two commands did not finish within $deadline s"; }
+verified "$T/room.out" "four jobs on a ring with room for two commands"
+
 for mode in process thread; do
 	log=$T/$mode.log
 	start_tcmu_shim "$T/$mode.sock" --store memory --size 64M --log "$log"
@@ -69,20 +86,6 @@ log=$T/wake.log
 start_tcmu_shim "$T/w.sock" --store memory --size 64M --log "$log"
 "$CLIENT" --socket "$T/w.sock" --check-shared >"$T/wake.out" 2>&1 ||
 	{ cat "$T/wake.out" "$log" >&2; fail "ring-client --check-shared failed"; }
-
-# A data area that holds two of the commands: the four jobs take turns in
-# it, a job with nothing in flight asleep until room comes back (it once
-# spun, and its waiting requests were never sent). With room for four, a
-# job was left with nothing in flight too seldom for the mutation
-# tcmu-waiting-never-sent to be caught every time.
-log=$T/room.log
-start_tcmu_shim "$T/r.sock" --store memory --size 64M --log "$log"
-timeout 60 "$FIO" --ioengine="external:$ENGINE" --name=j \
-	--uri="tcmu+unix:///?socket=$T/r.sock" --bs=64k --iodepth=16 \
-	--numjobs=4 --size=16M --offset_increment=16M --data_size=128k \
-	--rw=randwrite --verify=crc32c >"$T/room.out" 2>&1 ||
-	{ cat "$T/room.out" >&2; fail "four jobs on a ring with room for two commands did not finish within 60 s"; }
-verified "$T/room.out" "four jobs on a ring with room for two commands"
 
 # ring=private: four rings, none shared
 log=$T/private.log

@@ -16,14 +16,27 @@ require "$FIO" python3
 [ -x "$TCMU_SHIM" ] || skip "$TCMU_SHIM is not built"
 [ -f "$ENGINE" ] || skip "$ENGINE is not built"
 
+# TORUS_NEGATIVE_PATHS, a comma-separated list of the paths to keep (of
+# those that run here), narrows the run to the paths a mutation of
+# tests/meta/mutations.py breaks.
 paths=engine-nbd,engine-tcmu
 "$FIO" --enghelp="$ENGINE" 2>&1 | grep -q '^tls_psk_file ' && paths+=,engine-libnbd
-if [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null &&
+if [[ ,${TORUS_NEGATIVE_PATHS:-kernel-loop}, != *,kernel-loop,* ]]; then
+	:
+elif [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null &&
 	command -v losetup >/dev/null && command -v bpftrace >/dev/null &&
 	python3 "$TORUS_SRC/scripts/timeline_kernel.py" check kernel-loop >/dev/null 2>&1; then
 	paths+=,kernel-loop
 else
 	echo "kernel-loop left out: it needs root, nbdfuse, losetup and bpftrace"
+fi
+if [ -n "${TORUS_NEGATIVE_PATHS:-}" ]; then
+	kept=
+	for p in ${paths//,/ }; do
+		[[ ,$TORUS_NEGATIVE_PATHS, == *,$p,* ]] && kept+=${kept:+,}$p
+	done
+	[ -n "$kept" ] || fail "TORUS_NEGATIVE_PATHS=$TORUS_NEGATIVE_PATHS: none of them runs here ($paths)"
+	paths=$kept
 fi
 
 cat >"$T/qd16.fio" <<'JOB'
