@@ -104,6 +104,13 @@ static const char *hint(const char *uri, char *buf, size_t len)
 		return buf;
 	}
 
+	/*
+	 * The server answered and broke the protocol in its handshake (a
+	 * strict libnbd's improper block size constraints among them): no
+	 * listener or TLS setting of ours would change that.
+	 */
+	if (e == EPROTO)
+		return "the server's handshake breaks the NBD protocol (libnbd's message says how): the server must be fixed";
 	/* Nothing answered: TLS never started, whatever the uri asks. */
 	if (e == ENOENT || e == ECONNREFUSED || e == EHOSTUNREACH ||
 	    e == ENETUNREACH)
