@@ -11,8 +11,8 @@
 #
 #   test-fio-nbd-so.sh FIO_SRC
 #
-# What the .so cannot carry, the version-only patches to fio's core
-# (upstream/fio/<version>/), is proved by the full build
+# What the .so cannot carry, the patches to fio's core (0005, 0006 and
+# upstream/fio/<version>/), is proved by the full build
 # (docs/fio-nbd-engine.md, "In CI").
 . "$TORUS_SRC/tests/lib.sh"
 fio_src=
