@@ -74,10 +74,11 @@ class CommandScript(unittest.TestCase):
 
 class BootRetry(unittest.TestCase):
     def test_decision(self):
-        self.assertEqual(guestlib.BOOT_ATTEMPTS, 2)
+        self.assertEqual(guestlib.BOOT_ATTEMPTS, 3)
         self.assertEqual(guestlib.after_hung_boot(1), "retry")
-        self.assertEqual(guestlib.after_hung_boot(2), "fail")
-        self.assertEqual(guestlib.after_hung_boot(2, attempts=3), "retry")
+        self.assertEqual(guestlib.after_hung_boot(2), "retry")
+        self.assertEqual(guestlib.after_hung_boot(3), "fail")
+        self.assertEqual(guestlib.after_hung_boot(2, attempts=2), "fail")
 
     def test_message(self):
         head = ("the guest did not start the command within the boot time bound of 120 s "
