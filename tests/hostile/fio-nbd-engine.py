@@ -25,7 +25,8 @@ scripts/fio-patched.sh --engine-only) against the configured tree of that
 very fio. fio loads it by path (ioengine=SO): with ioengine=external:SO
 given before the job, fio's offload workers lose the path and fail to load
 it (options.c, str_ioengine_external_cb). --jobs runs N cases at a time,
-each in a process of its own. --offload-tries runs an offload case that
+each in a process of its own. --fio-opt gives fio an option in every case.
+--offload-tries runs an offload case that
 hung again, up to N runs: fio up to 3.41 can deadlock as an offload job
 starts its workers, whatever the engine (workqueue.c, start_worker(); fixed
 in 3.42), and a hang the series causes hangs every run. The outcome of
@@ -149,13 +150,14 @@ def nbd_help(fio, engine='nbd'):
     return out.stdout if out.returncode == 0 and 'uri' in out.stdout else ''
 
 
-def engine_args(c, has_timeout, engine='nbd'):
+def engine_args(c, has_timeout, engine='nbd', extra=()):
     """fio's arguments for case C: the engine (ENGINE: nbd, or the path of
-    an engine's .so), and the case's timeout when the engine has the option."""
+    an engine's .so), the case's timeout when the engine has the option, and
+    EXTRA (--fio-opt) for every case."""
     args = [f'--ioengine={engine}']
     if has_timeout and c['eng_timeout'] is not None:
         args.append(f'--{TIMEOUT_OPT}={c["eng_timeout"]}')
-    return args
+    return args + list(extra)
 
 
 def judge(name, c, o):
@@ -210,6 +212,9 @@ def parse_args(argv):
     p.add_argument('--offload-tries', type=int, default=1, metavar='N',
                    help='runs of an offload case that hangs (default 1): fio up to 3.41 can '
                    'deadlock starting its offload workers, whatever the engine')
+    p.add_argument('--fio-opt', action='append', default=[], metavar='OPT',
+                   help='an option for fio in every case, e.g. --fio-opt=--verify_state_save=0 '
+                   '(repeatable)')
     p.add_argument('--one', help=argparse.SUPPRESS)
     p.add_argument('--md', help='write the table to this file too')
     p.add_argument('--list', action='store_true', help='list the cases that apply and exit')
@@ -279,19 +284,21 @@ def main(argv=None):
 
     if a.one:
         c = cases[a.one]
-        o = hostile_run.run(c, fio, engine_args(c, has_timeout, engine), limit(c))
+        o = hostile_run.run(c, fio, engine_args(c, has_timeout, engine, a.fio_opt), limit(c))
         print(json.dumps(vars(o)))
         return 0
     base_argv = ['--fio', fio, '--hang-after', str(a.hang_after)]
     if a.engine_so:
         base_argv += ['--engine-so', so]
+    base_argv += [f'--fio-opt={o}' for o in a.fio_opt]
     outcomes, tries = {}, dict.fromkeys(names, 1)
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
         def submit(n):
             c = cases[n]
             if a.jobs > 1:
                 return pool.submit(run_apart, base_argv, n, limit(c))
-            return pool.submit(hostile_run.run, c, fio, engine_args(c, has_timeout, engine),
+            return pool.submit(hostile_run.run, c, fio,
+                               engine_args(c, has_timeout, engine, a.fio_opt),
                                limit(c))
 
         runs = {submit(n): n for n in names}
@@ -315,7 +322,7 @@ def main(argv=None):
                     continue
                 outcomes[n] = (outcome, o)
     rows = [(n, cases[n], outcomes[n][0], outcomes[n][1],
-             engine_args(cases[n], has_timeout, engine)) for n in names]
+             engine_args(cases[n], has_timeout, engine, a.fio_opt)) for n in names]
     text = table(fio_version(fio), rows, engine, a.skip)
     print(text, end='')
     if a.md:

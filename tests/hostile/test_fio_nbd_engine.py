@@ -72,6 +72,10 @@ class Classify(unittest.TestCase):
         # An engine's .so is loaded by path, not as external:PATH.
         self.assertEqual(survey.engine_args(CASES['silent-first'], True, '/x/fio-nbd.so'),
                          ['--ioengine=/x/fio-nbd.so', '--request_timeout=2'])
+        # --fio-opt: after the engine's, in every case.
+        self.assertEqual(survey.engine_args(CASES['good'], True, 'nbd',
+                                            ['--verify_state_save=0']),
+                         ['--ioengine=nbd', '--verify_state_save=0'])
 
     def test_applicable(self):
         cases = survey.applicable()
