@@ -17,8 +17,9 @@ CLIENT=$TORUS_BUILD/tests/tcmu/ring-client
 [ -x "$CLIENT" ] || skip "$CLIENT is not built"
 
 start_tcmu_shim "$T/s.sock" --store memory --size 64M
-timeout 100 "$CLIENT" --socket "$T/s.sock" --check-wake 20000 >"$T/out" 2>&1 ||
-	{ cat "$T/out" >&2; fail "ring-client --check-wake failed (exit $?)"; }
+rc=0
+timeout 100 "$CLIENT" --socket "$T/s.sock" --check-wake 20000 >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/out" >&2; fail "ring-client --check-wake failed (exit $rc)"; }
 grep -q '^check-wake: all passed$' "$T/out" ||
 	{ cat "$T/out" >&2; fail "ring-client --check-wake did not pass"; }
 grep '^check-wake: ' "$T/out" | head -n 1
@@ -37,12 +38,19 @@ sent_ok() {
 for ring in shared private; do
 	jobs=2
 	[ $ring = private ] && jobs=1
+	rc=0
 	timeout 100 "$FIO" --ioengine="external:$ENGINE" --name=bursts \
 		--uri="tcmu+unix:///?socket=$T/s.sock" --ring=$ring --numjobs=$jobs \
 		--rw=randrw --bs=4k --iodepth=8 --size=16M --offset_increment=16M \
 		--io_size=16M --thinktime=100 --thinktime_blocks=6 \
-		--request_timeout=10 >"$T/fio.out" 2>&1 ||
-		{ cat "$T/fio.out" >&2; fail "fio, ring=$ring, bursts with pauses: exit $?"; }
+		--request_timeout=10 >"$T/fio.out" 2>&1 || rc=$?
+	if [ $rc -ne 0 ]; then
+		cat "$T/fio.out" >&2
+		# the engine's words when a command waited out request_timeout
+		grep -q 'no completion from the handler within request_timeout' "$T/fio.out" &&
+			fail "fio, ring=$ring, bursts with pauses: a wake-up was lost (a command waited in the ring, the ring thread asleep, until request_timeout)"
+		fail "fio, ring=$ring, bursts with pauses: exit $rc"
+	fi
 	[ "$(grep -c 'err= 0:' "$T/fio.out")" -eq $jobs ] ||
 		{ cat "$T/fio.out" >&2; fail "fio, ring=$ring: not every job finished with err=0"; }
 	sent_ok "ring=$ring"
